@@ -1,0 +1,172 @@
+//! The conformance case format: allocation cases with the results the Java
+//! client produced, one JSON object per line.
+//!
+//! A case names a strategy and its parameters, a queue list and a consumer
+//! list; each entry of `results` is one allocate call for one `current` id,
+//! with either the indices (into the case's own, unsorted, `queues`) of the
+//! queues returned, in the order returned, or the error raised. This module
+//! holds the schema (serde types; the caller picks the JSON library) and
+//! [`Case::run`], which fills the results in with this crate's answers.
+//!
+//! ```
+//! use rocketmq_rebalance::conformance::{Case, CallResult};
+//! use rocketmq_rebalance::MessageQueue;
+//!
+//! let case = Case {
+//!     strategy: "AVG".into(),
+//!     sort: true,
+//!     virtual_nodes: None,
+//!     consumer_idcs: None,
+//!     queues: vec![MessageQueue::new("T", "broker-b", 0), MessageQueue::new("T", "broker-a", 0)],
+//!     consumers: vec!["c1".into(), "c2".into()],
+//!     results: vec![CallResult::expect_queues("c1", vec![])],
+//! };
+//! let ours = case.run();
+//! assert_eq!(ours[0].queues, Some(vec![1])); // broker-a sorts first
+//! ```
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::strategy::{ByMachineRoom, ConsistentHash};
+use crate::{rebalance_allocate, strategy_from_name, AllocateStrategy, MessageQueue};
+
+/// One conformance case.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// A stable strategy name, as [`strategy_from_name`] accepts.
+    pub strategy: String,
+    /// Sort copies of both lists first, as the client's rebalance does.
+    pub sort: bool,
+    /// `CONSISTENT_HASH` only: virtual nodes per consumer (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtual_nodes: Option<i64>,
+    /// `MACHINE_ROOM` only: the consumers' machine rooms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumer_idcs: Option<Vec<String>>,
+    /// The topic's queues, in the order given.
+    pub queues: Vec<MessageQueue>,
+    /// The group's client ids, in the order given.
+    pub consumers: Vec<String>,
+    /// One allocate call per entry.
+    pub results: Vec<CallResult>,
+}
+
+/// One allocate call of a case and what it returned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallResult {
+    /// The client id that calls allocate.
+    pub current: String,
+    /// Indices into the case's `queues` of the queues returned, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queues: Option<Vec<usize>>,
+    /// The error raised instead (Java's message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl CallResult {
+    /// A call by `current` that returns the queues at `indices`.
+    pub fn expect_queues(current: impl Into<String>, indices: Vec<usize>) -> Self {
+        CallResult {
+            current: current.into(),
+            queues: Some(indices),
+            error: None,
+        }
+    }
+
+    /// Whether `self` (expected) and `actual` agree: the same queues in the
+    /// same order, or both an error (the message text may differ).
+    pub fn agrees_with(&self, actual: &CallResult) -> bool {
+        match (&self.error, &actual.error) {
+            (Some(_), Some(_)) => true,
+            (None, None) => {
+                self.queues.as_deref().unwrap_or(&[]) == actual.queues.as_deref().unwrap_or(&[])
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Case {
+    /// The strategy the case describes, or the error its construction
+    /// raises in Java (a negative virtual node count).
+    pub fn build_strategy(&self) -> Result<Box<dyn AllocateStrategy>, String> {
+        match self.strategy.as_str() {
+            "CONSISTENT_HASH" => {
+                let nodes = self
+                    .virtual_nodes
+                    .unwrap_or(ConsistentHash::DEFAULT_VIRTUAL_NODES as i64);
+                let nodes = usize::try_from(nodes)
+                    .map_err(|_| format!("illegal virtualNodeCnt :{nodes}"))?;
+                Ok(Box::new(ConsistentHash::new(nodes)))
+            }
+            "MACHINE_ROOM" => Ok(Box::new(ByMachineRoom::new(
+                self.consumer_idcs.iter().flatten().cloned(),
+            ))),
+            name => strategy_from_name(name).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// This crate's answer to every call of the case, in the case's order.
+    pub fn run(&self) -> Vec<CallResult> {
+        let strategy = match self.build_strategy() {
+            Ok(strategy) => strategy,
+            Err(error) => {
+                return self
+                    .results
+                    .iter()
+                    .map(|call| CallResult {
+                        current: call.current.clone(),
+                        queues: None,
+                        error: Some(error.clone()),
+                    })
+                    .collect()
+            }
+        };
+        let mut index_of: HashMap<&MessageQueue, usize> = HashMap::with_capacity(self.queues.len());
+        for (i, queue) in self.queues.iter().enumerate() {
+            index_of.entry(queue).or_insert(i);
+        }
+        self.results
+            .iter()
+            .map(|call| {
+                let current = call.current.as_str();
+                let answer = if self.sort {
+                    rebalance_allocate(
+                        strategy.as_ref(),
+                        "group",
+                        current,
+                        &self.queues,
+                        &self.consumers,
+                    )
+                } else {
+                    strategy
+                        .allocate("group", current, &self.queues, &self.consumers)
+                        .map(|mine| mine.into_iter().cloned().collect())
+                };
+                match answer {
+                    Ok(mine) => CallResult {
+                        current: call.current.clone(),
+                        // Configured strategies may answer queues outside the
+                        // case's list; they have no index to report.
+                        queues: Some(
+                            mine.iter()
+                                .filter_map(|q| index_of.get(q).copied())
+                                .collect(),
+                        ),
+                        error: None,
+                    },
+                    Err(error) => CallResult {
+                        current: call.current.clone(),
+                        queues: None,
+                        error: Some(error.to_string()),
+                    },
+                }
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,230 @@
+//! The allocation strategies and the trait they share.
+//!
+//! Every strategy answers RocketMQ's question "which of these queues are
+//! mine?" from the topic's queue list and the group's client-id list, with the
+//! results, result order and failures of the Java client's class of the same
+//! name.
+
+use std::collections::HashMap;
+
+use crate::{AllocateError, MessageQueue, UnknownStrategy};
+
+mod averagely;
+mod averagely_by_circle;
+mod by_config;
+mod by_machine_room;
+mod consistent_hash;
+mod machine_room_nearby;
+
+pub use averagely::Averagely;
+pub use averagely_by_circle::AveragelyByCircle;
+pub use by_config::ByConfig;
+pub use by_machine_room::ByMachineRoom;
+pub use consistent_hash::{ConsistentHash, HashFunction, Md5Hash};
+pub use machine_room_nearby::{MachineRoomNearby, MachineRoomResolver, PrefixResolver};
+
+/// A queue allocation strategy: RocketMQ's `AllocateMessageQueueStrategy`.
+///
+/// Implementations never sort: they work on the lists exactly as given, as
+/// the Java interface does. [`rebalance_allocate`](crate::rebalance_allocate)
+/// sorts first, as the client's rebalance does.
+///
+/// ```
+/// use rocketmq_rebalance::{strategy_from_name, MessageQueue};
+///
+/// let queues: Vec<_> = (0..4).map(|i| MessageQueue::new("T", "broker-a", i)).collect();
+/// let consumers = ["c1".to_string(), "c2".to_string()];
+/// let strategy = strategy_from_name("AVG")?;
+/// let mine = strategy.allocate("group", "c2", &queues, &consumers)?;
+/// assert_eq!(mine, [&queues[2], &queues[3]]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait AllocateStrategy: std::fmt::Debug + Send + Sync {
+    /// The strategy's name, as the Java class's `getName()`.
+    fn name(&self) -> &str;
+
+    /// The queues that consumer `current` of `group` takes, in the order the
+    /// Java strategy returns them.
+    ///
+    /// Fails as Java does: on an empty `current`, then on empty `queues`,
+    /// then on empty `consumers` (strategies that ignore their input, such as
+    /// [`ByConfig`], never fail). A `current` that is not among `consumers`
+    /// gets nothing. A client id listed twice is found at its first position.
+    fn allocate<'a>(
+        &'a self,
+        group: &str,
+        current: &str,
+        queues: &'a [MessageQueue],
+        consumers: &[String],
+    ) -> Result<Vec<&'a MessageQueue>, AllocateError>;
+
+    /// Every consumer's share at once: `result[i]` equals
+    /// `allocate(group, &consumers[i], queues, consumers)`.
+    ///
+    /// Fails when any of those calls would fail, with the error of the first
+    /// consumer whose call fails; an empty `consumers` gives an empty result.
+    /// The provided implementation calls [`allocate`](Self::allocate) once per
+    /// consumer; the strategies of this crate override it with one pass.
+    fn allocate_group<'a>(
+        &'a self,
+        group: &str,
+        queues: &'a [MessageQueue],
+        consumers: &[String],
+    ) -> Result<Vec<Vec<&'a MessageQueue>>, AllocateError> {
+        consumers
+            .iter()
+            .map(|current| self.allocate(group, current, queues, consumers))
+            .collect()
+    }
+}
+
+/// The stable names that [`strategy_from_name`] accepts.
+pub const STRATEGY_NAMES: &[&str] = &[
+    "AVG",
+    "AVG_BY_CIRCLE",
+    "CONSISTENT_HASH",
+    "CONFIG",
+    "MACHINE_ROOM",
+    "MACHINE_ROOM_NEARBY",
+];
+
+/// The strategy with this stable name, with its default configuration:
+///
+/// | name | strategy |
+/// |---|---|
+/// | `AVG` | [`Averagely`] |
+/// | `AVG_BY_CIRCLE` | [`AveragelyByCircle`] |
+/// | `CONSISTENT_HASH` | [`ConsistentHash`] with 10 virtual nodes and MD5 |
+/// | `CONFIG` | [`ByConfig`] with no queues |
+/// | `MACHINE_ROOM` | [`ByMachineRoom`] with no consumer rooms |
+/// | `MACHINE_ROOM_NEARBY` | [`MachineRoomNearby`] over `AVG`, rooms before the first `-` |
+/// | `MACHINE_ROOM_NEARBY-X` | the same over strategy `X` |
+///
+/// ```
+/// use rocketmq_rebalance::strategy_from_name;
+///
+/// assert_eq!(strategy_from_name("AVG_BY_CIRCLE")?.name(), "AVG_BY_CIRCLE");
+/// assert_eq!(
+///     strategy_from_name("MACHINE_ROOM_NEARBY")?.name(),
+///     "MACHINE_ROOM_NEARBY-AVG"
+/// );
+/// assert!(strategy_from_name("avg").is_err());
+/// # Ok::<(), rocketmq_rebalance::UnknownStrategy>(())
+/// ```
+pub fn strategy_from_name(name: &str) -> Result<Box<dyn AllocateStrategy>, UnknownStrategy> {
+    const NEARBY: &str = "MACHINE_ROOM_NEARBY";
+    Ok(match name {
+        "AVG" => Box::new(Averagely),
+        "AVG_BY_CIRCLE" => Box::new(AveragelyByCircle),
+        "CONSISTENT_HASH" => Box::new(ConsistentHash::new(ConsistentHash::DEFAULT_VIRTUAL_NODES)),
+        "CONFIG" => Box::new(ByConfig::new(Vec::new())),
+        "MACHINE_ROOM" => Box::new(ByMachineRoom::new(Vec::<String>::new())),
+        NEARBY => Box::new(MachineRoomNearby::new(Averagely, PrefixResolver::new('-'))),
+        _ => match name.strip_prefix(NEARBY).and_then(|s| s.strip_prefix('-')) {
+            Some(inner) if !inner.starts_with(NEARBY) => Box::new(MachineRoomNearby::new(
+                strategy_from_name(inner).map_err(|_| UnknownStrategy(name.to_string()))?,
+                PrefixResolver::new('-'),
+            )),
+            _ => return Err(UnknownStrategy(name.to_string())),
+        },
+    })
+}
+
+impl<S: AllocateStrategy + ?Sized> AllocateStrategy for Box<S> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn allocate<'a>(
+        &'a self,
+        group: &str,
+        current: &str,
+        queues: &'a [MessageQueue],
+        consumers: &[String],
+    ) -> Result<Vec<&'a MessageQueue>, AllocateError> {
+        (**self).allocate(group, current, queues, consumers)
+    }
+
+    fn allocate_group<'a>(
+        &'a self,
+        group: &str,
+        queues: &'a [MessageQueue],
+        consumers: &[String],
+    ) -> Result<Vec<Vec<&'a MessageQueue>>, AllocateError> {
+        (**self).allocate_group(group, queues, consumers)
+    }
+}
+
+/// The checks that open every Java strategy (`AbstractAllocateMessageQueueStrategy.check`):
+/// `Ok(Some(index))` of the first occurrence of `current`, `Ok(None)` when it is
+/// not a member (the Java strategy then returns nothing).
+pub fn check(
+    current: &str,
+    queues: &[MessageQueue],
+    consumers: &[String],
+) -> Result<Option<usize>, AllocateError> {
+    check_lists(current, queues, consumers)?;
+    Ok(index_of(consumers, current))
+}
+
+/// The list checks of [`check`], without the membership search.
+fn check_lists(
+    current: &str,
+    queues: &[MessageQueue],
+    consumers: &[String],
+) -> Result<(), AllocateError> {
+    if current.is_empty() {
+        Err(AllocateError::EmptyCurrentId)
+    } else if queues.is_empty() {
+        Err(AllocateError::EmptyQueues)
+    } else if consumers.is_empty() {
+        Err(AllocateError::EmptyConsumers)
+    } else {
+        Ok(())
+    }
+}
+
+/// Java's `List.indexOf`: the first position of `current`.
+fn index_of(consumers: &[String], current: &str) -> Option<usize> {
+    consumers.iter().position(|c| c == current)
+}
+
+/// The checks of [`check`] for a whole group: the error of the first consumer
+/// whose call would fail, or, for each position, the position of the first
+/// occurrence of that id (Java's `indexOf`).
+fn check_group(queues: &[MessageQueue], consumers: &[String]) -> Result<Vec<usize>, AllocateError> {
+    if let Some(first) = consumers.first() {
+        check_lists(first, queues, consumers)?;
+        if consumers.iter().any(|c| c.is_empty()) {
+            return Err(AllocateError::EmptyCurrentId);
+        }
+    }
+    Ok(first_positions(consumers))
+}
+
+/// For every position, the position where that id first occurs.
+fn first_positions(consumers: &[String]) -> Vec<usize> {
+    let mut first: HashMap<&str, usize> = HashMap::with_capacity(consumers.len());
+    consumers
+        .iter()
+        .enumerate()
+        .map(|(i, c)| *first.entry(c.as_str()).or_insert(i))
+        .collect()
+}
+
+/// Copies the share of each first occurrence to later duplicates of the same id.
+fn share_by_first_position<'a>(
+    first: &[usize],
+    mut share_of: impl FnMut(usize) -> Vec<&'a MessageQueue>,
+) -> Vec<Vec<&'a MessageQueue>> {
+    let mut shares: Vec<Vec<&'a MessageQueue>> = Vec::with_capacity(first.len());
+    for (i, &f) in first.iter().enumerate() {
+        let share = if f == i {
+            share_of(i)
+        } else {
+            shares[f].clone()
+        };
+        shares.push(share);
+    }
+    shares
+}

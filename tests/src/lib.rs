@@ -1,0 +1,1 @@
+//! Integration tests of the workspace live in `tests/`.
