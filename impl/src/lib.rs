@@ -38,6 +38,7 @@ pub mod java;
 mod queue;
 mod rebalance;
 pub mod strategy;
+pub mod workload;
 
 pub use error::{AllocateError, UnknownStrategy};
 pub use queue::MessageQueue;

@@ -1,0 +1,39 @@
+//! `rebalance`: allocate, model-check and compare RocketMQ consumer-group
+//! rebalancing.
+//!
+//! Exit status: 0 success; 1 a check failed (a conformance case, a model
+//! property); 2 bad input (flags, case files); 3 a model check that stopped
+//! before exploring everything.
+#![forbid(unsafe_code)]
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod allocate;
+
+/// Allocate, model-check and compare RocketMQ consumer-group rebalancing.
+#[derive(Debug, Parser)]
+#[command(name = "rebalance", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run an allocation strategy: on a generated group (a table of who gets
+    /// what), or on conformance cases (`--cases FILE`).
+    Allocate(allocate::AllocateArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Allocate(args) => allocate::run(args),
+    }
+}
+
+/// Exit status for bad input, shared by every subcommand (clap's own usage
+/// errors use it too).
+pub const EXIT_BAD_INPUT: u8 = 2;
