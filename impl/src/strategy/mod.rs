@@ -15,6 +15,7 @@ mod by_config;
 mod by_machine_room;
 mod consistent_hash;
 mod machine_room_nearby;
+mod sticky;
 
 pub use averagely::Averagely;
 pub use averagely_by_circle::AveragelyByCircle;
@@ -22,6 +23,7 @@ pub use by_config::ByConfig;
 pub use by_machine_room::ByMachineRoom;
 pub use consistent_hash::{ConsistentHash, HashFunction, Md5Hash};
 pub use machine_room_nearby::{MachineRoomNearby, MachineRoomResolver, PrefixResolver};
+pub use sticky::Sticky;
 
 /// A queue allocation strategy: RocketMQ's `AllocateMessageQueueStrategy`.
 ///
@@ -86,6 +88,7 @@ pub const STRATEGY_NAMES: &[&str] = &[
     "CONFIG",
     "MACHINE_ROOM",
     "MACHINE_ROOM_NEARBY",
+    "STICKY",
 ];
 
 /// The strategy with this stable name, with its default configuration:
@@ -99,6 +102,7 @@ pub const STRATEGY_NAMES: &[&str] = &[
 /// | `MACHINE_ROOM` | [`ByMachineRoom`] with no consumer rooms |
 /// | `MACHINE_ROOM_NEARBY` | [`MachineRoomNearby`] over `AVG`, rooms before the first `-` |
 /// | `MACHINE_ROOM_NEARBY-X` | the same over strategy `X` |
+/// | `STICKY` | [`Sticky`], exact balance (not in RocketMQ) |
 ///
 /// ```
 /// use rocketmq_rebalance::strategy_from_name;
@@ -119,6 +123,7 @@ pub fn strategy_from_name(name: &str) -> Result<Box<dyn AllocateStrategy>, Unkno
         "CONSISTENT_HASH" => Box::new(ConsistentHash::new(ConsistentHash::DEFAULT_VIRTUAL_NODES)),
         "CONFIG" => Box::new(ByConfig::new(Vec::new())),
         "MACHINE_ROOM" => Box::new(ByMachineRoom::new(Vec::<String>::new())),
+        "STICKY" => Box::new(Sticky::new()),
         NEARBY => Box::new(MachineRoomNearby::new(Averagely, PrefixResolver::new('-'))),
         _ => match name.strip_prefix(NEARBY).and_then(|s| s.strip_prefix('-')) {
             Some(inner) if !inner.starts_with(NEARBY) => Box::new(MachineRoomNearby::new(

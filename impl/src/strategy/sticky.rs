@@ -1,0 +1,452 @@
+//! `STICKY`: a balanced strategy that moves few queues when the group or the
+//! topic changes, computed by every consumer alone from the two lists.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::{check, check_group, share_by_first_position, AllocateStrategy};
+use crate::{AllocateError, MessageQueue};
+
+/// A balanced, sticky allocation (`STICKY`), not part of RocketMQ.
+///
+/// Every consumer computes the whole group's assignment from the queue list
+/// and the client-id list alone (no leader, no memory of the previous
+/// assignment), so consumers that see the same lists agree.
+///
+/// **Balance.** With the default slack of 1, every consumer gets
+/// `floor(Q / N)` or `ceil(Q / N)` queues (`Q` queues, `N` distinct client
+/// ids). With [`with_slack(k)`](Sticky::with_slack) the loads stay within a
+/// window `[lo, lo + k]` around `Q / N`, so the largest and the smallest
+/// share differ by at most `k`.
+///
+/// **Stickiness.** Each client id owns [`VIRTUAL_NODES`](Sticky::VIRTUAL_NODES)
+/// points on a 64-bit hash ring and each queue one point. A queue's
+/// preference over consumers is the order in which their points follow its
+/// own point clockwise, and a consumer prefers the queues whose points lie
+/// just before its own: one shared score, the clockwise distance. The
+/// assignment is the unique stable matching of that score under the loads
+/// allowed (deferred acceptance with shared scores, run as one greedy pass
+/// in order of distance). Without load limits every queue would go to its
+/// nearest point and a join or leave would move only the joiner's or
+/// leaver's queues; the limits make a few more queues move, about a third
+/// of the lower bound on average (see `docs/sticky.md` for the measurements
+/// and why exact balance costs that much).
+///
+/// Which consumers get the `Q mod N` extra queues is decided lazily: the
+/// first ones to reach `floor(Q / N) + 1` in distance order keep it. No
+/// positional rule is involved, so a consumer's position in the sorted list
+/// does not matter and a join does not shift everybody's share.
+///
+/// A client id listed twice is one consumer: both entries get the same share
+/// (nothing is orphaned, unlike the Java strategies). Queue order and client
+/// order do not matter either, except for ties between 64-bit hashes.
+///
+/// The hashes are FNV-1a (64-bit) followed by the SplitMix64 finalizer: of
+/// the client id's UTF-8 bytes for a consumer, and of `topic`, a `0xFF`
+/// byte, `brokerName`, a `0xFF` byte and the queue id as four little-endian
+/// bytes for a queue. Point `t` of a consumer with key `k` is
+/// `splitmix64(k ^ (t + 1) * 0x9E3779B97F4A7C15)`.
+///
+/// ```
+/// use rocketmq_rebalance::{strategy::Sticky, AllocateStrategy, MessageQueue};
+///
+/// let queues: Vec<_> = (0..8).map(|i| MessageQueue::new("T", "broker-a", i)).collect();
+/// let three: Vec<String> = ["c1", "c2", "c3"].map(String::from).to_vec();
+/// let sticky = Sticky::new();
+/// let before = sticky.allocate_group("group", &queues, &three)?;
+/// let mut loads: Vec<usize> = before.iter().map(Vec::len).collect();
+/// loads.sort();
+/// assert_eq!(loads, [2, 3, 3]);
+///
+/// // A fourth consumer joins: it takes its two queues and few others move.
+/// let four: Vec<String> = ["c1", "c2", "c3", "c4"].map(String::from).to_vec();
+/// let after = sticky.allocate_group("group", &queues, &four)?;
+/// assert!(after.iter().all(|share| share.len() == 2));
+/// let kept: usize = (0..3)
+///     .map(|i| after[i].iter().filter(|q| before[i].contains(q)).count())
+///     .sum();
+/// assert!(kept >= 4);
+/// # Ok::<(), rocketmq_rebalance::AllocateError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sticky {
+    slack: usize,
+    name: String,
+}
+
+impl Sticky {
+    /// Points on the hash ring per consumer. More points make the ring's
+    /// preferences closer to independent per-queue rankings (fewer queues
+    /// move) and the ring slower to build; 128 keeps a 100,000-queue,
+    /// 10,000-consumer group well under 100 ms.
+    pub const VIRTUAL_NODES: usize = 128;
+
+    /// Exact balance: every share has `floor(Q / N)` or `ceil(Q / N)` queues.
+    pub fn new() -> Self {
+        Self::with_slack(1)
+    }
+
+    /// Loads within a window of width `slack` (largest share minus smallest
+    /// at most `slack`); 0 is taken as 1. A wider window lets more queues
+    /// stay where they are when the group changes: `docs/sticky.md` shows
+    /// the trade-off. Named `STICKY` for 1, `STICKY-k` otherwise.
+    ///
+    /// ```
+    /// use rocketmq_rebalance::{strategy::Sticky, AllocateStrategy};
+    ///
+    /// assert_eq!(Sticky::with_slack(1), Sticky::new());
+    /// assert_eq!(Sticky::with_slack(3).name(), "STICKY-3");
+    /// assert_eq!(Sticky::with_slack(3).load_bounds(100, 8), (10, 13));
+    /// ```
+    pub fn with_slack(slack: usize) -> Self {
+        let slack = slack.max(1);
+        let name = if slack == 1 {
+            "STICKY".to_string()
+        } else {
+            format!("STICKY-{slack}")
+        };
+        Sticky { slack, name }
+    }
+
+    /// The width of the load window (1 for exact balance).
+    pub fn slack(&self) -> usize {
+        self.slack
+    }
+
+    /// The smallest and the largest share this strategy gives when
+    /// `queues` queues go to `consumers` distinct consumers: `(Q / N, Q / N + 1)`
+    /// for slack 1; for slack `k > 1` the window `[lo, lo + k]` with
+    /// `lo = Q / N - ceil(k / 2)` (not below 0), which keeps `Q / N` inside
+    /// with room on both sides. `(0, 0)` when there are no consumers.
+    pub fn load_bounds(&self, queues: usize, consumers: usize) -> (usize, usize) {
+        if consumers == 0 {
+            return (0, 0);
+        }
+        let floor = queues / consumers;
+        let lo = if self.slack == 1 {
+            floor
+        } else {
+            floor.saturating_sub(self.slack.div_ceil(2))
+        };
+        (lo, lo + self.slack)
+    }
+
+    /// The whole group's assignment: for each queue, the position in
+    /// `consumers` of its owner (the first position of an id listed twice).
+    /// Empty when either list is empty. This is what every call of
+    /// [`allocate`](AllocateStrategy::allocate) computes; it does not check
+    /// for empty ids.
+    ///
+    /// ```
+    /// use rocketmq_rebalance::{strategy::Sticky, MessageQueue};
+    ///
+    /// let queues: Vec<_> = (0..5).map(|i| MessageQueue::new("T", "broker-a", i)).collect();
+    /// let consumers: Vec<String> = ["a", "b", "a"].map(String::from).to_vec();
+    /// let owners = Sticky::new().assign(&queues, &consumers);
+    /// assert_eq!(owners.len(), 5);
+    /// assert!(owners.iter().all(|&o| o == 0 || o == 1));
+    /// ```
+    pub fn assign(&self, queues: &[MessageQueue], consumers: &[String]) -> Vec<usize> {
+        if queues.is_empty() || consumers.is_empty() {
+            return Vec::new();
+        }
+        // Distinct ids in byte order: the assignment depends on the set of
+        // ids only, and a tie between two ring points breaks the same way
+        // whatever order the caller listed the consumers in.
+        let mut ids: Vec<(&str, usize)> = consumers
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.as_str(), i))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup_by(|later, first| later.0 == first.0);
+        let keys: Vec<u64> = ids.iter().map(|(id, _)| consumer_key(id)).collect();
+        let points: Vec<u64> = queues.iter().map(queue_point).collect();
+        let (lo, hi) = self.load_bounds(queues.len(), keys.len());
+        match_on_ring(&points, &keys, lo, hi)
+            .into_iter()
+            .map(|distinct| ids.get(distinct).map_or(0, |&(_, first)| first))
+            .collect()
+    }
+
+    /// The shares of the group, one per position of `consumers` (duplicates
+    /// share), from [`assign`](Self::assign).
+    fn shares<'a>(
+        &self,
+        queues: &'a [MessageQueue],
+        consumers: &[String],
+        first: &[usize],
+    ) -> Vec<Vec<&'a MessageQueue>> {
+        let mut by_first: Vec<Vec<&'a MessageQueue>> = vec![Vec::new(); consumers.len()];
+        for (queue, owner) in queues.iter().zip(self.assign(queues, consumers)) {
+            if let Some(share) = by_first.get_mut(owner) {
+                share.push(queue);
+            }
+        }
+        share_by_first_position(first, |i| std::mem::take(&mut by_first[i]))
+    }
+}
+
+impl Default for Sticky {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AllocateStrategy for Sticky {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn allocate<'a>(
+        &'a self,
+        _group: &str,
+        current: &str,
+        queues: &'a [MessageQueue],
+        consumers: &[String],
+    ) -> Result<Vec<&'a MessageQueue>, AllocateError> {
+        let Some(me) = check(current, queues, consumers)? else {
+            return Ok(Vec::new());
+        };
+        Ok(queues
+            .iter()
+            .zip(self.assign(queues, consumers))
+            .filter(|&(_, owner)| owner == me)
+            .map(|(queue, _)| queue)
+            .collect())
+    }
+
+    fn allocate_group<'a>(
+        &'a self,
+        _group: &str,
+        queues: &'a [MessageQueue],
+        consumers: &[String],
+    ) -> Result<Vec<Vec<&'a MessageQueue>>, AllocateError> {
+        let first = check_group(queues, consumers)?;
+        if consumers.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(self.shares(queues, consumers, &first))
+    }
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        hash = (hash ^ u64::from(b)).wrapping_mul(FNV_PRIME);
+    }
+    hash
+}
+
+/// SplitMix64's output function: spreads FNV's weak low bits over all 64.
+fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(GOLDEN_GAMMA);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn consumer_key(id: &str) -> u64 {
+    splitmix64(fnv1a(FNV_OFFSET, id.as_bytes()))
+}
+
+fn vnode_point(key: u64, t: usize) -> u64 {
+    splitmix64(key ^ (t as u64).wrapping_add(1).wrapping_mul(GOLDEN_GAMMA))
+}
+
+/// `0xFF` never occurs in UTF-8, so the separators keep
+/// (`"ab"`, `"c"`) and (`"a"`, `"bc"`) apart.
+fn queue_point(queue: &MessageQueue) -> u64 {
+    let mut h = fnv1a(FNV_OFFSET, queue.topic.as_bytes());
+    h = fnv1a(h, &[0xFF]);
+    h = fnv1a(h, queue.broker_name.as_bytes());
+    h = fnv1a(h, &[0xFF]);
+    h = fnv1a(h, &queue.queue_id.to_le_bytes());
+    splitmix64(h)
+}
+
+/// The stable matching of queues (ring points `points`) to consumers (ring
+/// keys `keys`, distinct) under the shared score "clockwise distance from
+/// the queue's point to one of the consumer's points", every consumer ending
+/// with between `lo` and `hi` queues, `m - n * lo` of the units above `lo`
+/// going to whoever reaches them first. Returns each queue's consumer index.
+///
+/// Greedy in increasing distance: every queue waits in a heap at the next
+/// ring point it has not tried; the nearest waiting queue is taken by that
+/// point's consumer if it is still open, and otherwise moves on to the next
+/// open point. A consumer closes when it is full, which is permanent, so
+/// closed points are skipped for good with a "next open point" union-find.
+///
+/// Needs `n * lo <= m <= n * hi` (what [`Sticky::load_bounds`] gives), then
+/// some consumer stays open while a queue waits: if all were closed, each
+/// would hold at least `lo` and the units above `lo` would be used up, so
+/// all `m` queues would be placed.
+fn match_on_ring(points: &[u64], keys: &[u64], lo: usize, hi: usize) -> Vec<usize> {
+    let (m, n) = (points.len(), keys.len());
+    let v = Sticky::VIRTUAL_NODES;
+    if m == 0 || n == 0 || n.saturating_mul(lo) > m || n.saturating_mul(hi) < m {
+        return vec![0; m];
+    }
+    let mut ring: Vec<(u64, u32)> = Vec::with_capacity(n * v);
+    for (j, &key) in keys.iter().enumerate() {
+        let j = j as u32;
+        ring.extend((0..v).map(|t| (vnode_point(key, t), j)));
+    }
+    ring.sort_unstable();
+    let len = ring.len();
+
+    // The ring positions of each consumer's points, to close them at once.
+    let mut points_of = vec![0u32; len];
+    let mut filled = vec![0usize; n];
+    for (at, &(_, j)) in ring.iter().enumerate() {
+        let j = j as usize;
+        points_of[j * v + filled[j]] = at as u32;
+        filled[j] += 1;
+    }
+    // next_open[i] == i: point i is open; otherwise a point at or after it
+    // (clockwise) that was open when last looked at.
+    let mut next_open: Vec<u32> = (0..len as u32).collect();
+
+    let mut cursor: Vec<u32> = points
+        .iter()
+        .map(|&p| {
+            let at = ring.partition_point(|&(pos, _)| pos < p);
+            (if at == len { 0 } else { at }) as u32
+        })
+        .collect();
+    let mut waiting: BinaryHeap<Reverse<(u64, u32)>> = points
+        .iter()
+        .zip(&cursor)
+        .enumerate()
+        .map(|(i, (&p, &at))| Reverse((ring[at as usize].0.wrapping_sub(p), i as u32)))
+        .collect();
+
+    let mut load = vec![0usize; n];
+    let mut closed = vec![false; n];
+    let mut open = n;
+    let mut above_lo = m - n * lo;
+    let mut owner = vec![usize::MAX; m];
+
+    let close = |j: usize, closed: &mut [bool], next_open: &mut [u32], open: &mut usize| {
+        if !closed[j] {
+            closed[j] = true;
+            *open -= 1;
+            for &at in &points_of[j * v..(j + 1) * v] {
+                next_open[at as usize] = ((at as usize + 1) % len) as u32;
+            }
+        }
+    };
+
+    while let Some(Reverse((_, i))) = waiting.pop() {
+        if open == 0 {
+            break; // cannot happen (see above); leaves the rest to consumer 0
+        }
+        let i = i as usize;
+        let at = cursor[i] as usize;
+        let found = find_open(&mut next_open, at);
+        if found != at {
+            // Its consumer closed since: wait again at the next open point,
+            // which is farther, so the pass stays in distance order.
+            cursor[i] = found as u32;
+            waiting.push(Reverse((ring[found].0.wrapping_sub(points[i]), i as u32)));
+            continue;
+        }
+        let j = ring[at].1 as usize;
+        if load[j] >= lo {
+            above_lo -= 1;
+        }
+        load[j] += 1;
+        owner[i] = j;
+        if above_lo == 0 {
+            // No more units above lo: whoever holds lo is full now.
+            for k in 0..n {
+                if load[k] >= lo {
+                    close(k, &mut closed, &mut next_open, &mut open);
+                }
+            }
+        } else if load[j] >= hi {
+            close(j, &mut closed, &mut next_open, &mut open);
+        }
+    }
+    owner
+        .into_iter()
+        .map(|o| if o == usize::MAX { 0 } else { o })
+        .collect()
+}
+
+/// The first open point at or after `at`, clockwise, halving paths on the
+/// way. Only called while some point is open.
+fn find_open(next_open: &mut [u32], mut at: usize) -> usize {
+    loop {
+        let next = next_open[at] as usize;
+        if next == at {
+            return at;
+        }
+        let after = next_open[next];
+        next_open[at] = after;
+        at = after as usize;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queues(m: usize) -> Vec<MessageQueue> {
+        (0..m)
+            .map(|i| MessageQueue::new("T", format!("broker-{}", i % 3), i as i32))
+            .collect()
+    }
+
+    fn ids(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("10.0.0.{i}@{}", 100 + i)).collect()
+    }
+
+    #[test]
+    fn exact_balance_and_partition() {
+        for (m, n) in [(1, 1), (1, 5), (7, 3), (64, 40), (100, 7), (1000, 13), (9, 9)] {
+            let qs = queues(m);
+            let cs = ids(n);
+            let owners = Sticky::new().assign(&qs, &cs);
+            assert_eq!(owners.len(), m);
+            let mut loads = vec![0usize; n];
+            for o in owners {
+                loads[o] += 1;
+            }
+            let (min, max) = (loads.iter().min().unwrap(), loads.iter().max().unwrap());
+            assert!(max - min <= 1, "{m}x{n}: {loads:?}");
+        }
+    }
+
+    #[test]
+    fn slack_window_holds() {
+        for k in 1..8 {
+            let s = Sticky::with_slack(k);
+            for (m, n) in [(5, 3), (64, 40), (100, 7), (1000, 13)] {
+                let (lo, hi) = s.load_bounds(m, n);
+                let mut loads = vec![0usize; n];
+                for o in s.assign(&queues(m), &ids(n)) {
+                    loads[o] += 1;
+                }
+                assert!(loads.iter().all(|&l| lo <= l && l <= hi), "{k} {m}x{n}");
+            }
+        }
+    }
+
+    #[test]
+    fn duplicates_share_and_errors() {
+        let qs = queues(6);
+        let cs: Vec<String> = ["b", "a", "b"].map(String::from).to_vec();
+        let s = Sticky::new();
+        let group = s.allocate_group("g", &qs, &cs).unwrap();
+        assert_eq!(group[0], group[2]);
+        assert_eq!(group[0].len() + group[1].len(), 6);
+        assert_eq!(s.allocate("g", "", &qs, &cs), Err(AllocateError::EmptyCurrentId));
+        assert_eq!(s.allocate("g", "a", &[], &cs), Err(AllocateError::EmptyQueues));
+        assert_eq!(s.allocate("g", "a", &qs, &[]), Err(AllocateError::EmptyConsumers));
+        assert_eq!(s.allocate("g", "z", &qs, &cs), Ok(Vec::new()));
+    }
+}
