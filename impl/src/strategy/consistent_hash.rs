@@ -1,5 +1,5 @@
 use std::collections::HashMap;
-use std::fmt::{self, Write};
+use std::fmt;
 
 use md5::{Digest, Md5};
 
@@ -11,6 +11,13 @@ use crate::{AllocateError, MessageQueue};
 pub trait HashFunction: fmt::Debug + Send + Sync {
     /// The ring position of `key`.
     fn hash(&self, key: &str) -> i64;
+
+    /// The ring position of a key given as its UTF-8 bytes. The ring builds
+    /// its keys as bytes; override this when the hash can take them directly
+    /// (the provided method re-validates them as UTF-8).
+    fn hash_bytes(&self, key: &[u8]) -> i64 {
+        self.hash(&String::from_utf8_lossy(key))
+    }
 }
 
 /// RocketMQ's default ring hash: the first four bytes of the MD5 digest of the
@@ -87,43 +94,18 @@ impl<H: HashFunction> ConsistentHash<H> {
         self.virtual_nodes
     }
 
-    /// For every queue, the owner's position in `ids` (the interned client
-    /// ids), or `None` when the ring is empty.
+    /// For every queue, the owner's interned id, or `None` when the ring is
+    /// empty.
     fn route(&self, queues: &[MessageQueue], consumers: &[String]) -> Route {
-        let mut ids: HashMap<&str, usize> = HashMap::with_capacity(consumers.len());
-        let mut ring: HashMap<i64, usize> =
-            HashMap::with_capacity(consumers.len().saturating_mul(self.virtual_nodes));
-        // Points each id holds on the ring now: Java numbers a repeated id's
-        // new points after the ones it still holds.
-        let mut held: Vec<usize> = Vec::with_capacity(consumers.len());
-        let mut key = String::new();
-        let mut owner_of_position = Vec::with_capacity(consumers.len());
-        for consumer in consumers {
-            let id = *ids.entry(consumer.as_str()).or_insert_with(|| {
-                held.push(0);
-                held.len() - 1
-            });
-            owner_of_position.push(id);
-            let existing = held[id];
-            for replica in existing..existing.saturating_add(self.virtual_nodes) {
-                key.clear();
-                // Writing to a String cannot fail.
-                let _ = write!(key, "{consumer}-{replica}");
-                if let Some(previous) = ring.insert(self.hash.hash(&key), id) {
-                    held[previous] -= 1;
-                }
-                held[id] += 1;
-            }
-        }
-        let mut points: Vec<(i64, usize)> = ring.into_iter().collect();
-        points.sort_unstable_by_key(|&(hash, _)| hash);
+        let (owner_of_position, points) = self.ring(consumers);
+        let hashes: Vec<i64> = points.iter().map(|&(hash, _)| hash).collect();
+        let mut key = Vec::new();
         let owners = queues
             .iter()
             .map(|queue| {
-                key.clear();
-                let _ = write!(key, "{queue}");
-                let hash = self.hash.hash(&key);
-                let at = points.partition_point(|&(point, _)| point < hash);
+                queue_key(queue, &mut key);
+                let hash = self.hash.hash_bytes(&key);
+                let at = hashes.partition_point(|&point| point < hash);
                 points.get(at).or(points.first()).map(|&(_, id)| id)
             })
             .collect();
@@ -132,6 +114,96 @@ impl<H: HashFunction> ConsistentHash<H> {
             owner_of_position,
         }
     }
+
+    /// Interns the client ids (per position, its id) and builds the ring:
+    /// points sorted by hash, each with the id that owns it.
+    fn ring(&self, consumers: &[String]) -> (Vec<usize>, Vec<(i64, usize)>) {
+        let mut ids: HashMap<&str, usize> = HashMap::with_capacity(consumers.len());
+        let owner_of_position: Vec<usize> = consumers
+            .iter()
+            .map(|c| {
+                let next = ids.len();
+                *ids.entry(c.as_str()).or_insert(next)
+            })
+            .collect();
+        let mut key = Vec::new();
+        let mut point = |consumer: &str, replica: usize| {
+            key.clear();
+            key.extend_from_slice(consumer.as_bytes());
+            key.push(b'-');
+            push_decimal(&mut key, replica as u64);
+            self.hash.hash_bytes(&key)
+        };
+        let mut points: Vec<(i64, usize)>;
+        if ids.len() == consumers.len() {
+            // Distinct ids: every id numbers its points from 0, and among
+            // equal hashes the point inserted last wins.
+            let mut all: Vec<(i64, usize, usize)> = Vec::with_capacity(
+                consumers.len().saturating_mul(self.virtual_nodes),
+            );
+            for (id, consumer) in consumers.iter().enumerate() {
+                for replica in 0..self.virtual_nodes {
+                    all.push((point(consumer, replica), all.len(), id));
+                }
+            }
+            all.sort_unstable_by_key(|&(hash, order, _)| (hash, order));
+            points = Vec::with_capacity(all.len());
+            for (hash, _, id) in all {
+                match points.last_mut() {
+                    Some(last) if last.0 == hash => last.1 = id,
+                    _ => points.push((hash, id)),
+                }
+            }
+        } else {
+            // A repeated id numbers its new points after those it still holds
+            // on the ring, which collisions may have taken: replay Java's
+            // insertions exactly.
+            let mut ring: HashMap<i64, usize> = HashMap::new();
+            let mut held: Vec<usize> = vec![0; ids.len()];
+            for (consumer, &id) in consumers.iter().zip(&owner_of_position) {
+                let existing = held[id];
+                for replica in existing..existing.saturating_add(self.virtual_nodes) {
+                    if let Some(previous) = ring.insert(point(consumer, replica), id) {
+                        held[previous] -= 1;
+                    }
+                    held[id] += 1;
+                }
+            }
+            points = ring.into_iter().collect();
+            points.sort_unstable_by_key(|&(hash, _)| hash);
+        }
+        (owner_of_position, points)
+    }
+}
+
+/// Java's `MessageQueue.toString()`, written into `key` without the
+/// formatting machinery (this runs once per queue per allocation).
+fn queue_key(queue: &MessageQueue, key: &mut Vec<u8>) {
+    key.clear();
+    key.extend_from_slice(b"MessageQueue [topic=");
+    key.extend_from_slice(queue.topic.as_bytes());
+    key.extend_from_slice(b", brokerName=");
+    key.extend_from_slice(queue.broker_name.as_bytes());
+    key.extend_from_slice(b", queueId=");
+    if queue.queue_id < 0 {
+        key.push(b'-');
+    }
+    push_decimal(key, u64::from(queue.queue_id.unsigned_abs()));
+    key.push(b']');
+}
+
+fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
 }
 
 /// Where a ring sends each queue.
