@@ -24,7 +24,9 @@ fn cases() -> Vec<(Box<dyn AllocateStrategy>, usize, usize)> {
 
 fn whole_group(c: &mut Criterion) {
     let mut group = c.benchmark_group("whole_group");
-    group.sample_size(20).measurement_time(Duration::from_secs(5));
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(5));
     for (strategy, q, n) in cases() {
         let queues = bench_queues(q);
         let consumers = client_ids(n);
@@ -37,14 +39,20 @@ fn whole_group(c: &mut Criterion) {
 
 fn every_consumer(c: &mut Criterion) {
     let mut group = c.benchmark_group("every_consumer_once");
-    group.sample_size(10).measurement_time(Duration::from_secs(5));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(5));
     for (strategy, q, n) in cases().into_iter().take(3) {
         let queues = bench_queues(q);
         let consumers = client_ids(n);
         group.bench_function(BenchmarkId::new(strategy.name(), format!("{q}x{n}")), |b| {
             b.iter(|| {
                 for current in &consumers {
-                    black_box(strategy.allocate("group", current, &queues, &consumers).ok());
+                    black_box(
+                        strategy
+                            .allocate("group", current, &queues, &consumers)
+                            .ok(),
+                    );
                 }
             })
         });

@@ -138,9 +138,8 @@ impl<H: HashFunction> ConsistentHash<H> {
         if ids.len() == consumers.len() {
             // Distinct ids: every id numbers its points from 0, and among
             // equal hashes the point inserted last wins.
-            let mut all: Vec<(i64, usize, usize)> = Vec::with_capacity(
-                consumers.len().saturating_mul(self.virtual_nodes),
-            );
+            let mut all: Vec<(i64, usize, usize)> =
+                Vec::with_capacity(consumers.len().saturating_mul(self.virtual_nodes));
             for (id, consumer) in consumers.iter().enumerate() {
                 for replica in 0..self.virtual_nodes {
                     all.push((point(consumer, replica), all.len(), id));

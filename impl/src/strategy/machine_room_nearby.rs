@@ -1,7 +1,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use super::{check, check_group, AllocateStrategy};
+use super::{check, check_group_then, AllocateStrategy};
 use crate::java::{compare_utf16, split};
 use crate::{AllocateError, MessageQueue};
 
@@ -246,8 +246,14 @@ impl<S: AllocateStrategy, R: MachineRoomResolver> AllocateStrategy for MachineRo
         queues: &'a [MessageQueue],
         consumers: &[String],
     ) -> Result<Vec<Vec<&'a MessageQueue>>, AllocateError> {
-        check_group(queues, consumers)?;
-        let rooms = self.rooms(queues, consumers)?;
+        let mut rooms = None;
+        check_group_then(queues, consumers, || {
+            rooms = Some(self.rooms(queues, consumers)?);
+            Ok(())
+        })?;
+        let Some(rooms) = rooms else {
+            return Ok(Vec::new());
+        };
         let mut shares: Vec<Vec<&'a MessageQueue>> = vec![Vec::new(); consumers.len()];
         for (room, room_members) in &rooms.consumers {
             let Some(room_queues) = find_room(&rooms.queues, room) else {

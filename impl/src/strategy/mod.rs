@@ -198,8 +198,20 @@ fn index_of(consumers: &[String], current: &str) -> Option<usize> {
 /// whose call would fail, or, for each position, the position of the first
 /// occurrence of that id (Java's `indexOf`).
 fn check_group(queues: &[MessageQueue], consumers: &[String]) -> Result<Vec<usize>, AllocateError> {
+    check_group_then(queues, consumers, || Ok(()))
+}
+
+/// [`check_group`] for a strategy whose calls run `validate` (checks that do
+/// not depend on the caller) after the list checks: the first consumer's call
+/// fails there before any later consumer's call fails on its empty id.
+fn check_group_then(
+    queues: &[MessageQueue],
+    consumers: &[String],
+    validate: impl FnOnce() -> Result<(), AllocateError>,
+) -> Result<Vec<usize>, AllocateError> {
     if let Some(first) = consumers.first() {
         check_lists(first, queues, consumers)?;
+        validate()?;
         if consumers.iter().any(|c| c.is_empty()) {
             return Err(AllocateError::EmptyCurrentId);
         }

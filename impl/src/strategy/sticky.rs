@@ -407,7 +407,15 @@ mod tests {
 
     #[test]
     fn exact_balance_and_partition() {
-        for (m, n) in [(1, 1), (1, 5), (7, 3), (64, 40), (100, 7), (1000, 13), (9, 9)] {
+        for (m, n) in [
+            (1, 1),
+            (1, 5),
+            (7, 3),
+            (64, 40),
+            (100, 7),
+            (1000, 13),
+            (9, 9),
+        ] {
             let qs = queues(m);
             let cs = ids(n);
             let owners = Sticky::new().assign(&qs, &cs);
@@ -444,9 +452,18 @@ mod tests {
         let group = s.allocate_group("g", &qs, &cs).unwrap();
         assert_eq!(group[0], group[2]);
         assert_eq!(group[0].len() + group[1].len(), 6);
-        assert_eq!(s.allocate("g", "", &qs, &cs), Err(AllocateError::EmptyCurrentId));
-        assert_eq!(s.allocate("g", "a", &[], &cs), Err(AllocateError::EmptyQueues));
-        assert_eq!(s.allocate("g", "a", &qs, &[]), Err(AllocateError::EmptyConsumers));
+        assert_eq!(
+            s.allocate("g", "", &qs, &cs),
+            Err(AllocateError::EmptyCurrentId)
+        );
+        assert_eq!(
+            s.allocate("g", "a", &[], &cs),
+            Err(AllocateError::EmptyQueues)
+        );
+        assert_eq!(
+            s.allocate("g", "a", &qs, &[]),
+            Err(AllocateError::EmptyConsumers)
+        );
         assert_eq!(s.allocate("g", "z", &qs, &cs), Ok(Vec::new()));
     }
 }
