@@ -95,7 +95,6 @@ fn shares_of(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     /// No input makes any strategy panic, and the whole-group call always
     /// equals the per-consumer calls, failures included.
