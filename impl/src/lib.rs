@@ -44,3 +44,8 @@ pub use error::{AllocateError, UnknownStrategy};
 pub use queue::MessageQueue;
 pub use rebalance::{plan_update, rebalance_allocate, rebalance_allocate_group, UpdatePlan};
 pub use strategy::{strategy_from_name, AllocateStrategy, STRATEGY_NAMES};
+
+/// The README's example, compiled and run as a doc test.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

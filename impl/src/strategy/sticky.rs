@@ -1,9 +1,6 @@
 //! `STICKY`: a balanced strategy that moves few queues when the group or the
 //! topic changes, computed by every consumer alone from the two lists.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use super::{check, check_group, share_by_first_position, AllocateStrategy};
 use crate::{AllocateError, MessageQueue};
 
@@ -274,11 +271,12 @@ fn queue_point(queue: &MessageQueue) -> u64 {
 /// with between `lo` and `hi` queues, `m - n * lo` of the units above `lo`
 /// going to whoever reaches them first. Returns each queue's consumer index.
 ///
-/// Greedy in increasing distance: every queue waits in a heap at the next
-/// ring point it has not tried; the nearest waiting queue is taken by that
-/// point's consumer if it is still open, and otherwise moves on to the next
-/// open point. A consumer closes when it is full, which is permanent, so
-/// closed points are skipped for good with a "next open point" union-find.
+/// Greedy in increasing distance: every queue waits at the next ring point
+/// it has not tried; the nearest waiting queue is taken by that point's
+/// consumer if it is still open, and otherwise moves on to the next open
+/// point, farther away, so the pass stays in distance order. A consumer
+/// closes when it is full, for good, so closed points are skipped with
+/// path-compressed "next point" links.
 ///
 /// Needs `n * lo <= m <= n * hi` (what [`Sticky::load_bounds`] gives), then
 /// some consumer stays open while a queue waits: if all were closed, each
@@ -286,89 +284,60 @@ fn queue_point(queue: &MessageQueue) -> u64 {
 /// all `m` queues would be placed.
 fn match_on_ring(points: &[u64], keys: &[u64], lo: usize, hi: usize) -> Vec<usize> {
     let (m, n) = (points.len(), keys.len());
-    let v = Sticky::VIRTUAL_NODES;
     if m == 0 || n == 0 || n.saturating_mul(lo) > m || n.saturating_mul(hi) < m {
         return vec![0; m];
     }
-    let mut ring: Vec<(u64, u32)> = Vec::with_capacity(n * v);
-    for (j, &key) in keys.iter().enumerate() {
-        let j = j as u32;
-        ring.extend((0..v).map(|t| (vnode_point(key, t), j)));
+    let ring = Ring::new(keys, Sticky::VIRTUAL_NODES);
+    let len = ring.pos.len();
+    // skip[i]: a point after i (clockwise) with only closed points between.
+    let mut skip: Vec<u32> = (1..=len as u32).collect();
+    if let Some(last) = skip.last_mut() {
+        *last = 0;
     }
-    ring.sort_unstable();
-    let len = ring.len();
-
-    // The ring positions of each consumer's points, to close them at once.
-    let mut points_of = vec![0u32; len];
-    let mut filled = vec![0usize; n];
-    for (at, &(_, j)) in ring.iter().enumerate() {
-        let j = j as usize;
-        points_of[j * v + filled[j]] = at as u32;
-        filled[j] += 1;
+    let mut cursor: Vec<u32> = points.iter().map(|&p| ring.first_at_or_after(p)).collect();
+    let mut waiting = RadixHeap::with_capacity(m);
+    for (i, (&p, &at)) in points.iter().zip(&cursor).enumerate() {
+        waiting.push(ring.pos[at as usize].wrapping_sub(p), i as u32);
     }
-    // next_open[i] == i: point i is open; otherwise a point at or after it
-    // (clockwise) that was open when last looked at.
-    let mut next_open: Vec<u32> = (0..len as u32).collect();
-
-    let mut cursor: Vec<u32> = points
-        .iter()
-        .map(|&p| {
-            let at = ring.partition_point(|&(pos, _)| pos < p);
-            (if at == len { 0 } else { at }) as u32
-        })
-        .collect();
-    let mut waiting: BinaryHeap<Reverse<(u64, u32)>> = points
-        .iter()
-        .zip(&cursor)
-        .enumerate()
-        .map(|(i, (&p, &at))| Reverse((ring[at as usize].0.wrapping_sub(p), i as u32)))
-        .collect();
 
     let mut load = vec![0usize; n];
     let mut closed = vec![false; n];
     let mut open = n;
     let mut above_lo = m - n * lo;
+    // With no unit above lo to begin with, consumers close on reaching lo.
+    let mut swept = above_lo == 0;
     let mut owner = vec![usize::MAX; m];
 
-    let close = |j: usize, closed: &mut [bool], next_open: &mut [u32], open: &mut usize| {
-        if !closed[j] {
-            closed[j] = true;
-            *open -= 1;
-            for &at in &points_of[j * v..(j + 1) * v] {
-                next_open[at as usize] = ((at as usize + 1) % len) as u32;
-            }
-        }
-    };
-
-    while let Some(Reverse((_, i))) = waiting.pop() {
+    while let Some((_, i)) = waiting.pop() {
         if open == 0 {
             break; // cannot happen (see above); leaves the rest to consumer 0
         }
         let i = i as usize;
         let at = cursor[i] as usize;
-        let found = find_open(&mut next_open, at);
+        let found = first_open(&ring.owner, &closed, &mut skip, at);
         if found != at {
-            // Its consumer closed since: wait again at the next open point,
-            // which is farther, so the pass stays in distance order.
             cursor[i] = found as u32;
-            waiting.push(Reverse((ring[found].0.wrapping_sub(points[i]), i as u32)));
+            waiting.push(ring.pos[found].wrapping_sub(points[i]), i as u32);
             continue;
         }
-        let j = ring[at].1 as usize;
+        let j = ring.owner[at] as usize;
         if load[j] >= lo {
             above_lo -= 1;
         }
         load[j] += 1;
         owner[i] = j;
-        if above_lo == 0 {
-            // No more units above lo: whoever holds lo is full now.
+        if above_lo == 0 && !swept {
+            // The last unit above lo is gone: whoever holds lo is full now.
+            swept = true;
             for k in 0..n {
-                if load[k] >= lo {
-                    close(k, &mut closed, &mut next_open, &mut open);
+                if load[k] >= lo && !closed[k] {
+                    closed[k] = true;
+                    open -= 1;
                 }
             }
-        } else if load[j] >= hi {
-            close(j, &mut closed, &mut next_open, &mut open);
+        } else if load[j] >= hi || (swept && load[j] >= lo) {
+            closed[j] = true;
+            open -= 1;
         }
     }
     owner
@@ -377,17 +346,130 @@ fn match_on_ring(points: &[u64], keys: &[u64], lo: usize, hi: usize) -> Vec<usiz
         .collect()
 }
 
-/// The first open point at or after `at`, clockwise, halving paths on the
-/// way. Only called while some point is open.
-fn find_open(next_open: &mut [u32], mut at: usize) -> usize {
-    loop {
-        let next = next_open[at] as usize;
-        if next == at {
-            return at;
+/// The first point at or after `at` (clockwise) whose consumer is open,
+/// pointing the links of the closed points passed straight at it. Only
+/// called while some consumer is open.
+fn first_open(owner: &[u32], closed: &[bool], skip: &mut [u32], at: usize) -> usize {
+    let mut found = at;
+    while closed[owner[found] as usize] {
+        found = skip[found] as usize;
+    }
+    let mut x = at;
+    while x != found {
+        let next = skip[x] as usize;
+        skip[x] = found as u32;
+        x = next;
+    }
+    found
+}
+
+/// The consumers' points sorted by position, with a bucket index on the top
+/// bits of the position: the points are uniform, so a counting sort by
+/// bucket and a tiny sort inside each bucket beat a comparison sort, and a
+/// queue finds its first point by looking in one bucket.
+struct Ring {
+    pos: Vec<u64>,
+    owner: Vec<u32>,
+    /// `start[b]..start[b + 1]`: the points whose top `bits` bits are `b`.
+    start: Vec<u32>,
+    shift: u32,
+}
+
+impl Ring {
+    fn new(keys: &[u64], per_key: usize) -> Ring {
+        let len = keys.len() * per_key;
+        let bits = (usize::BITS - len.leading_zeros()).clamp(1, 31);
+        let shift = 64 - bits;
+        let buckets = 1usize << bits;
+        let mut start = vec![0u32; buckets + 1];
+        let mut raw: Vec<(u64, u32)> = Vec::with_capacity(len);
+        for (j, &key) in keys.iter().enumerate() {
+            for t in 0..per_key {
+                let p = vnode_point(key, t);
+                start[(p >> shift) as usize + 1] += 1;
+                raw.push((p, j as u32));
+            }
         }
-        let after = next_open[next];
-        next_open[at] = after;
-        at = after as usize;
+        for b in 0..buckets {
+            start[b + 1] += start[b];
+        }
+        let mut fill: Vec<u32> = start[..buckets].to_vec();
+        let mut sorted = vec![(0u64, 0u32); len];
+        for &(p, j) in &raw {
+            let b = (p >> shift) as usize;
+            sorted[fill[b] as usize] = (p, j);
+            fill[b] += 1;
+        }
+        drop(raw);
+        for b in 0..buckets {
+            let bucket = &mut sorted[start[b] as usize..start[b + 1] as usize];
+            if bucket.len() > 1 {
+                bucket.sort_unstable();
+            }
+        }
+        let (pos, owner) = sorted.into_iter().unzip();
+        Ring { pos, owner, start, shift }
+    }
+
+    /// The index of the first point at or after `p`, wrapping to 0.
+    fn first_at_or_after(&self, p: u64) -> u32 {
+        let b = (p >> self.shift) as usize;
+        let (from, to) = (self.start[b] as usize, self.start[b + 1] as usize);
+        let at = from + self.pos[from..to].partition_point(|&x| x < p);
+        if at == self.pos.len() {
+            0
+        } else {
+            at as u32
+        }
+    }
+}
+
+/// A monotone priority queue (radix heap): pops never go below the last
+/// key popped, which holds here because a queue only ever waits again
+/// farther away. Entries sit in bucket `64 - leading_zeros(key ^ last)`;
+/// popping refills from the lowest non-empty bucket. Ties pop in a fixed
+/// order determined by the pushes, so the result is deterministic.
+struct RadixHeap {
+    last: u64,
+    buckets: [Vec<(u64, u32)>; 65],
+    len: usize,
+}
+
+impl RadixHeap {
+    fn with_capacity(capacity: usize) -> RadixHeap {
+        let mut buckets: [Vec<(u64, u32)>; 65] = std::array::from_fn(|_| Vec::new());
+        buckets[64].reserve(capacity);
+        RadixHeap { last: 0, buckets, len: 0 }
+    }
+
+    fn bucket(last: u64, key: u64) -> usize {
+        (64 - (key ^ last).leading_zeros()) as usize
+    }
+
+    fn push(&mut self, key: u64, value: u32) {
+        let key = key.max(self.last);
+        self.buckets[Self::bucket(self.last, key)].push((key, value));
+        self.len += 1;
+    }
+
+    fn pop(&mut self) -> Option<(u64, u32)> {
+        if self.len == 0 {
+            return None;
+        }
+        if self.buckets[0].is_empty() {
+            let b = (1..65).find(|&b| !self.buckets[b].is_empty())?;
+            let moved = std::mem::take(&mut self.buckets[b]);
+            self.last = moved.iter().map(|&(k, _)| k).min().unwrap_or(self.last);
+            for &(k, v) in &moved {
+                self.buckets[Self::bucket(self.last, k)].push((k, v));
+            }
+            // Give the emptied bucket its memory back for later refills.
+            let mut moved = moved;
+            moved.clear();
+            self.buckets[b] = moved;
+        }
+        self.len -= 1;
+        self.buckets[0].pop()
     }
 }
 
