@@ -138,8 +138,14 @@ impl<H: HashFunction> ConsistentHash<H> {
         if ids.len() == consumers.len() {
             // Distinct ids: every id numbers its points from 0, and among
             // equal hashes the point inserted last wins.
-            let mut all: Vec<(i64, usize, usize)> =
-                Vec::with_capacity(consumers.len().saturating_mul(self.virtual_nodes));
+            // A capacity hint only: a huge virtual node count must not make
+            // the reservation itself fail.
+            let mut all: Vec<(i64, usize, usize)> = Vec::with_capacity(
+                consumers
+                    .len()
+                    .saturating_mul(self.virtual_nodes)
+                    .min(1 << 24),
+            );
             for (id, consumer) in consumers.iter().enumerate() {
                 for replica in 0..self.virtual_nodes {
                     all.push((point(consumer, replica), all.len(), id));
