@@ -378,37 +378,45 @@ struct Ring {
 impl Ring {
     fn new(keys: &[u64], per_key: usize) -> Ring {
         let len = keys.len() * per_key;
-        let bits = (usize::BITS - len.leading_zeros()).clamp(1, 31);
+        // About eight points a bucket: a bucket index small enough to stay
+        // in cache while the points are counted and scattered.
+        let bits = (usize::BITS - (len / 8).leading_zeros()).clamp(1, 31);
         let shift = 64 - bits;
         let buckets = 1usize << bits;
+        let points = || {
+            keys.iter().enumerate().flat_map(move |(j, &key)| {
+                (0..per_key).map(move |t| (vnode_point(key, t), j as u32))
+            })
+        };
+        // Hashing twice is cheaper than writing and reading back a list.
         let mut start = vec![0u32; buckets + 1];
-        let mut raw: Vec<(u64, u32)> = Vec::with_capacity(len);
-        for (j, &key) in keys.iter().enumerate() {
-            for t in 0..per_key {
-                let p = vnode_point(key, t);
-                start[(p >> shift) as usize + 1] += 1;
-                raw.push((p, j as u32));
-            }
+        for (p, _) in points() {
+            start[(p >> shift) as usize + 1] += 1;
         }
         for b in 0..buckets {
             start[b + 1] += start[b];
         }
         let mut fill: Vec<u32> = start[..buckets].to_vec();
-        let mut sorted = vec![(0u64, 0u32); len];
-        for &(p, j) in &raw {
+        let mut pos = vec![0u64; len];
+        let mut owner = vec![0u32; len];
+        for (p, j) in points() {
             let b = (p >> shift) as usize;
-            sorted[fill[b] as usize] = (p, j);
+            let at = fill[b] as usize;
+            pos[at] = p;
+            owner[at] = j;
             fill[b] += 1;
         }
-        drop(raw);
+        drop(fill);
         for b in 0..buckets {
-            let bucket = &mut sorted[start[b] as usize..start[b + 1] as usize];
-            if bucket.len() > 1 {
-                bucket.sort_unstable();
-            }
+            let range = start[b] as usize..start[b + 1] as usize;
+            insertion_sort(&mut pos[range.clone()], &mut owner[range]);
         }
-        let (pos, owner) = sorted.into_iter().unzip();
-        Ring { pos, owner, start, shift }
+        Ring {
+            pos,
+            owner,
+            start,
+            shift,
+        }
     }
 
     /// The index of the first point at or after `p`, wrapping to 0.
@@ -420,6 +428,18 @@ impl Ring {
             0
         } else {
             at as u32
+        }
+    }
+}
+
+/// Sorts the few points of one bucket by (position, owner).
+fn insertion_sort(pos: &mut [u64], owner: &mut [u32]) {
+    for i in 1..pos.len() {
+        let mut k = i;
+        while k > 0 && (pos[k - 1], owner[k - 1]) > (pos[k], owner[k]) {
+            pos.swap(k - 1, k);
+            owner.swap(k - 1, k);
+            k -= 1;
         }
     }
 }
@@ -439,7 +459,11 @@ impl RadixHeap {
     fn with_capacity(capacity: usize) -> RadixHeap {
         let mut buckets: [Vec<(u64, u32)>; 65] = std::array::from_fn(|_| Vec::new());
         buckets[64].reserve(capacity);
-        RadixHeap { last: 0, buckets, len: 0 }
+        RadixHeap {
+            last: 0,
+            buckets,
+            len: 0,
+        }
     }
 
     fn bucket(last: u64, key: u64) -> usize {
