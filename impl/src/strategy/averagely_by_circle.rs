@@ -18,11 +18,7 @@ use crate::{AllocateError, MessageQueue};
 pub struct AveragelyByCircle;
 
 impl AveragelyByCircle {
-    fn deal<'a>(
-        index: usize,
-        queues: &'a [MessageQueue],
-        consumers: usize,
-    ) -> Vec<&'a MessageQueue> {
+    fn deal(index: usize, queues: &[MessageQueue], consumers: usize) -> Vec<&MessageQueue> {
         queues.iter().skip(index).step_by(consumers).collect()
     }
 }

@@ -146,7 +146,7 @@ fn position_in<T>(slice: &[T], element: &T) -> Option<usize> {
 fn group_by_room<'n, I>(
     rooms: I,
     missing: impl FnOnce(usize) -> AllocateError,
-) -> Result<Vec<(Cow<'n, str>, Vec<usize>)>, AllocateError>
+) -> Result<Vec<RoomGroup<'n>>, AllocateError>
 where
     I: Iterator<Item = Option<Cow<'n, str>>>,
 {
@@ -158,7 +158,7 @@ where
         }
     }
     placed.sort_by(|(a, i), (b, j)| compare_utf16(a, b).then(i.cmp(j)));
-    let mut grouped: Vec<(Cow<'n, str>, Vec<usize>)> = Vec::new();
+    let mut grouped: Vec<RoomGroup<'n>> = Vec::new();
     for (room, position) in placed {
         match grouped.last_mut() {
             Some((last, positions)) if *last == room => positions.push(position),
@@ -169,7 +169,7 @@ where
 }
 
 /// Finds `room` in a list from [`group_by_room`].
-fn find_room<'g>(grouped: &'g [(Cow<'_, str>, Vec<usize>)], room: &str) -> Option<&'g [usize]> {
+fn find_room<'g>(grouped: &'g [RoomGroup<'_>], room: &str) -> Option<&'g [usize]> {
     grouped
         .binary_search_by(|(r, _)| compare_utf16(r, room))
         .ok()
@@ -178,9 +178,12 @@ fn find_room<'g>(grouped: &'g [(Cow<'_, str>, Vec<usize>)], room: &str) -> Optio
 
 /// The rooms of all queues and all consumers.
 struct Rooms<'q, 'c> {
-    queues: Vec<(Cow<'q, str>, Vec<usize>)>,
-    consumers: Vec<(Cow<'c, str>, Vec<usize>)>,
+    queues: Vec<RoomGroup<'q>>,
+    consumers: Vec<RoomGroup<'c>>,
 }
+
+/// A room's name and the positions (of queues or of consumers) in it.
+type RoomGroup<'n> = (Cow<'n, str>, Vec<usize>);
 
 impl<S: AllocateStrategy, R: MachineRoomResolver> MachineRoomNearby<S, R> {
     fn rooms<'q, 'c>(
@@ -217,7 +220,7 @@ impl<S: AllocateStrategy, R: MachineRoomResolver> AllocateStrategy for MachineRo
         };
         let rooms = self.rooms(queues, consumers)?;
         // A member's room was resolved above.
-        let Some(&(ref my_room, _)) = rooms
+        let Some((my_room, _)) = rooms
             .consumers
             .iter()
             .find(|(_, positions)| positions.contains(&index))

@@ -1,0 +1,332 @@
+//! The reachable state graph of any Stateright [`Model`], built breadth-first
+//! and stored compactly, for the checks Stateright does not do itself:
+//! liveness under fairness ([`crate::liveness`]) and shortest
+//! counterexamples.
+//!
+//! States are not kept: each is known by a 64-bit fingerprint, its BFS parent
+//! and the action index that reached it, and its outgoing edges. Any state is
+//! rebuilt by replaying action indices from an initial state, which is also
+//! the path format of Stateright's Explorer (`init/action/action/...`).
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
+use std::time::{Duration, Instant};
+
+use stateright::Model;
+
+/// A state's index in the graph.
+pub type StateId = u32;
+
+/// Where exploration stops early.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Stop after this many unique states.
+    pub max_states: Option<usize>,
+    /// Stop after this much time.
+    pub timeout: Option<Duration>,
+}
+
+/// Why an exploration did not finish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cutoff {
+    /// `max_states` was reached.
+    StateLimit,
+    /// `timeout` passed.
+    Timeout,
+}
+
+impl std::fmt::Display for Cutoff {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Cutoff::StateLimit => "state limit reached",
+            Cutoff::Timeout => "timeout",
+        })
+    }
+}
+
+/// One transition: the action at `action` (its index in `Model::actions`)
+/// leads to `target`. No-op actions are not edges; see [`StateInfo::noops`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Edge {
+    /// The state reached.
+    pub target: StateId,
+    /// The action's index among the state's actions.
+    pub action: u32,
+    /// The action's fairness class, if it is under fairness.
+    pub class: Option<u64>,
+}
+
+/// What a [`Graph`] records about each state besides its edges.
+#[derive(Debug, Clone, Default)]
+pub struct StateInfo {
+    /// Whether the state satisfies the predicate the graph was built with.
+    pub good: bool,
+    /// Fairness classes of the actions enabled here that change nothing
+    /// (Stateright drops them; for fairness they are taken in place).
+    pub noops: Vec<u64>,
+}
+
+/// The reachable state graph.
+#[derive(Debug)]
+pub struct Graph {
+    /// BFS parent and the action index from it (`None` for initial states,
+    /// whose own index is kept in `init_index`).
+    parent: Vec<Option<(StateId, u32)>>,
+    init_index: Vec<u32>,
+    /// Edges of state `s`: `edges[offsets[s]..offsets[s + 1]]`.
+    offsets: Vec<u32>,
+    edges: Vec<Edge>,
+    info: Vec<StateInfo>,
+    depth: Vec<u32>,
+    /// Set when exploration stopped early: the graph is then partial.
+    pub cutoff: Option<Cutoff>,
+    /// Wall-clock time the exploration took.
+    pub elapsed: Duration,
+}
+
+/// A fingerprint that is the same in every run (unlike a randomly keyed
+/// hasher), so that graphs are reproducible.
+fn fingerprint<T: Hash>(value: &T) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// How a model's actions map to fairness classes, and which states are good.
+pub trait Classify<M: Model> {
+    /// The fairness class of `action` in `state`, or `None` when the action
+    /// is not under fairness (the environment: crashes, joins, losses).
+    fn class(&self, model: &M, state: &M::State, action: &M::Action) -> Option<u64>;
+    /// The predicate recorded per state (for liveness: converged).
+    fn good(&self, model: &M, state: &M::State) -> bool;
+}
+
+impl Graph {
+    /// Explores every state reachable from `model`'s initial states,
+    /// breadth-first, within `limits` and `Model::within_boundary`.
+    pub fn explore<M, C>(model: &M, classify: &C, limits: Limits) -> Graph
+    where
+        M: Model,
+        M::State: Hash,
+        M::Action: Clone,
+        C: Classify<M>,
+    {
+        let started = Instant::now();
+        let mut graph = Graph {
+            parent: Vec::new(),
+            init_index: Vec::new(),
+            offsets: vec![0],
+            edges: Vec::new(),
+            info: Vec::new(),
+            depth: Vec::new(),
+            cutoff: None,
+            elapsed: Duration::ZERO,
+        };
+        let mut ids: HashMap<u64, StateId> = HashMap::new();
+        let mut frontier: VecDeque<(StateId, M::State)> = VecDeque::new();
+        // Adds a state if new; returns its id.
+        let mut visit = |graph: &mut Graph,
+                         frontier: &mut VecDeque<(StateId, M::State)>,
+                         state: M::State,
+                         parent: Option<(StateId, u32)>,
+                         depth: u32|
+         -> StateId {
+            let fp = fingerprint(&state);
+            if let Some(&id) = ids.get(&fp) {
+                return id;
+            }
+            let id = graph.parent.len() as StateId;
+            ids.insert(fp, id);
+            graph.parent.push(parent);
+            graph.depth.push(depth);
+            graph.info.push(StateInfo {
+                good: classify.good(model, &state),
+                noops: Vec::new(),
+            });
+            if model.within_boundary(&state) {
+                frontier.push_back((id, state));
+            }
+            id
+        };
+        for (index, state) in model.init_states().into_iter().enumerate() {
+            let before = graph.parent.len();
+            let id = visit(&mut graph, &mut frontier, state, None, 0);
+            if id as usize == before {
+                graph.init_index.push(index as u32);
+            }
+        }
+        // States are expanded in id order (BFS), so edges stay in CSR order.
+        let mut expanded: StateId = 0;
+        let mut actions = Vec::new();
+        while let Some((id, state)) = frontier.pop_front() {
+            // States outside the boundary were never queued: give them no edges.
+            while expanded < id {
+                graph.offsets.push(graph.edges.len() as u32);
+                expanded += 1;
+            }
+            if graph.cutoff.is_none() {
+                if limits
+                    .max_states
+                    .is_some_and(|max| graph.parent.len() >= max)
+                {
+                    graph.cutoff = Some(Cutoff::StateLimit);
+                } else if limits.timeout.is_some_and(|t| started.elapsed() >= t) {
+                    graph.cutoff = Some(Cutoff::Timeout);
+                }
+            }
+            if graph.cutoff.is_some() {
+                graph.offsets.push(graph.edges.len() as u32);
+                expanded += 1;
+                continue;
+            }
+            actions.clear();
+            model.actions(&state, &mut actions);
+            let depth = graph.depth[id as usize] + 1;
+            for (index, action) in actions.iter().enumerate() {
+                let class = classify.class(model, &state, action);
+                match model.next_state(&state, action.clone()) {
+                    Some(next) => {
+                        let target = visit(
+                            &mut graph,
+                            &mut frontier,
+                            next,
+                            Some((id, index as u32)),
+                            depth,
+                        );
+                        graph.edges.push(Edge {
+                            target,
+                            action: index as u32,
+                            class,
+                        });
+                    }
+                    None => {
+                        if let Some(class) = class {
+                            graph.info[id as usize].noops.push(class);
+                        }
+                    }
+                }
+            }
+            graph.offsets.push(graph.edges.len() as u32);
+            expanded += 1;
+        }
+        while (expanded as usize) < graph.parent.len() {
+            graph.offsets.push(graph.edges.len() as u32);
+            expanded += 1;
+        }
+        graph.elapsed = started.elapsed();
+        graph
+    }
+
+    /// The number of states.
+    pub fn len(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// Whether the graph has no state.
+    pub fn is_empty(&self) -> bool {
+        self.parent.is_empty()
+    }
+
+    /// The number of edges.
+    pub fn edge_count(&self) -> usize {
+        self.edges.len()
+    }
+
+    /// The largest BFS depth.
+    pub fn max_depth(&self) -> usize {
+        self.depth.iter().copied().max().unwrap_or(0) as usize
+    }
+
+    /// The bytes this graph holds per state (edges, parents, fingerprints).
+    pub fn bytes_per_state(&self) -> usize {
+        let noops: usize = self.info.iter().map(|i| i.noops.capacity() * 8).sum();
+        let bytes = self.parent.capacity() * std::mem::size_of::<Option<(StateId, u32)>>()
+            + self.offsets.capacity() * 4
+            + self.edges.capacity() * std::mem::size_of::<Edge>()
+            + self.info.capacity() * std::mem::size_of::<StateInfo>()
+            + self.depth.capacity() * 4
+            + noops
+            // The fingerprint map: key, value and hashbrown's control byte.
+            + self.len() * 13;
+        bytes / self.len().max(1)
+    }
+
+    /// The outgoing edges of `state`.
+    pub fn edges(&self, state: StateId) -> &[Edge] {
+        let s = state as usize;
+        &self.edges[self.offsets[s] as usize..self.offsets[s + 1] as usize]
+    }
+
+    /// What was recorded about `state`.
+    pub fn info(&self, state: StateId) -> &StateInfo {
+        &self.info[state as usize]
+    }
+
+    /// The shortest path to `state` as Explorer action indices: the initial
+    /// state's index, then one action index per step.
+    pub fn path_to(&self, state: StateId) -> Vec<u32> {
+        let mut steps = Vec::new();
+        let mut at = state;
+        while let Some((parent, action)) = self.parent[at as usize] {
+            steps.push(action);
+            at = parent;
+        }
+        let init = self.init_position(at);
+        steps.push(init);
+        steps.reverse();
+        steps
+    }
+
+    fn init_position(&self, state: StateId) -> u32 {
+        // Initial states are the first ids, in init_states order (duplicates
+        // skipped).
+        self.init_index[state as usize]
+    }
+
+    /// The first state in BFS order that fails `good`: a counterexample of
+    /// `always good` with the fewest steps.
+    pub fn first_bad(&self) -> Option<StateId> {
+        (0..self.len() as StateId).find(|&s| !self.info[s as usize].good)
+    }
+}
+
+/// Rebuilds the states and actions along Explorer action indices.
+pub fn replay<M>(model: &M, indices: &[u32]) -> Vec<(M::State, Option<M::Action>)>
+where
+    M: Model,
+    M::State: Clone,
+    M::Action: Clone,
+{
+    let mut out = Vec::new();
+    let Some((&init, steps)) = indices.split_first() else {
+        return out;
+    };
+    let Some(mut state) = model.init_states().into_iter().nth(init as usize) else {
+        return out;
+    };
+    let mut actions = Vec::new();
+    for &index in steps {
+        actions.clear();
+        model.actions(&state, &mut actions);
+        let Some(action) = actions.get(index as usize).cloned() else {
+            break;
+        };
+        let next = model
+            .next_state(&state, action.clone())
+            .unwrap_or_else(|| state.clone());
+        out.push((state, Some(action)));
+        state = next;
+    }
+    out.push((state, None));
+    out
+}
+
+/// Explorer's path text for action indices: `0/3/1`.
+pub fn encode_path(indices: &[u32]) -> String {
+    indices
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join("/")
+}
