@@ -117,6 +117,20 @@ fn enabled(graph: &Graph, state: StateId) -> BTreeSet<u64> {
         .collect()
 }
 
+/// The fairness classes enabled in every one of `states`.
+fn enabled_throughout(graph: &Graph, states: &[StateId]) -> BTreeSet<u64> {
+    let mut states = states.iter();
+    let Some(&first) = states.next() else {
+        return BTreeSet::new();
+    };
+    let mut always = enabled(graph, first);
+    for &s in states {
+        let here = enabled(graph, s);
+        always.retain(|class| here.contains(class));
+    }
+    always
+}
+
 /// Checks "eventually always good" under weak fairness on a complete graph.
 /// Returns the first violation found, as a lasso.
 pub fn find_fair_bad_cycle(graph: &Graph) -> Option<Lasso> {
@@ -137,14 +151,8 @@ pub fn find_fair_bad_cycle(graph: &Graph) -> Option<Lasso> {
         let has_cycle = states
             .iter()
             .any(|&s| graph.edges(s).iter().any(|e| inside(e.target)));
-        let mut always: Option<BTreeSet<u64>> = None;
         let mut taken: HashSet<u64> = HashSet::new();
         for &s in states {
-            let here = enabled(graph, s);
-            always = Some(match always {
-                None => here,
-                Some(prev) => prev.intersection(&here).copied().collect(),
-            });
             taken.extend(graph.info(s).noops.iter().copied());
             taken.extend(
                 graph
@@ -154,8 +162,9 @@ pub fn find_fair_bad_cycle(graph: &Graph) -> Option<Lasso> {
                     .filter_map(|e| e.class),
             );
         }
-        let always = always.unwrap_or_default();
-        let fair = always.iter().all(|class| taken.contains(class));
+        let fair = enabled_throughout(graph, states)
+            .iter()
+            .all(|class| taken.contains(class));
         if !fair || (!has_cycle && states.len() > 1) {
             continue;
         }
@@ -227,16 +236,7 @@ fn build_lasso(
                     .flat_map(|&s| graph.info(s).noops.iter().copied()),
             )
             .collect();
-        let mut always: Option<BTreeSet<u64>> = None;
-        for &s in &cycle_states {
-            let here = enabled(graph, s);
-            always = Some(match always {
-                None => here,
-                Some(prev) => prev.intersection(&here).copied().collect(),
-            });
-        }
-        let Some(missing) = always
-            .unwrap_or_default()
+        let Some(missing) = enabled_throughout(graph, &cycle_states)
             .into_iter()
             .find(|class| !taken.contains(class))
         else {
