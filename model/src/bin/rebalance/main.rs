@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod allocate;
+mod compare;
 
 /// Allocate, model-check and compare RocketMQ consumer-group rebalancing.
 #[derive(Debug, Parser)]
@@ -25,12 +26,16 @@ enum Command {
     /// Run an allocation strategy: on a generated group (a table of who gets
     /// what), or on conformance cases (`--cases FILE`).
     Allocate(allocate::AllocateArgs),
+    /// Compare every strategy on joins, leaves and queue growth: balance,
+    /// queues moved against the lower bound, disagreement, time.
+    Compare(compare::CompareArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Allocate(args) => allocate::run(args),
+        Command::Compare(args) => compare::run(args),
     }
 }
 

@@ -1,0 +1,103 @@
+//! `rebalance compare`: every strategy against the same joins, leaves and
+//! queue growth; a table, JSON, or an SVG picture. The measuring lives in
+//! [`rocketmq_rebalance_model::compare`].
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use rocketmq_rebalance_model::compare::{compare, markdown, svg, Options};
+
+use crate::EXIT_BAD_INPUT;
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Group sizes before the change, comma-separated (each at least 2).
+    #[arg(long, value_delimiter = ',', default_values_t = Options::default().consumers)]
+    consumers: Vec<usize>,
+
+    /// Queue counts before growth, comma-separated (each at least 1).
+    #[arg(long, value_delimiter = ',', default_values_t = Options::default().queues)]
+    queues: Vec<usize>,
+
+    /// Random groups per (consumers, queues) pair.
+    #[arg(long, default_value_t = Options::default().trials)]
+    trials: usize,
+
+    /// Seed of the random client ids, topics and views.
+    #[arg(long, default_value_t = Options::default().seed)]
+    seed: u64,
+
+    /// Strategies to compare, comma-separated (default: every one that makes
+    /// sense without configuration).
+    #[arg(long, value_delimiter = ',')]
+    strategies: Option<Vec<String>>,
+
+    /// Extra STICKY rows with these load windows (STICKY-k), comma-separated;
+    /// `--slack ''` for none.
+    #[arg(long, value_delimiter = ',', default_values_t = Options::default().slacks)]
+    slack: Vec<usize>,
+
+    /// Time one whole-group call at QUEUESxCONSUMERS.
+    #[arg(long, value_name = "QxN", default_value = "100000x10000", value_parser = parse_size)]
+    time_at: (usize, usize),
+
+    /// Do not time the strategies.
+    #[arg(long)]
+    no_timing: bool,
+
+    /// Print the whole report as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+
+    /// Also write an SVG picture of queues moved on a join against group
+    /// size (at the largest queue count) to FILE.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+}
+
+fn parse_size(text: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("expected QUEUESxCONSUMERS such as 100000x10000, got {text:?}");
+    let (q, c) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    Ok((
+        q.trim().parse().map_err(|_| bad())?,
+        c.trim().parse().map_err(|_| bad())?,
+    ))
+}
+
+pub fn run(args: CompareArgs) -> ExitCode {
+    let options = Options {
+        consumers: args.consumers,
+        queues: args.queues,
+        trials: args.trials,
+        seed: args.seed,
+        strategies: args.strategies,
+        slacks: args.slack,
+        timing: (!args.no_timing).then_some(args.time_at),
+    };
+    let report = match compare(&options) {
+        Ok(report) => report,
+        Err(message) => {
+            eprintln!("rebalance compare: {message}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    if let Some(path) = &args.svg {
+        if let Err(e) = std::fs::write(path, svg(&report)) {
+            eprintln!("rebalance compare: cannot write {}: {e}", path.display());
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    }
+    if args.json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(text) => println!("{text}"),
+            Err(e) => {
+                eprintln!("rebalance compare: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        print!("{}", markdown(&report));
+    }
+    ExitCode::SUCCESS
+}
