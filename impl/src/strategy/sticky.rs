@@ -42,7 +42,9 @@ use crate::{AllocateError, MessageQueue};
 /// the client id's UTF-8 bytes for a consumer, and of `topic`, a `0xFF`
 /// byte, `brokerName`, a `0xFF` byte and the queue id as four little-endian
 /// bytes for a queue. Point `t` of a consumer with key `k` is
-/// `splitmix64(k ^ (t + 1) * 0x9E3779B97F4A7C15)`.
+/// `splitmix64(k ^ (t + 1) * 0x9E3779B97F4A7C15)` with its low 24 bits
+/// replaced by the consumer's rank among the distinct ids in byte order
+/// (ties between points break by that rank).
 ///
 /// ```
 /// use rocketmq_rebalance::{strategy::Sticky, AllocateStrategy, MessageQueue};
@@ -288,7 +290,7 @@ fn match_on_ring(points: &[u64], keys: &[u64], lo: usize, hi: usize) -> Vec<usiz
         return vec![0; m];
     }
     let ring = Ring::new(keys, Sticky::VIRTUAL_NODES);
-    let len = ring.pos.len();
+    let len = ring.len();
     // skip[i]: a point after i (clockwise) with only closed points between.
     let mut skip: Vec<u32> = (1..=len as u32).collect();
     if let Some(last) = skip.last_mut() {
@@ -297,7 +299,7 @@ fn match_on_ring(points: &[u64], keys: &[u64], lo: usize, hi: usize) -> Vec<usiz
     let mut cursor: Vec<u32> = points.iter().map(|&p| ring.first_at_or_after(p)).collect();
     let mut waiting = RadixHeap::with_capacity(m);
     for (i, (&p, &at)) in points.iter().zip(&cursor).enumerate() {
-        waiting.push(ring.pos[at as usize].wrapping_sub(p), i as u32);
+        waiting.push(ring.position(at as usize).wrapping_sub(p), i as u32);
     }
 
     let mut load = vec![0usize; n];
@@ -314,13 +316,13 @@ fn match_on_ring(points: &[u64], keys: &[u64], lo: usize, hi: usize) -> Vec<usiz
         }
         let i = i as usize;
         let at = cursor[i] as usize;
-        let found = first_open(&ring.owner, &closed, &mut skip, at);
+        let found = first_open(&ring, &closed, &mut skip, at);
         if found != at {
             cursor[i] = found as u32;
-            waiting.push(ring.pos[found].wrapping_sub(points[i]), i as u32);
+            waiting.push(ring.position(found).wrapping_sub(points[i]), i as u32);
             continue;
         }
-        let j = ring.owner[at] as usize;
+        let j = ring.owner(at);
         if load[j] >= lo {
             above_lo -= 1;
         }
@@ -349,9 +351,9 @@ fn match_on_ring(points: &[u64], keys: &[u64], lo: usize, hi: usize) -> Vec<usiz
 /// The first point at or after `at` (clockwise) whose consumer is open,
 /// pointing the links of the closed points passed straight at it. Only
 /// called while some consumer is open.
-fn first_open(owner: &[u32], closed: &[bool], skip: &mut [u32], at: usize) -> usize {
+fn first_open(ring: &Ring, closed: &[bool], skip: &mut [u32], at: usize) -> usize {
     let mut found = at;
-    while closed[owner[found] as usize] {
+    while closed[ring.owner(found)] {
         found = skip[found] as usize;
     }
     let mut x = at;
@@ -367,64 +369,84 @@ fn first_open(owner: &[u32], closed: &[bool], skip: &mut [u32], at: usize) -> us
 /// bits of the position: the points are uniform, so a counting sort by
 /// bucket and a tiny sort inside each bucket beat a comparison sort, and a
 /// queue finds its first point by looking in one bucket.
+///
+/// A point is one `u64`: the top bits of its hash with the owner's index in
+/// the low [`Ring::owner_bits`] bits, so that sorting and scattering move
+/// one array instead of two. That shifts a point by less than `2^24` out of
+/// `2^64`, and breaks ties between equal hashes by owner.
 struct Ring {
-    pos: Vec<u64>,
-    owner: Vec<u32>,
+    points: Vec<u64>,
     /// `start[b]..start[b + 1]`: the points whose top `bits` bits are `b`.
     start: Vec<u32>,
     shift: u32,
+    owner_mask: u64,
 }
 
 impl Ring {
     fn new(keys: &[u64], per_key: usize) -> Ring {
         let len = keys.len() * per_key;
+        let owner_bits = Ring::owner_bits(keys.len());
+        let owner_mask = (1u64 << owner_bits) - 1;
         // About eight points a bucket: a bucket index small enough to stay
         // in cache while the points are counted and scattered.
         let bits = (usize::BITS - (len / 8).leading_zeros()).clamp(1, 31);
         let shift = 64 - bits;
         let buckets = 1usize << bits;
-        let points = || {
+        let each = || {
             keys.iter().enumerate().flat_map(move |(j, &key)| {
-                (0..per_key).map(move |t| (vnode_point(key, t), j as u32))
+                (0..per_key).map(move |t| (vnode_point(key, t) & !owner_mask) | j as u64)
             })
         };
         // Hashing twice is cheaper than writing and reading back a list.
         let mut start = vec![0u32; buckets + 1];
-        for (p, _) in points() {
+        for p in each() {
             start[(p >> shift) as usize + 1] += 1;
         }
         for b in 0..buckets {
             start[b + 1] += start[b];
         }
         let mut fill: Vec<u32> = start[..buckets].to_vec();
-        let mut pos = vec![0u64; len];
-        let mut owner = vec![0u32; len];
-        for (p, j) in points() {
+        let mut points = vec![0u64; len];
+        for p in each() {
             let b = (p >> shift) as usize;
-            let at = fill[b] as usize;
-            pos[at] = p;
-            owner[at] = j;
+            points[fill[b] as usize] = p;
             fill[b] += 1;
         }
         drop(fill);
         for b in 0..buckets {
-            let range = start[b] as usize..start[b + 1] as usize;
-            insertion_sort(&mut pos[range.clone()], &mut owner[range]);
+            insertion_sort(&mut points[start[b] as usize..start[b + 1] as usize]);
         }
         Ring {
-            pos,
-            owner,
+            points,
             start,
             shift,
+            owner_mask,
         }
+    }
+
+    /// Low bits that hold the owner: 24 (16 million consumers) or more.
+    fn owner_bits(consumers: usize) -> u32 {
+        (usize::BITS - consumers.saturating_sub(1).leading_zeros()).max(24)
+    }
+
+    fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    fn position(&self, at: usize) -> u64 {
+        self.points[at]
+    }
+
+    fn owner(&self, at: usize) -> usize {
+        (self.points[at] & self.owner_mask) as usize
     }
 
     /// The index of the first point at or after `p`, wrapping to 0.
     fn first_at_or_after(&self, p: u64) -> u32 {
         let b = (p >> self.shift) as usize;
         let (from, to) = (self.start[b] as usize, self.start[b + 1] as usize);
-        let at = from + self.pos[from..to].partition_point(|&x| x < p);
-        if at == self.pos.len() {
+        let at = from + self.points[from..to].partition_point(|&x| x < p);
+        if at == self.points.len() {
             0
         } else {
             at as u32
@@ -432,13 +454,12 @@ impl Ring {
     }
 }
 
-/// Sorts the few points of one bucket by (position, owner).
-fn insertion_sort(pos: &mut [u64], owner: &mut [u32]) {
-    for i in 1..pos.len() {
+/// Sorts the few points of one bucket.
+fn insertion_sort(points: &mut [u64]) {
+    for i in 1..points.len() {
         let mut k = i;
-        while k > 0 && (pos[k - 1], owner[k - 1]) > (pos[k], owner[k]) {
-            pos.swap(k - 1, k);
-            owner.swap(k - 1, k);
+        while k > 0 && points[k - 1] > points[k] {
+            points.swap(k - 1, k);
             k -= 1;
         }
     }
