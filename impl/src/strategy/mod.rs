@@ -190,8 +190,18 @@ fn check_lists(
 }
 
 /// Java's `List.indexOf`: the first position of `current`.
+///
+/// This scan is the whole cost of a per-consumer call of the averaging
+/// strategies, so it rejects on the length and the last byte (client ids
+/// differ most at the end, in the pid) before comparing whole ids.
 fn index_of(consumers: &[String], current: &str) -> Option<usize> {
-    consumers.iter().position(|c| c == current)
+    let target = current.as_bytes();
+    let last = *target.last()?;
+    let end = target.len() - 1;
+    consumers.iter().position(|c| {
+        let c = c.as_bytes();
+        c.len() == target.len() && c[end] == last && c == target
+    })
 }
 
 /// The checks of [`check`] for a whole group: the error of the first consumer
