@@ -25,6 +25,9 @@ pub struct Limits {
     pub max_states: Option<usize>,
     /// Stop after this much time.
     pub timeout: Option<Duration>,
+    /// Stop as soon as a state fails the predicate: enough to find the
+    /// shortest path to one (see [`shortest_path_to_bad`]).
+    pub stop_at_bad: bool,
 }
 
 /// Why an exploration did not finish.
@@ -79,6 +82,9 @@ pub struct Graph {
     edges: Vec<Edge>,
     info: Vec<StateInfo>,
     depth: Vec<u32>,
+    /// The first state discovered (so one with fewest steps) that fails the
+    /// predicate.
+    first_bad: Option<StateId>,
     /// Set when exploration stopped early: the graph is then partial.
     pub cutoff: Option<Cutoff>,
     /// Wall-clock time the exploration took.
@@ -120,6 +126,7 @@ impl Graph {
             edges: Vec::new(),
             info: Vec::new(),
             depth: Vec::new(),
+            first_bad: None,
             cutoff: None,
             elapsed: Duration::ZERO,
         };
@@ -140,8 +147,12 @@ impl Graph {
             ids.insert(fp, id);
             graph.parent.push(parent);
             graph.depth.push(depth);
+            let good = classify.good(model, &state);
+            if !good && graph.first_bad.is_none() {
+                graph.first_bad = Some(id);
+            }
             graph.info.push(StateInfo {
-                good: classify.good(model, &state),
+                good,
                 noops: Vec::new(),
             });
             if model.within_boundary(&state) {
@@ -149,6 +160,7 @@ impl Graph {
             }
             id
         };
+        let found_bad = |graph: &Graph| limits.stop_at_bad && graph.first_bad.is_some();
         for (index, state) in model.init_states().into_iter().enumerate() {
             let before = graph.parent.len();
             let id = visit(&mut graph, &mut frontier, state, None, 0);
@@ -175,7 +187,7 @@ impl Graph {
                     graph.cutoff = Some(Cutoff::Timeout);
                 }
             }
-            if graph.cutoff.is_some() {
+            if graph.cutoff.is_some() || found_bad(&graph) {
                 graph.offsets.push(graph.edges.len() as u32);
                 expanded += 1;
                 continue;
@@ -287,8 +299,29 @@ impl Graph {
     /// The first state in BFS order that fails `good`: a counterexample of
     /// `always good` with the fewest steps.
     pub fn first_bad(&self) -> Option<StateId> {
-        (0..self.len() as StateId).find(|&s| !self.info[s as usize].good)
+        self.first_bad
     }
+}
+
+/// The shortest path (Explorer action indices) to a state that fails
+/// `classify.good`, by breadth-first search that stops at the first one.
+/// Stateright's own BFS does not promise shortest counterexamples; this does.
+pub fn shortest_path_to_bad<M, C>(model: &M, classify: &C, limits: Limits) -> Option<Vec<u32>>
+where
+    M: Model,
+    M::State: Hash,
+    M::Action: Clone,
+    C: Classify<M>,
+{
+    let graph = Graph::explore(
+        model,
+        classify,
+        Limits {
+            stop_at_bad: true,
+            ..limits
+        },
+    );
+    graph.first_bad().map(|state| graph.path_to(state))
 }
 
 /// Rebuilds the states and actions along Explorer action indices.
@@ -329,4 +362,68 @@ pub fn encode_path(indices: &[u32]) -> String {
         .map(u32::to_string)
         .collect::<Vec<_>>()
         .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts up by 1 or by 3 from 0; 6 is bad. The shortest way there takes
+    /// two steps (3, 6), the first found depth-first may take six.
+    struct Counter;
+
+    impl Model for Counter {
+        type State = u8;
+        type Action = u8;
+        fn init_states(&self) -> Vec<u8> {
+            vec![0]
+        }
+        fn actions(&self, state: &u8, actions: &mut Vec<u8>) {
+            if *state < 9 {
+                actions.extend([1, 3]);
+            }
+        }
+        fn next_state(&self, state: &u8, step: u8) -> Option<u8> {
+            Some(state + step)
+        }
+    }
+
+    struct SixIsBad;
+
+    impl Classify<Counter> for SixIsBad {
+        fn class(&self, _: &Counter, _: &u8, _: &u8) -> Option<u64> {
+            None
+        }
+        fn good(&self, _: &Counter, state: &u8) -> bool {
+            *state != 6
+        }
+    }
+
+    #[test]
+    fn the_path_to_a_bad_state_is_shortest() {
+        let path = shortest_path_to_bad(&Counter, &SixIsBad, Limits::default());
+        assert_eq!(path, Some(vec![0, 1, 1]));
+        let states: Vec<u8> = replay(&Counter, &[0, 1, 1])
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect();
+        assert_eq!(states, [0, 3, 6]);
+        assert_eq!(encode_path(&[0, 1, 1]), "0/1/1");
+    }
+
+    #[test]
+    fn a_limit_makes_the_graph_partial() {
+        let graph = Graph::explore(
+            &Counter,
+            &SixIsBad,
+            Limits {
+                max_states: Some(3),
+                ..Limits::default()
+            },
+        );
+        assert_eq!(graph.cutoff, Some(Cutoff::StateLimit));
+        let full = Graph::explore(&Counter, &SixIsBad, Limits::default());
+        assert_eq!(full.cutoff, None);
+        assert_eq!(full.len(), 12);
+    }
 }
