@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod allocate;
+mod check;
 mod compare;
 
 /// Allocate, model-check and compare RocketMQ consumer-group rebalancing.
@@ -26,6 +27,9 @@ enum Command {
     /// Run an allocation strategy: on a generated group (a table of who gets
     /// what), or on conformance cases (`--cases FILE`).
     Allocate(allocate::AllocateArgs),
+    /// Model-check the rebalance protocol of a scenario: every interleaving
+    /// of joins, heartbeats, notifications, rebalances and faults.
+    Check(check::CheckArgs),
     /// Compare every strategy on joins, leaves and queue growth: balance,
     /// queues moved against the lower bound, disagreement, time.
     Compare(compare::CompareArgs),
@@ -35,6 +39,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Allocate(args) => allocate::run(args),
+        Command::Check(args) => check::run(args),
         Command::Compare(args) => compare::run(args),
     }
 }

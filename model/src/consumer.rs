@@ -1,0 +1,267 @@
+//! A push consumer's rebalance (`RebalanceImpl`, `RebalanceService`,
+//! `MQClientInstance`): no leader; each consumer computes its own share
+//! from the member list of one broker and its cached route.
+
+use crate::config::{members_of, Config, ConsumerSet, QueueSet, MAX_TOPICS};
+use crate::message::{Message, Output, Peer, Step, Timer};
+use rocketmq_rebalance::plan_update;
+
+/// Life cycle of a consumer process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Phase {
+    /// Not started yet.
+    Idle,
+    /// Started: heartbeating and rebalancing.
+    Running,
+    /// Shut down gracefully.
+    Left,
+    /// Died without a word.
+    Crashed,
+}
+
+/// One consumer's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct ConsumerState {
+    /// Life cycle.
+    pub phase: Phase,
+    /// Cached route version (`topicSubscribeInfoTable`).
+    pub route: u8,
+    /// Topics whose rebalance is due (bit set): wake-ups merge into it.
+    pub due: u8,
+    /// The topic whose `GET_CONSUMER_LIST_BY_GROUP` is in flight: the
+    /// rebalance service is one thread, blocked on it.
+    pub querying: Option<u8>,
+    /// Queues it consumes (`processQueueTable`).
+    pub owned: QueueSet,
+    /// Per topic, the member list its last allocation used. Not kept by
+    /// RocketMQ; recorded so the properties can say what the group agreed on.
+    pub views: [Option<ConsumerSet>; MAX_TOPICS],
+}
+
+impl ConsumerState {
+    /// The state at start: idle for joiners; otherwise running, registered
+    /// and balanced, as if it had been up for a while.
+    pub fn start(cfg: &Config, me: usize) -> (Self, Vec<Output>) {
+        let spec = &cfg.consumers[me];
+        let mut state = Self {
+            phase: Phase::Idle,
+            route: 0,
+            due: 0,
+            querying: None,
+            owned: 0,
+            views: [None; MAX_TOPICS],
+        };
+        if spec.joins {
+            return (state, vec![Output::Arm(Timer::Join)]);
+        }
+        state.phase = Phase::Running;
+        for topic in subscribed(cfg, me) {
+            // The member list of a broker this consumer reaches.
+            let members = (0..cfg.broker_names.len())
+                .find(|&b| spec.unreachable & (1 << b) == 0)
+                .map_or(0, |b| cfg.initial_members() & cfg.reachable_from(b));
+            if let Some(share) = cfg.allocate(0, topic, members, me) {
+                state.owned |= share;
+            }
+            state.views[topic] = Some(members);
+        }
+        let outputs = state.environment_timers(cfg, me);
+        (state, outputs)
+    }
+
+    /// Handles a timer.
+    pub fn on_timer(&self, cfg: &Config, me: usize, timer: &Timer) -> Step<Self> {
+        let spec = &cfg.consumers[me];
+        match (self.phase, timer) {
+            (Phase::Idle, Timer::Join) => {
+                // start(): heartbeat to every broker, then rebalanceImmediately.
+                let next = Self {
+                    phase: Phase::Running,
+                    due: topic_mask(cfg, me),
+                    ..self.clone()
+                };
+                let mut outputs = broadcast(cfg, me, Message::Heartbeat);
+                outputs.extend(next.environment_timers(cfg, me));
+                outputs.extend(next.schedule(cfg, me));
+                Some((next, outputs))
+            }
+            (Phase::Running, Timer::Rebalance { broker }) => {
+                let topic = self.due.trailing_zeros() as u8;
+                if self.querying.is_some() || self.due == 0 {
+                    return None;
+                }
+                let next = Self {
+                    due: self.due & !(1 << topic),
+                    querying: Some(topic),
+                    ..self.clone()
+                };
+                let mut outputs: Vec<Output> = candidates(cfg, me)
+                    .filter(|b| b != broker)
+                    .map(|b| Output::Disarm(Timer::Rebalance { broker: b }))
+                    .collect();
+                outputs.push(Output::Send(
+                    Peer::Broker(*broker),
+                    Message::GetConsumerList { topic },
+                ));
+                Some((next, outputs))
+            }
+            (Phase::Running, Timer::Shutdown) if spec.may_leave => {
+                // shutdown(): drop every process queue, unregister everywhere.
+                let mut outputs = self.stop_timers(cfg, me);
+                outputs.extend(broadcast(cfg, me, Message::Unregister));
+                Some((Self::stopped(Phase::Left), outputs))
+            }
+            (Phase::Running, Timer::Crash) if spec.may_crash => {
+                // Nothing is sent; each broker's scan notices the silence.
+                let mut outputs = self.stop_timers(cfg, me);
+                outputs.extend(broadcast(cfg, me, Message::SilenceExpired));
+                Some((Self::stopped(Phase::Crashed), outputs))
+            }
+            _ => None,
+        }
+    }
+
+    /// Handles a message.
+    pub fn on_message(&self, cfg: &Config, me: usize, msg: &Message) -> Step<Self> {
+        match msg {
+            // The route fetched at start: an idle consumer caches it too.
+            Message::RouteData { version } if self.phase == Phase::Idle => (*version != self.route)
+                .then(|| {
+                    let next = Self {
+                        route: *version,
+                        ..self.clone()
+                    };
+                    (next, Vec::new())
+                }),
+            _ if self.phase != Phase::Running => None,
+            // A route change is acted on at the next tick, like a wake-up.
+            Message::RouteData { version } => {
+                let next = Self {
+                    route: *version,
+                    ..self.clone()
+                };
+                next.wake(cfg, me).or(Some((next, Vec::new())))
+            }
+            Message::NotifyConsumerIdsChanged | Message::PeriodicTick => self.wake(cfg, me),
+            Message::ConsumerList { topic, members } if self.querying == Some(*topic) => {
+                Some(self.apply(cfg, me, *topic as usize, *members))
+            }
+            _ => None,
+        }
+    }
+
+    /// A wake-up: every subscribed topic is due again. Wake-ups merge, so
+    /// one that finds everything due already changes nothing.
+    fn wake(&self, cfg: &Config, me: usize) -> Step<Self> {
+        let due = self.due | topic_mask(cfg, me);
+        if due == self.due {
+            return None;
+        }
+        let next = Self {
+            due,
+            ..self.clone()
+        };
+        let outputs = if self.due == 0 && self.querying.is_none() {
+            next.schedule(cfg, me)
+        } else {
+            Vec::new()
+        };
+        Some((next, outputs))
+    }
+
+    /// `rebalanceByTopic` with the broker's answer, then
+    /// `updateProcessQueueTableInRebalance` through the shared `plan_update`.
+    fn apply(
+        &self,
+        cfg: &Config,
+        me: usize,
+        topic: usize,
+        members: ConsumerSet,
+    ) -> (Self, Vec<Output>) {
+        let mut next = Self {
+            querying: None,
+            ..self.clone()
+        };
+        // A failed allocation is logged and the round ends unchanged.
+        if let Some(allocated) = cfg.allocate(self.route, topic, members, me) {
+            let topic_queues = cfg.topic_queues(topic);
+            let owned: Vec<usize> = members_of(self.owned & topic_queues).collect();
+            let wanted: Vec<usize> = members_of(allocated).collect();
+            let plan = plan_update(&owned, &wanted);
+            let dropped = plan.drop.iter().fold(0, |set, q| set | 1 << q);
+            let added = plan.add.iter().fold(0, |set, q| set | 1 << q);
+            next.owned = (self.owned & !dropped) | added;
+            next.views[topic] = Some(members);
+        }
+        let outputs = next.schedule(cfg, me);
+        (next, outputs)
+    }
+
+    /// Arms the rebalance turn when a topic is due: one timer per broker
+    /// it can ask, for RocketMQ picks one at random. Unreachable brokers
+    /// are left out: asking one ends the round unchanged, which in a
+    /// timeless model is the same as not asking yet.
+    fn schedule(&self, cfg: &Config, me: usize) -> Vec<Output> {
+        if self.due == 0 || self.querying.is_some() {
+            return Vec::new();
+        }
+        candidates(cfg, me)
+            .map(|broker| Output::Arm(Timer::Rebalance { broker }))
+            .collect()
+    }
+
+    fn environment_timers(&self, cfg: &Config, me: usize) -> Vec<Output> {
+        let spec = &cfg.consumers[me];
+        let mut outputs = Vec::new();
+        if spec.may_leave {
+            outputs.push(Output::Arm(Timer::Shutdown));
+        }
+        if spec.may_crash {
+            outputs.push(Output::Arm(Timer::Crash));
+        }
+        outputs
+    }
+
+    fn stop_timers(&self, cfg: &Config, me: usize) -> Vec<Output> {
+        let mut outputs: Vec<Output> = candidates(cfg, me)
+            .map(|broker| Output::Disarm(Timer::Rebalance { broker }))
+            .collect();
+        outputs.push(Output::Disarm(Timer::Shutdown));
+        outputs.push(Output::Disarm(Timer::Crash));
+        outputs
+    }
+
+    /// A stopped consumer keeps nothing, so all stopped states are equal.
+    fn stopped(phase: Phase) -> Self {
+        Self {
+            phase,
+            route: 0,
+            due: 0,
+            querying: None,
+            owned: 0,
+            views: [None; MAX_TOPICS],
+        }
+    }
+}
+
+/// Topics `me` subscribes to.
+pub fn subscribed(cfg: &Config, me: usize) -> impl Iterator<Item = usize> {
+    let topics = cfg.consumers[me].topics;
+    (0..cfg.topic_names.len()).filter(move |t| topics & (1 << t) != 0)
+}
+
+fn topic_mask(cfg: &Config, me: usize) -> u8 {
+    cfg.consumers[me].topics
+}
+
+/// Brokers `me` can reach; every broker hosts every topic.
+fn candidates(cfg: &Config, me: usize) -> impl Iterator<Item = u8> {
+    let unreachable = cfg.consumers[me].unreachable;
+    (0..cfg.broker_names.len() as u8).filter(move |b| unreachable & (1 << b) == 0)
+}
+
+fn broadcast(cfg: &Config, me: usize, msg: Message) -> Vec<Output> {
+    candidates(cfg, me)
+        .map(|b| Output::Send(Peer::Broker(b), msg.clone()))
+        .collect()
+}

@@ -1,0 +1,179 @@
+//! Readable traces: each step of a path in RocketMQ's words.
+
+use crate::actor::{peer_name, peer_of, NodeState, RebalanceModel};
+use crate::config::Config;
+use crate::consumer::ConsumerState;
+use crate::message::{Message, Timer};
+use crate::properties::{Group, SystemState};
+use stateright::actor::{ActorModelAction, Id};
+use stateright::Path;
+
+/// An action of the model.
+pub type Action = ActorModelAction<Message, Timer, ()>;
+
+/// Describes a path as numbered lines: one per step, an indented line for
+/// each consumer whose owned queues or member view changed, and a summary
+/// of the final state.
+pub fn describe_path(model: &RebalanceModel, path: &Path<SystemState, Action>) -> Vec<String> {
+    let cfg = &*model.cfg;
+    let steps = path.clone().into_vec();
+    let mut lines = Vec::new();
+    for (number, pair) in steps.windows(2).enumerate() {
+        let (before, action) = &pair[0];
+        let (after, _) = &pair[1];
+        let Some(action) = action else { continue };
+        lines.push(format!(
+            "{}. {}",
+            number + 1,
+            describe_action(cfg, before, action)
+        ));
+        for (i, (old, new)) in consumers(before).zip(consumers(after)).enumerate() {
+            if old.owned != new.owned || old.views != new.views {
+                lines.push(format!("   {}", describe_consumer(cfg, i, new)));
+            }
+        }
+    }
+    if let Some((last, _)) = steps.last() {
+        lines.push("final state:".into());
+        lines.extend(
+            describe_state(model, last)
+                .into_iter()
+                .map(|l| format!("   {l}")),
+        );
+    }
+    lines
+}
+
+/// One line per broker and consumer of a state.
+pub fn describe_state(model: &RebalanceModel, state: &SystemState) -> Vec<String> {
+    let cfg = &*model.cfg;
+    let group = Group::of(model, state);
+    let mut lines = vec![format!(
+        "namesrv: route version {}",
+        group.name_server().route
+    )];
+    for (b, broker) in group.brokers().enumerate() {
+        lines.push(format!(
+            "{}: members {}",
+            cfg.broker_names[b],
+            cfg.member_labels(broker.members)
+        ));
+    }
+    for (i, consumer) in group.consumers().enumerate() {
+        lines.push(describe_consumer(cfg, i, consumer));
+    }
+    lines
+}
+
+fn consumers(state: &SystemState) -> impl Iterator<Item = &ConsumerState> {
+    state.actor_states.iter().filter_map(|s| match &**s {
+        NodeState::Consumer(c) => Some(c),
+        _ => None,
+    })
+}
+
+fn describe_consumer(cfg: &Config, i: usize, c: &ConsumerState) -> String {
+    let spec = &cfg.consumers[i];
+    let name = if spec.client_id == spec.name {
+        spec.name.clone()
+    } else {
+        format!("{} (client id {})", spec.name, spec.client_id)
+    };
+    let views: Vec<String> = c
+        .views
+        .iter()
+        .enumerate()
+        .filter_map(|(t, v)| {
+            v.map(|members| {
+                let list = cfg.member_labels(members);
+                if cfg.topic_names.len() == 1 {
+                    list
+                } else {
+                    format!("{} {list}", cfg.topic_names[t])
+                }
+            })
+        })
+        .collect();
+    match c.phase {
+        crate::consumer::Phase::Running if views.is_empty() => {
+            format!("{name}: running, owns {}", cfg.queue_labels(c.owned))
+        }
+        crate::consumer::Phase::Running => format!(
+            "{name}: rebalanced, members {}, owns {}",
+            views.join(", "),
+            cfg.queue_labels(c.owned)
+        ),
+        phase => format!("{name}: {}", format!("{phase:?}").to_lowercase()),
+    }
+}
+
+/// One action, taken in state `before`, in RocketMQ's words.
+pub fn describe_action(cfg: &Config, before: &SystemState, action: &Action) -> String {
+    let name = |id: Id| peer_name(cfg, peer_of(cfg, id));
+    match action {
+        ActorModelAction::Deliver { src, dst, msg } => {
+            format!(
+                "{} -> {}: {}",
+                name(*src),
+                name(*dst),
+                describe_message(cfg, msg)
+            )
+        }
+        ActorModelAction::Timeout(id, timer) => {
+            let topic = match &*before.actor_states[usize::from(*id)] {
+                NodeState::Consumer(c) if cfg.topic_names.len() > 1 => {
+                    format!(
+                        " {}",
+                        cfg.topic_names[c.due.trailing_zeros() as usize % cfg.topic_names.len()]
+                    )
+                }
+                _ => String::new(),
+            };
+            format!("{}: {}", name(*id), describe_timer(cfg, &topic, timer))
+        }
+        ActorModelAction::Drop(env) => format!(
+            "{} -> {}: lost {}",
+            name(env.src),
+            name(env.dst),
+            describe_message(cfg, &env.msg)
+        ),
+        ActorModelAction::Crash(id) => format!("{}: crash", name(*id)),
+        ActorModelAction::Recover(id) => format!("{}: recover", name(*id)),
+        ActorModelAction::SelectRandom { actor, .. } => format!("{}: random choice", name(*actor)),
+    }
+}
+
+fn describe_message(cfg: &Config, msg: &Message) -> String {
+    match msg {
+        Message::Heartbeat => "HEART_BEAT".into(),
+        Message::Unregister => "UNREGISTER_CLIENT".into(),
+        Message::NotifyConsumerIdsChanged => "NOTIFY_CONSUMER_IDS_CHANGED".into(),
+        Message::GetConsumerList { topic } => format!(
+            "GET_CONSUMER_LIST_BY_GROUP ({})",
+            cfg.topic_names[usize::from(*topic)]
+        ),
+        Message::ConsumerList { members, .. } => {
+            format!("consumer list {}", cfg.member_labels(*members))
+        }
+        Message::RouteData { version } => format!(
+            "route poll returns version {version}, {} {}",
+            cfg.topic_names[0],
+            cfg.queue_labels(cfg.route_queues(*version, 0))
+        ),
+        Message::SilenceExpired => "(silent for 120 s: scan expires it, nobody notified)".into(),
+        Message::PeriodicTick => "(periodic rebalance tick sees the expiry)".into(),
+    }
+}
+
+fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
+    match timer {
+        Timer::Join => "start, heartbeat to every broker".into(),
+        Timer::Shutdown => "shutdown, unregister from every broker".into(),
+        Timer::Crash => "crash".into(),
+        Timer::Rebalance { broker } => format!(
+            "rebalance{topic}, asks {}",
+            cfg.broker_names[usize::from(*broker)]
+        ),
+        Timer::RouteChange => "route change (queue added)".into(),
+    }
+}
