@@ -99,14 +99,14 @@ pub struct Options {
 }
 
 impl Default for Options {
-    /// Groups of 2 to 40 consumers with 64 to 1,000 queues, 4 trials each,
+    /// Groups of 2 to 40 consumers with 64 to 1,000 queues, 8 trials each,
     /// slack 2, 3, 4 and 6 besides exact balance, timed at 100,000 queues
     /// and 10,000 consumers.
     fn default() -> Self {
         Options {
             consumers: vec![2, 3, 5, 8, 12, 16, 24, 32, 40],
             queues: vec![64, 128, 256, 512, 1000],
-            trials: 4,
+            trials: 8,
             seed: 1,
             strategies: None,
             slacks: vec![2, 3, 4, 6],
@@ -624,33 +624,50 @@ pub fn svg(report: &Report) -> String {
             (s.strategy.as_str(), points)
         })
         .collect();
+    // The bound of a balanced strategy (the joiner's share): STICKY's when
+    // compared, else the first strategy's.
+    let reference = report
+        .summaries
+        .iter()
+        .find(|s| s.strategy == "STICKY")
+        .or(report.summaries.first())
+        .map(|s| s.strategy.as_str());
     let bound: Vec<(usize, f64)> = report
         .cells
         .iter()
         .filter(|c| {
-            c.change == Change::Join
-                && c.queues == queues
-                && report
-                    .summaries
-                    .first()
-                    .is_some_and(|s| s.strategy == c.strategy)
+            c.change == Change::Join && c.queues == queues && Some(c.strategy.as_str()) == reference
         })
         .map(|c| (c.consumers, c.lower_bound))
         .collect();
 
+    // Both axes logarithmic: sizes from 2 to 40 and counts from a few to a
+    // thousand would otherwise crowd the sticky strategies into one line.
     let (w, h) = (760.0, 460.0);
     let (left, right, top, bottom) = (70.0, 200.0, 40.0, 60.0);
     let (pw, ph) = (w - left - right, h - top - bottom);
-    let x_max = sizes.iter().copied().max().unwrap_or(1).max(1) as f64;
-    let x_min = sizes.iter().copied().min().unwrap_or(0) as f64;
-    let y_top = series
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|&(_, y)| y))
-        .chain(bound.iter().map(|&(_, y)| y))
-        .fold(1.0f64, f64::max);
-    let y_max = nice_ceiling(y_top);
-    let sx = |x: f64| left + (x - x_min) / (x_max - x_min).max(1.0) * pw;
-    let sy = |y: f64| top + ph - y / y_max * ph;
+    let x_lo = (sizes.iter().copied().min().unwrap_or(1).max(1) as f64).ln();
+    let x_hi = (sizes.iter().copied().max().unwrap_or(1).max(1) as f64).ln();
+    let values = || {
+        series
+            .iter()
+            .flat_map(|(_, p)| p.iter().map(|&(_, y)| y))
+            .chain(bound.iter().map(|&(_, y)| y))
+            .filter(|&y| y > 0.0)
+    };
+    let y_min = 10f64.powf(
+        values()
+            .fold(f64::INFINITY, f64::min)
+            .min(1e12)
+            .log10()
+            .floor(),
+    );
+    let y_max = nice_ceiling(values().fold(1.0, f64::max)).max(y_min * 10.0);
+    let sx = |x: f64| left + (x.max(1.0).ln() - x_lo) / (x_hi - x_lo).max(1e-9) * pw;
+    let sy = |y: f64| {
+        let y = y.max(y_min);
+        top + ph - (y / y_min).log10() / (y_max / y_min).log10() * ph
+    };
 
     let mut out = String::new();
     let _ = writeln!(
@@ -664,17 +681,24 @@ pub fn svg(report: &Report) -> String {
         left + pw / 2.0,
         report.options.trials
     );
-    for k in 0..=5 {
-        let y = y_max * k as f64 / 5.0;
-        let _ = writeln!(
-            out,
-            r##"<line x1="{left}" y1="{0:.1}" x2="{1:.1}" y2="{0:.1}" stroke="#ddd"/><text x="{2:.1}" y="{3:.1}" text-anchor="end">{4}</text>"##,
-            sy(y),
-            left + pw,
-            left - 6.0,
-            sy(y) + 4.0,
-            y.round()
-        );
+    let mut decade = y_min;
+    while decade <= y_max * 1.0001 {
+        for f in [1.0, 2.0, 5.0] {
+            let y = decade * f;
+            if y > y_max * 1.0001 {
+                break;
+            }
+            let _ = writeln!(
+                out,
+                r##"<line x1="{left}" y1="{0:.1}" x2="{1:.1}" y2="{0:.1}" stroke="#ddd"/><text x="{2:.1}" y="{3:.1}" text-anchor="end">{4}</text>"##,
+                sy(y),
+                left + pw,
+                left - 6.0,
+                sy(y) + 4.0,
+                y
+            );
+        }
+        decade *= 10.0;
     }
     for &n in &sizes {
         let _ = writeln!(
@@ -692,13 +716,13 @@ pub fn svg(report: &Report) -> String {
     );
     let _ = writeln!(
         out,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">consumers before the join</text>"#,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">consumers before the join (log scale)</text>"#,
         left + pw / 2.0,
         h - 18.0
     );
     let _ = writeln!(
         out,
-        r#"<text x="18" y="{:.1}" text-anchor="middle" transform="rotate(-90 18 {:.1})">queues moved</text>"#,
+        r#"<text x="18" y="{:.1}" text-anchor="middle" transform="rotate(-90 18 {:.1})">queues moved (log scale)</text>"#,
         top + ph / 2.0,
         top + ph / 2.0
     );

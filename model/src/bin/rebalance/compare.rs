@@ -34,9 +34,9 @@ pub struct CompareArgs {
     strategies: Option<Vec<String>>,
 
     /// Extra STICKY rows with these load windows (STICKY-k), comma-separated;
-    /// `--slack ''` for none.
-    #[arg(long, value_delimiter = ',', default_values_t = Options::default().slacks)]
-    slack: Vec<usize>,
+    /// `--slack ''` or `--slack none` for none.
+    #[arg(long, default_value = "2,3,4,6", value_parser = parse_slacks)]
+    slack: Slacks,
 
     /// Time one whole-group call at QUEUESxCONSUMERS.
     #[arg(long, value_name = "QxN", default_value = "100000x10000", value_parser = parse_size)]
@@ -56,6 +56,24 @@ pub struct CompareArgs {
     svg: Option<PathBuf>,
 }
 
+/// The `--slack` list as one value, so that an empty list can be given.
+#[derive(Debug, Clone)]
+struct Slacks(Vec<usize>);
+
+fn parse_slacks(text: &str) -> Result<Slacks, String> {
+    if text.trim().is_empty() || text.trim() == "none" {
+        return Ok(Slacks(Vec::new()));
+    }
+    text.split(',')
+        .map(|k| {
+            k.trim()
+                .parse()
+                .map_err(|_| format!("expected load windows such as 2,3,4, got {text:?}"))
+        })
+        .collect::<Result<_, _>>()
+        .map(Slacks)
+}
+
 fn parse_size(text: &str) -> Result<(usize, usize), String> {
     let bad = || format!("expected QUEUESxCONSUMERS such as 100000x10000, got {text:?}");
     let (q, c) = text.split_once(['x', 'X']).ok_or_else(bad)?;
@@ -72,7 +90,7 @@ pub fn run(args: CompareArgs) -> ExitCode {
         trials: args.trials,
         seed: args.seed,
         strategies: args.strategies,
-        slacks: args.slack,
+        slacks: args.slack.0,
         timing: (!args.no_timing).then_some(args.time_at),
     };
     let report = match compare(&options) {
