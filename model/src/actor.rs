@@ -179,11 +179,11 @@ impl Actor for RebalanceActor {
         let from = peer_of(&self.cfg, src);
         match (self.role, &**state) {
             (Role::Broker(_), NodeState::Broker(s)) => {
-                let s = s.clone();
+                let s = *s;
                 self.apply(s.on_message(from, &msg), &s, NodeState::Broker, state, o)
             }
             (Role::Consumer(c), NodeState::Consumer(s)) => {
-                let s = s.clone();
+                let s = *s;
                 let step = s.on_message(&self.cfg, usize::from(c), &msg);
                 self.apply(step, &s, NodeState::Consumer, state, o)
             }
@@ -194,14 +194,14 @@ impl Actor for RebalanceActor {
     fn on_timeout(&self, _id: Id, state: &mut Cow<NodeState>, timer: &Timer, o: &mut Out<Self>) {
         let step_taken = match (self.role, &**state) {
             (Role::NameServer, NodeState::NameServer(s)) => {
-                let s = s.clone();
+                let s = *s;
                 let step = s.on_timer(&self.cfg, timer);
                 let taken = step.is_some();
                 self.apply(step, &s, NodeState::NameServer, state, o);
                 taken
             }
             (Role::Consumer(c), NodeState::Consumer(s)) => {
-                let s = s.clone();
+                let s = *s;
                 let step = s.on_timer(&self.cfg, usize::from(c), timer);
                 let taken = step.is_some();
                 self.apply(step, &s, NodeState::Consumer, state, o);

@@ -40,13 +40,13 @@ impl BrokerState {
                     members: self.members | bit,
                     ..*self
                 };
-                Some((next.clone(), next.notify(Message::NotifyConsumerIdsChanged)))
+                Some((next, next.notify(Message::NotifyConsumerIdsChanged)))
             }
             Message::Unregister => self.close(bit, Message::NotifyConsumerIdsChanged),
             // Expiry notifies nobody; members find out at their next tick.
             Message::SilenceExpired => self.close(bit, Message::PeriodicTick),
             Message::GetConsumerList { topic } => Some((
-                self.clone(),
+                *self,
                 vec![Output::Send(
                     from,
                     Message::ConsumerList {

@@ -121,7 +121,9 @@ impl Scenario {
             Self::Healthy | Self::DuplicateClientId | Self::PartialPartition => base,
             Self::InconsistentSubscription => Sizes { topics: 2, ..base },
             // One event on a running group: the event alone is what is
-            // checked, and the state space stays small.
+            // checked, and the state space stays small. With AVG, three
+            // queues per broker make a queue change hands between two
+            // survivors, so the hazards are reachable.
             Self::Crash => Sizes {
                 crashes: 1,
                 joins: Some(0),
@@ -130,11 +132,13 @@ impl Scenario {
             Self::RouteChange => Sizes {
                 route_changes: 1,
                 joins: Some(0),
+                queues: 3,
                 ..base
             },
             Self::GracefulShutdown => Sizes {
                 leaves: 1,
                 joins: Some(0),
+                queues: 3,
                 ..base
             },
         }

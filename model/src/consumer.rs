@@ -78,7 +78,7 @@ impl ConsumerState {
                 let next = Self {
                     phase: Phase::Running,
                     due: topic_mask(cfg, me),
-                    ..self.clone()
+                    ..*self
                 };
                 let mut outputs = broadcast(cfg, me, Message::Heartbeat);
                 outputs.extend(next.environment_timers(cfg, me));
@@ -93,7 +93,7 @@ impl ConsumerState {
                 let next = Self {
                     due: self.due & !(1 << topic),
                     querying: Some(topic),
-                    ..self.clone()
+                    ..*self
                 };
                 let mut outputs: Vec<Output> = candidates(cfg, me)
                     .filter(|b| b != broker)
@@ -129,7 +129,7 @@ impl ConsumerState {
                 .then(|| {
                     let next = Self {
                         route: *version,
-                        ..self.clone()
+                        ..*self
                     };
                     (next, Vec::new())
                 }),
@@ -138,7 +138,7 @@ impl ConsumerState {
             Message::RouteData { version } => {
                 let next = Self {
                     route: *version,
-                    ..self.clone()
+                    ..*self
                 };
                 next.wake(cfg, me).or(Some((next, Vec::new())))
             }
@@ -157,10 +157,7 @@ impl ConsumerState {
         if due == self.due {
             return None;
         }
-        let next = Self {
-            due,
-            ..self.clone()
-        };
+        let next = Self { due, ..*self };
         let outputs = if self.due == 0 && self.querying.is_none() {
             next.schedule(cfg, me)
         } else {
@@ -180,7 +177,7 @@ impl ConsumerState {
     ) -> (Self, Vec<Output>) {
         let mut next = Self {
             querying: None,
-            ..self.clone()
+            ..*self
         };
         // A failed allocation is logged and the round ends unchanged.
         if let Some(allocated) = cfg.allocate(self.route, topic, members, me) {
