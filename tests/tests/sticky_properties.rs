@@ -130,6 +130,13 @@ proptest! {
             named.allocate_group("g", &q, &c).expect("valid"),
             direct.allocate_group("g", &q, &c).expect("valid")
         );
+        for k in 2..6 {
+            let windowed = strategy_from_name(&format!("STICKY-{k}")).expect("a window");
+            let direct = Sticky::with_slack(k);
+            prop_assert_eq!(windowed.name(), direct.name());
+        }
+        prop_assert!(strategy_from_name("STICKY-1").is_err());
+        prop_assert!(strategy_from_name("STICKY-x").is_err());
     }
 }
 

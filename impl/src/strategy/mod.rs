@@ -103,6 +103,7 @@ pub const STRATEGY_NAMES: &[&str] = &[
 /// | `MACHINE_ROOM_NEARBY` | [`MachineRoomNearby`] over `AVG`, rooms before the first `-` |
 /// | `MACHINE_ROOM_NEARBY-X` | the same over strategy `X` |
 /// | `STICKY` | [`Sticky`], exact balance (not in RocketMQ) |
+/// | `STICKY-k` | [`Sticky::with_slack`]`(k)`, loads within a window of `k >= 2` |
 ///
 /// ```
 /// use rocketmq_rebalance::strategy_from_name;
@@ -124,6 +125,9 @@ pub fn strategy_from_name(name: &str) -> Result<Box<dyn AllocateStrategy>, Unkno
         "CONFIG" => Box::new(ByConfig::new(Vec::new())),
         "MACHINE_ROOM" => Box::new(ByMachineRoom::new(Vec::<String>::new())),
         "STICKY" => Box::new(Sticky::new()),
+        _ if Sticky::from_name(name).is_some() => {
+            Box::new(Sticky::from_name(name).unwrap_or_default())
+        }
         NEARBY => Box::new(MachineRoomNearby::new(Averagely, PrefixResolver::new('-'))),
         _ => match name.strip_prefix(NEARBY).and_then(|s| s.strip_prefix('-')) {
             Some(inner) if !inner.starts_with(NEARBY) => Box::new(MachineRoomNearby::new(

@@ -107,6 +107,26 @@ impl Sticky {
         Sticky { slack, name }
     }
 
+    /// The strategy a name stands for: `STICKY`, or `STICKY-k` for a window
+    /// of `k >= 2` (written as [`name`](AllocateStrategy::name) writes it).
+    ///
+    /// ```
+    /// use rocketmq_rebalance::strategy::Sticky;
+    ///
+    /// assert_eq!(Sticky::from_name("STICKY"), Some(Sticky::new()));
+    /// assert_eq!(Sticky::from_name("STICKY-4"), Some(Sticky::with_slack(4)));
+    /// assert_eq!(Sticky::from_name("STICKY-1"), None);
+    /// assert_eq!(Sticky::from_name("STICKY-04"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<Sticky> {
+        if name == "STICKY" {
+            return Some(Sticky::new());
+        }
+        let slack: usize = name.strip_prefix("STICKY-")?.parse().ok()?;
+        let sticky = Sticky::with_slack(slack);
+        (sticky.name == name).then_some(sticky)
+    }
+
     /// The width of the load window (1 for exact balance).
     pub fn slack(&self) -> usize {
         self.slack
