@@ -13,7 +13,7 @@
 //! let strategy = rocketmq_rebalance::strategy_from_name("AVG").unwrap();
 //! let report = check_strategy(strategy.into(), Scenario::Healthy, None, &CheckOptions::default())
 //!     .unwrap();
-//! assert!(report.passed(), "{report:#?}");
+//! assert!(report.guarantees_hold(), "{report:#?}");
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
