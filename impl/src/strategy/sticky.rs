@@ -309,6 +309,11 @@ fn match_on_ring(points: &[u64], keys: &[u64], lo: usize, hi: usize) -> Vec<usiz
     if m == 0 || n == 0 || n.saturating_mul(lo) > m || n.saturating_mul(hi) < m {
         return vec![0; m];
     }
+    if n > u32::MAX as usize / Sticky::VIRTUAL_NODES {
+        // Beyond 33 million consumers the ring's u32 indices would overflow
+        // (and it would need 34 GB): fall back to a balanced round robin.
+        return (0..m).map(|i| i % n).collect();
+    }
     let ring = Ring::new(keys, Sticky::VIRTUAL_NODES);
     let len = ring.len();
     // skip[i]: a point after i (clockwise) with only closed points between.
