@@ -29,7 +29,7 @@ pub struct AllocateArgs {
     check: bool,
 
     /// Strategy name: AVG, AVG_BY_CIRCLE, CONSISTENT_HASH, CONFIG,
-    /// MACHINE_ROOM, MACHINE_ROOM_NEARBY[-INNER].
+    /// MACHINE_ROOM, MACHINE_ROOM_NEARBY[-INNER], STICKY[-SLACK].
     #[arg(long, default_value = "AVG", conflicts_with = "cases")]
     strategy: String,
 
