@@ -2,6 +2,7 @@
 //! that never calls an incomplete run a success.
 
 use crate::actor::RebalanceModel;
+use crate::config::{NetworkKind, Scenario, Sizes};
 use crate::properties::{FULL_CONVERGENCE, PROPERTIES};
 use crate::trace::describe_path;
 use stateright::{Checker, Expectation, Model, UniformChooser};
@@ -108,6 +109,14 @@ impl PropertyReport {
 /// The outcome of a run.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Report {
+    /// The scenario checked.
+    pub scenario: Scenario,
+    /// The strategy's name.
+    pub strategy: String,
+    /// The network semantics.
+    pub network: NetworkKind,
+    /// Sizes and budgets.
+    pub sizes: Sizes,
     /// Every reachable state was visited.
     pub complete: bool,
     /// Why the run ended: `exhausted`, `every property decided`, `timeout`,
@@ -288,7 +297,12 @@ fn drive(
             }
         })
         .collect();
+    let cfg = &model.cfg;
     Report {
+        scenario: cfg.scenario,
+        strategy: cfg.strategy.name().to_string(),
+        network: cfg.network,
+        sizes: cfg.sizes,
         complete,
         stopped: stopped.into(),
         states: done.states,

@@ -107,7 +107,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }
     };
     let summary = format!(
-        "scenario {}, strategy {}, network {}, {} consumers, {} brokers, {} topics, {} queues per broker",
+        "scenario {}, strategy {}, network {}, consumers {}, brokers {}, topics {}, queues per broker {}, joins {}, crashes {}, leaves {}, route changes {}",
         config.scenario,
         config.strategy.name(),
         config.network,
@@ -115,6 +115,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
         config.sizes.brokers,
         config.sizes.topics,
         config.sizes.queues,
+        config.sizes.joins.unwrap_or(config.sizes.consumers),
+        config.sizes.crashes,
+        config.sizes.leaves,
+        config.sizes.route_changes,
     );
     let options = CheckOptions {
         search: match (args.bfs, args.simulate) {
