@@ -7,6 +7,7 @@ use rocketmq_rebalance_model::{
     build_model, check, CheckOptions, Config, NetworkKind, Progress, Report, Scenario, Search,
     Status,
 };
+use stateright::Model;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -75,6 +76,11 @@ pub struct CheckArgs {
     /// Print one JSON object on stdout instead of text.
     #[arg(long)]
     json: bool,
+    /// Instead of checking, serve Stateright's explorer on ADDR (such as
+    /// localhost:3000) to step through the model; append a printed explorer
+    /// path to its URL (http://ADDR/#/steps/0/3/...). Runs until killed.
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["json", "bfs", "simulate"])]
+    explore: Option<String>,
 }
 
 fn parse_scenario(s: &str) -> Result<Scenario, String> {
@@ -137,6 +143,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }),
         progress_every: Duration::from_secs(3),
     };
+    if let Some(addr) = &args.explore {
+        return explore(config, addr, options.threads);
+    }
     eprintln!("checking {summary}");
     let report = check(build_model(config), &options, print_progress);
     let mut stdout = std::io::stdout().lock();
@@ -151,6 +160,17 @@ pub fn run(args: CheckArgs) -> ExitCode {
         eprintln!("error: cannot write the report: {e}");
     }
     ExitCode::from(report.exit_code())
+}
+
+fn explore(config: Config, addr: &str, threads: usize) -> ExitCode {
+    // Stateright panics when it cannot bind, so try the address first.
+    if let Err(e) = std::net::TcpListener::bind(addr) {
+        eprintln!("error: cannot serve the explorer on {addr}: {e}");
+        return ExitCode::from(2);
+    }
+    eprintln!("explorer on http://{addr}/ (Ctrl-C to stop)");
+    build_model(config).checker().threads(threads).serve(addr);
+    ExitCode::SUCCESS
 }
 
 fn build_config(args: &CheckArgs) -> Result<Config, String> {
