@@ -211,7 +211,7 @@ impl Actor for RebalanceActor {
         };
         // A timer that does nothing stays armed, which Stateright prunes.
         if !step_taken {
-            o.set_timer(timer.clone(), model_timeout());
+            o.set_timer(*timer, model_timeout());
         }
     }
 }

@@ -77,7 +77,7 @@ impl BrokerState {
 
     fn notify(&self, msg: Message) -> Vec<Output> {
         crate::config::members_of(u64::from(self.members))
-            .map(|c| Output::Send(Peer::Consumer(c as u8), msg.clone()))
+            .map(|c| Output::Send(Peer::Consumer(c as u8), msg))
             .collect()
     }
 }

@@ -20,7 +20,7 @@ pub enum Phase {
 }
 
 /// One consumer's state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct ConsumerState {
     /// Life cycle.
     pub phase: Phase,
@@ -36,6 +36,25 @@ pub struct ConsumerState {
     /// Per topic, the member list its last allocation used. Not kept by
     /// RocketMQ; recorded so the properties can say what the group agreed on.
     pub views: [Option<ConsumerSet>; MAX_TOPICS],
+}
+
+/// Every state is hashed for its fingerprint: one packed word per field
+/// group instead of a write per field.
+impl std::hash::Hash for ConsumerState {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let querying = self.querying.map_or(0, |t| u64::from(t) + 1);
+        h.write_u64(
+            self.phase as u64
+                | u64::from(self.route) << 8
+                | u64::from(self.due) << 16
+                | querying << 24,
+        );
+        h.write_u64(self.owned);
+        let views = self.views.iter().fold(0u128, |acc, v| {
+            acc << 17 | v.map_or(0, |m| 1 << 16 | u128::from(m))
+        });
+        h.write_u128(views);
+    }
 }
 
 impl ConsumerState {
@@ -259,6 +278,6 @@ fn candidates(cfg: &Config, me: usize) -> impl Iterator<Item = u8> {
 
 fn broadcast(cfg: &Config, me: usize, msg: Message) -> Vec<Output> {
     candidates(cfg, me)
-        .map(|b| Output::Send(Peer::Broker(b), msg.clone()))
+        .map(|b| Output::Send(Peer::Broker(b), msg))
         .collect()
 }

@@ -16,7 +16,7 @@ pub enum Peer {
 
 /// A message on the wire. Payloads are reduced to what changes a decision:
 /// subscriptions are fixed per consumer, so a heartbeat needs no body.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub enum Message {
     /// `HEART_BEAT`, consumer to broker: registers the consumer and its
     /// subscription (`ClientManageProcessor.heartBeat`).
@@ -57,7 +57,7 @@ pub enum Message {
 
 /// A timer. Timers carry no duration: the checker fires any armed timer at
 /// any moment, which is what makes the model timeless.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub enum Timer {
     /// Environment: the consumer starts (`DefaultMQPushConsumerImpl.start`).
     Join,
