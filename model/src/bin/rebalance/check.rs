@@ -202,9 +202,10 @@ fn build_config(args: &CheckArgs) -> Result<Config, String> {
 
 fn print_progress(p: &Progress) {
     eprintln!(
-        "  {:>12} states, {:>11} unique, {:>9.0} unique/s, depth {}",
+        "  {:>12} states, {:>11} unique, {:>9.0} states/s, {:>9.0} unique/s, depth {}",
         p.states,
         p.unique_states,
+        p.states as f64 / p.seconds.max(1e-9),
         p.unique_per_second(),
         p.max_depth
     );
