@@ -245,3 +245,26 @@ fn bad_sizes_are_rejected_with_a_message() {
     })
     .is_some());
 }
+
+#[test]
+fn every_strategy_of_the_crate_can_be_checked() {
+    let sizes = Sizes {
+        consumers: 2,
+        ..Sizes::default()
+    };
+    for &name in rocketmq_rebalance::STRATEGY_NAMES {
+        let strategy = Arc::from(strategy_from_name(name).expect("a known name"));
+        let cfg = Config::new(Scenario::Healthy, sizes, NetworkKind::Ordered, strategy).unwrap();
+        let report = check(build_model(cfg), &CheckOptions::default(), |_| {});
+        assert!(report.complete, "{name}");
+        assert_eq!(
+            status(&report, NO_DOUBLE_OWNERSHIP),
+            Status::Holds,
+            "{name}"
+        );
+        // With their default, empty configuration CONFIG and MACHINE_ROOM
+        // allocate nothing: every queue is left to nobody.
+        let converges = !matches!(name, "CONFIG" | "MACHINE_ROOM");
+        assert_eq!(report.guarantees_hold(), converges, "{name}: {report:#?}");
+    }
+}

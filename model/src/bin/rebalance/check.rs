@@ -33,7 +33,9 @@ pub struct CheckArgs {
     /// Read queues per topic per broker (default 2).
     #[arg(long)]
     queues: Option<usize>,
-    /// Allocation strategy, any name of the allocation crate.
+    /// Allocation strategy, any name of the allocation crate (AVG,
+    /// AVG_BY_CIRCLE, CONSISTENT_HASH, CONFIG, MACHINE_ROOM,
+    /// MACHINE_ROOM_NEARBY[-X], STICKY[-k]).
     #[arg(long, default_value = "AVG", value_parser = parse_strategy)]
     strategy: String,
     /// Network semantics: ordered (per connection, as TCP), unordered,
@@ -91,14 +93,15 @@ fn parse_network(s: &str) -> Result<NetworkKind, String> {
     s.parse()
 }
 
+/// Any name the allocation crate knows, including variants such as
+/// `STICKY-2` or `MACHINE_ROOM_NEARBY-CONSISTENT_HASH`.
 fn parse_strategy(s: &str) -> Result<String, String> {
-    if STRATEGY_NAMES.contains(&s) {
-        Ok(s.to_string())
-    } else {
-        Err(format!(
+    match strategy_from_name(s) {
+        Ok(_) => Ok(s.to_string()),
+        Err(_) => Err(format!(
             "unknown strategy '{s}', expected one of: {}",
             STRATEGY_NAMES.join(", ")
-        ))
+        )),
     }
 }
 
