@@ -11,22 +11,11 @@ use stateright::actor::{model_timeout, Actor, ActorModel, Id, Network, Out};
 use std::borrow::Cow;
 use std::sync::Arc;
 
-/// Which process an actor is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Role {
-    /// The name server.
-    NameServer,
-    /// A broker, by index.
-    Broker(u8),
-    /// A consumer, by index.
-    Consumer(u8),
-}
-
-/// Every actor of the model: its role and the shared configuration.
+/// Every actor of the model: which process it is and the shared configuration.
 #[derive(Clone, Debug)]
 pub struct RebalanceActor {
-    /// What this actor is.
-    pub role: Role,
+    /// Which process this actor is.
+    pub peer: Peer,
     /// The configuration every actor reads.
     pub cfg: Arc<Config>,
 }
@@ -84,12 +73,12 @@ pub fn build_model(cfg: Config) -> RebalanceModel {
     };
     let brokers = cfg.broker_names.len() as u8;
     let consumers = cfg.consumers.len() as u8;
-    let roles = std::iter::once(Role::NameServer)
-        .chain((0..brokers).map(Role::Broker))
-        .chain((0..consumers).map(Role::Consumer));
-    let actors: Vec<RebalanceActor> = roles
-        .map(|role| RebalanceActor {
-            role,
+    let peers = std::iter::once(Peer::NameServer)
+        .chain((0..brokers).map(Peer::Broker))
+        .chain((0..consumers).map(Peer::Consumer));
+    let actors: Vec<RebalanceActor> = peers
+        .map(|peer| RebalanceActor {
+            peer,
             cfg: Arc::clone(&cfg),
         })
         .collect();
@@ -141,25 +130,20 @@ impl Actor for RebalanceActor {
     type Storage = ();
 
     fn name(&self) -> String {
-        let peer = match self.role {
-            Role::NameServer => Peer::NameServer,
-            Role::Broker(b) => Peer::Broker(b),
-            Role::Consumer(c) => Peer::Consumer(c),
-        };
-        peer_name(&self.cfg, peer)
+        peer_name(&self.cfg, self.peer)
     }
 
     fn on_start(&self, _id: Id, _storage: &Option<()>, o: &mut Out<Self>) -> NodeState {
-        let (state, outputs) = match self.role {
-            Role::NameServer => {
+        let (state, outputs) = match self.peer {
+            Peer::NameServer => {
                 let (s, out) = NameServerState::start(&self.cfg);
                 (NodeState::NameServer(s), out)
             }
-            Role::Broker(b) => (
+            Peer::Broker(b) => (
                 NodeState::Broker(BrokerState::start(&self.cfg, usize::from(b))),
                 Vec::new(),
             ),
-            Role::Consumer(c) => {
+            Peer::Consumer(c) => {
                 let (s, out) = ConsumerState::start(&self.cfg, usize::from(c));
                 (NodeState::Consumer(s), out)
             }
@@ -177,12 +161,12 @@ impl Actor for RebalanceActor {
         o: &mut Out<Self>,
     ) {
         let from = peer_of(&self.cfg, src);
-        match (self.role, &**state) {
-            (Role::Broker(_), NodeState::Broker(s)) => {
+        match (self.peer, &**state) {
+            (Peer::Broker(_), NodeState::Broker(s)) => {
                 let s = *s;
                 self.apply(s.on_message(from, &msg), &s, NodeState::Broker, state, o)
             }
-            (Role::Consumer(c), NodeState::Consumer(s)) => {
+            (Peer::Consumer(c), NodeState::Consumer(s)) => {
                 let s = *s;
                 let step = s.on_message(&self.cfg, usize::from(c), &msg);
                 self.apply(step, &s, NodeState::Consumer, state, o)
@@ -192,15 +176,15 @@ impl Actor for RebalanceActor {
     }
 
     fn on_timeout(&self, _id: Id, state: &mut Cow<NodeState>, timer: &Timer, o: &mut Out<Self>) {
-        let step_taken = match (self.role, &**state) {
-            (Role::NameServer, NodeState::NameServer(s)) => {
+        let step_taken = match (self.peer, &**state) {
+            (Peer::NameServer, NodeState::NameServer(s)) => {
                 let s = *s;
                 let step = s.on_timer(&self.cfg, timer);
                 let taken = step.is_some();
                 self.apply(step, &s, NodeState::NameServer, state, o);
                 taken
             }
-            (Role::Consumer(c), NodeState::Consumer(s)) => {
+            (Peer::Consumer(c), NodeState::Consumer(s)) => {
                 let s = *s;
                 let step = s.on_timer(&self.cfg, usize::from(c), timer);
                 let taken = step.is_some();

@@ -167,7 +167,7 @@ impl<'a> Group<'a> {
     /// decides, after a bit test rules out the common case cheaply:
     /// Stateright evaluates every property on every state).
     pub fn some_double_owned(&self) -> bool {
-        self.held_twice() != 0 && !double_owned(&self.shares_refs(&self.shares(!0))).is_empty()
+        self.held_twice() != 0 && !double_owned(&self.shares(!0)).is_empty()
     }
 
     /// Queues held by two or more live consumers, as a bit set.
@@ -179,11 +179,6 @@ impl<'a> Group<'a> {
             seen |= c.owned;
         }
         twice
-    }
-
-    /// Borrows shares as the `properties` crate takes them.
-    pub fn shares_refs<'s>(&self, shares: &'s [Vec<usize>]) -> Vec<&'s [usize]> {
-        shares.iter().map(Vec::as_slice).collect()
     }
 
     /// Settled: no consumer has a rebalance due or in flight, and every
@@ -251,7 +246,7 @@ impl<'a> Group<'a> {
                 if subscribers == 0 {
                     shares.iter().all(Vec::is_empty)
                 } else {
-                    is_partition(&all, &self.shares_refs(&shares))
+                    is_partition(&all, &shares)
                 }
             })
     }
@@ -279,7 +274,7 @@ impl<'a> Group<'a> {
             }
             let all: Vec<usize> = members_of(route_queues).collect();
             let shares = self.shares(self.cfg.topic_queues(t));
-            !orphaned(&all, &self.shares_refs(&shares)).is_empty()
+            !orphaned(&all, &shares).is_empty()
         })
     }
 }
