@@ -24,6 +24,8 @@ pub mod check;
 pub mod compare;
 pub mod config;
 pub mod consumer;
+pub mod explorer;
+pub mod fairness;
 pub mod graph;
 pub mod liveness;
 pub mod message;

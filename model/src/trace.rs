@@ -25,7 +25,7 @@ pub fn describe_path(model: &RebalanceModel, path: &Path<SystemState, Action>) -
         lines.push(format!(
             "{}. {}",
             number + 1,
-            describe_action(cfg, before, action)
+            describe_action(cfg, Some(before), action)
         ));
         for (i, (old, new)) in consumers(before).zip(consumers(after)).enumerate() {
             if old.owned != new.owned || old.views != new.views {
@@ -107,8 +107,10 @@ fn describe_consumer(cfg: &Config, i: usize, c: &ConsumerState) -> String {
     }
 }
 
-/// One action, taken in state `before`, in RocketMQ's words.
-pub fn describe_action(cfg: &Config, before: &SystemState, action: &Action) -> String {
+/// One action, taken in state `before`, in RocketMQ's words. Without the
+/// state (the explorer's action list) a multi-topic rebalance does not name
+/// its topic.
+pub fn describe_action(cfg: &Config, before: Option<&SystemState>, action: &Action) -> String {
     let name = |id: Id| peer_name(cfg, peer_of(cfg, id));
     match action {
         ActorModelAction::Deliver { src, dst, msg } => {
@@ -120,8 +122,8 @@ pub fn describe_action(cfg: &Config, before: &SystemState, action: &Action) -> S
             )
         }
         ActorModelAction::Timeout(id, timer) => {
-            let topic = match &*before.actor_states[usize::from(*id)] {
-                NodeState::Consumer(c) if cfg.topic_names.len() > 1 => {
+            let topic = match before.map(|b| &*b.actor_states[usize::from(*id)]) {
+                Some(NodeState::Consumer(c)) if cfg.topic_names.len() > 1 => {
                     format!(
                         " {}",
                         cfg.topic_names[c.due.trailing_zeros() as usize % cfg.topic_names.len()]
