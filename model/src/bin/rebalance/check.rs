@@ -30,7 +30,8 @@ pub struct CheckArgs {
     /// Topics (default 1; inconsistent-subscription: 2).
     #[arg(long)]
     topics: Option<usize>,
-    /// Read queues per topic per broker (default 2).
+    /// Read queues per topic per broker (default 2; route-change and
+    /// graceful-shutdown: 3).
     #[arg(long)]
     queues: Option<usize>,
     /// Allocation strategy, any name of the allocation crate (AVG,
@@ -43,7 +44,8 @@ pub struct CheckArgs {
     #[arg(long, default_value = "ordered", value_parser = parse_network)]
     network: NetworkKind,
     /// Consumers (the last ones) that join during the run; the others start
-    /// balanced (default: all).
+    /// registered and balanced (default 1, a scale-out; crash, route-change
+    /// and graceful-shutdown: 0; --joins equal to --consumers: a cold start).
     #[arg(long)]
     joins: Option<usize>,
     /// Consumers (the first ones) that may crash (crash: 1).
