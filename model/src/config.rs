@@ -278,6 +278,10 @@ pub struct Config {
     /// Allocation results. The model is deterministic, so memoising the
     /// strategy's answers changes nothing but speed.
     memo: RwLock<HashMap<AllocKey, Option<QueueSet>>>,
+    /// Consumers wake up periodically (the rebalance service's 20 s tick)
+    /// instead of only when notified: needed to see endless rebalancing
+    /// (liveness), not for the safety properties at rest. Off by default.
+    pub periodic_ticks: bool,
     /// Set to end a run early: every successor is then out of bounds.
     /// Stateright's own timeout only ends a thread when it runs out of
     /// local work, which in depth-first search can take minutes.
@@ -457,6 +461,7 @@ impl Config {
             queues,
             routes,
             memo: RwLock::new(HashMap::new()),
+            periodic_ticks: false,
             stop: AtomicBool::new(false),
         })
     }

@@ -124,6 +124,13 @@ impl ConsumerState {
                 ));
                 Some((next, outputs))
             }
+            // The periodic tick wakes an idle rebalance service; a busy one
+            // will look again when it finishes.
+            (Phase::Running, Timer::Tick) if self.due == 0 && self.querying.is_none() => {
+                let (next, mut outputs) = self.wake(cfg, me)?;
+                outputs.push(Output::Arm(Timer::Tick));
+                Some((next, outputs))
+            }
             (Phase::Running, Timer::Shutdown) if spec.may_leave => {
                 // shutdown(): drop every process queue, unregister everywhere.
                 let mut outputs = self.stop_timers(cfg, me);
@@ -226,9 +233,14 @@ impl ConsumerState {
             .collect()
     }
 
+    /// The timers a running consumer has besides its rebalance turn: the
+    /// periodic tick (when modelled) and the environment's events.
     fn environment_timers(&self, cfg: &Config, me: usize) -> Vec<Output> {
         let spec = &cfg.consumers[me];
         let mut outputs = Vec::new();
+        if cfg.periodic_ticks {
+            outputs.push(Output::Arm(Timer::Tick));
+        }
         if spec.may_leave {
             outputs.push(Output::Arm(Timer::Shutdown));
         }
@@ -244,6 +256,7 @@ impl ConsumerState {
             .collect();
         outputs.push(Output::Disarm(Timer::Shutdown));
         outputs.push(Output::Disarm(Timer::Crash));
+        outputs.push(Output::Disarm(Timer::Tick));
         outputs
     }
 

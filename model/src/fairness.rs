@@ -15,10 +15,15 @@ use std::hash::{Hash, Hasher};
 
 use stateright::actor::ActorModelAction;
 
+use stateright::Path;
+
 use crate::actor::RebalanceModel;
-use crate::graph::Classify;
+use crate::check::{PropertyReport, Status};
+use crate::graph::{encode_path, replay, Classify, Graph, Limits};
+use crate::liveness::{find_fair_bad_cycle, Lasso};
 use crate::message::Timer;
 use crate::properties::{Group, SystemState};
+use crate::trace::describe_path;
 
 /// The model's action type.
 pub type Action = <RebalanceModel as stateright::Model>::Action;
@@ -60,4 +65,94 @@ impl Classify<RebalanceModel> for RebalanceFairness {
     fn good(&self, model: &RebalanceModel, state: &SystemState) -> bool {
         Group::of(model, state).converged()
     }
+}
+
+/// Name of the liveness property.
+pub const CONVERGES: &str = "converges and stays converged";
+
+/// Figures of one liveness check.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct LivenessStats {
+    /// Distinct states in the graph.
+    pub states: usize,
+    /// Transitions between them.
+    pub edges: usize,
+    /// Bytes the graph holds per state.
+    pub bytes_per_state: usize,
+    /// Seconds to build and analyse the graph.
+    pub seconds: f64,
+    /// Why the graph is partial, if it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cutoff: Option<String>,
+}
+
+/// Checks that every fair execution of `model` reaches a converged state and
+/// stays converged (see [`crate::liveness`]). The model should have
+/// [`Config::periodic_ticks`](crate::config::Config) set: without the tick a
+/// consumer only rebalances when woken, and no endless rebalancing exists to
+/// find.
+pub fn check_liveness(model: &RebalanceModel, limits: Limits) -> (PropertyReport, LivenessStats) {
+    let started = std::time::Instant::now();
+    let graph = Graph::explore(model, &RebalanceFairness, limits);
+    let lasso = match graph.cutoff {
+        None => find_fair_bad_cycle(&graph),
+        Some(_) => None,
+    };
+    let status = match (&lasso, graph.cutoff) {
+        (Some(_), _) => Status::Violated,
+        (None, None) => Status::Holds,
+        (None, Some(_)) => Status::Unknown,
+    };
+    let (trace, explorer_path) = match &lasso {
+        Some(lasso) => (
+            Some(describe_lasso(model, lasso)),
+            Some(format!("#/steps/{}", encode_path(&lasso.explorer_path()))),
+        ),
+        None => (None, None),
+    };
+    let stats = LivenessStats {
+        states: graph.len(),
+        edges: graph.edge_count(),
+        bytes_per_state: graph.bytes_per_state(),
+        seconds: started.elapsed().as_secs_f64(),
+        cutoff: graph.cutoff.map(|c| c.to_string()),
+    };
+    let report = PropertyReport {
+        name: CONVERGES.to_string(),
+        expectation: "eventually",
+        status,
+        trace,
+        explorer_path,
+    };
+    (report, stats)
+}
+
+/// The lasso as a readable trace: the steps to the cycle, a marker, the
+/// steps of one turn of the cycle, and the final state.
+fn describe_lasso(model: &RebalanceModel, lasso: &Lasso) -> Vec<String> {
+    let steps = replay(model, &lasso.explorer_path());
+    let Some((init, _)) = steps.first() else {
+        return Vec::new();
+    };
+    let actions: Vec<Action> = steps.iter().filter_map(|(_, a)| a.clone()).collect();
+    let Some(path) = Path::from_actions(model, init.clone(), actions.iter()) else {
+        return Vec::new();
+    };
+    let mut lines = describe_path(model, &path);
+    let prefix_steps = lasso.prefix.len().saturating_sub(1);
+    let marker = if lasso.cycle.is_empty() {
+        format!("-- from step {prefix_steps} on, nothing fair changes the state: it stays like this for ever --")
+    } else {
+        format!(
+            "-- steps {} to {} repeat for ever (a fair cycle that never stays converged) --",
+            prefix_steps + 1,
+            prefix_steps + lasso.cycle.len()
+        )
+    };
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with(&format!("{}. ", prefix_steps + 1)) || l == "final state:")
+        .unwrap_or(lines.len());
+    lines.insert(at, marker);
+    lines
 }

@@ -74,6 +74,11 @@ pub enum Timer {
     },
     /// Environment: the operator changes the route (adds a queue).
     RouteChange,
+    /// The rebalance service's periodic wake-up (every 20 s in RocketMQ).
+    /// Armed only when [`Config::periodic_ticks`](crate::config::Config) is
+    /// set (the liveness check): it makes every topic due again, so a group
+    /// whose brokers disagree can rebalance for ever.
+    Tick,
 }
 
 /// What a state machine asks its shell to do.

@@ -177,5 +177,6 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
             cfg.broker_names[usize::from(*broker)]
         ),
         Timer::RouteChange => "route change (queue added)".into(),
+        Timer::Tick => "periodic rebalance tick".into(),
     }
 }
