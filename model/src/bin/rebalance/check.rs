@@ -179,8 +179,8 @@ fn explore(config: Config, addr: &str, threads: usize) -> ExitCode {
 }
 
 fn build_config(args: &CheckArgs) -> Result<Config, String> {
-    if args.threads == Some(0) {
-        return Err("--threads must be at least 1".into());
+    if args.threads.is_some_and(|t| t == 0 || t > 1024) {
+        return Err("--threads must be 1..=1024".into());
     }
     if args.max_states == Some(0) || args.timeout == Some(0) {
         return Err("--max-states and --timeout must be positive".into());
