@@ -3,6 +3,7 @@
 
 use crate::actor::RebalanceModel;
 use crate::config::{NetworkKind, Scenario, Sizes};
+use crate::graph::{encode_path, path_of, shortest_path_to_bad, Limits, Predicate};
 use crate::properties::{FULL_CONVERGENCE, PROPERTIES};
 use crate::trace::describe_path;
 use stateright::{Checker, Expectation, Model, UniformChooser};
@@ -272,10 +273,26 @@ fn drive(
         "exhausted"
     };
     let complete = stopped == "exhausted";
+    // Stateright's traces are not the shortest (BFS keeps a later violating
+    // state; DFS goes deep first): search breadth-first again, within what
+    // is left of the time budget, and keep Stateright's when that runs out.
+    let shortest_limits = Limits {
+        max_states: options.max_states,
+        timeout: options.timeout.map(|t| t.saturating_sub(start.elapsed())),
+        stop_at_bad: true,
+    };
     let properties = model
         .properties()
         .into_iter()
         .map(|p| {
+            let shortest = discoveries.get(p.name).and_then(|_| {
+                let target = Predicate {
+                    condition: p.condition,
+                    holds_when: p.expectation != Expectation::Sometimes,
+                };
+                shortest_path_to_bad(model, &target, shortest_limits)
+                    .and_then(|indices| Some((path_of(model, &indices)?, indices)))
+            });
             let found = discoveries.get(p.name);
             let status = match (&p.expectation, found.is_some(), complete) {
                 (Expectation::Sometimes, true, _) => Status::Found,
@@ -292,8 +309,14 @@ fn drive(
                     Expectation::Eventually => "eventually",
                 },
                 status,
-                trace: found.map(|path| describe_path(model, path)),
-                explorer_path: found.map(|path| format!("#/steps/{}", path.encode(model))),
+                trace: match &shortest {
+                    Some((path, _)) => Some(describe_path(model, path)),
+                    None => found.map(|path| describe_path(model, path)),
+                },
+                explorer_path: match &shortest {
+                    Some((_, indices)) => Some(format!("#/steps/{}", encode_path(indices))),
+                    None => found.map(|path| format!("#/steps/{}", path.encode(model))),
+                },
             }
         })
         .collect();

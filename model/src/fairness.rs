@@ -15,11 +15,9 @@ use std::hash::{Hash, Hasher};
 
 use stateright::actor::ActorModelAction;
 
-use stateright::Path;
-
 use crate::actor::RebalanceModel;
 use crate::check::{PropertyReport, Status};
-use crate::graph::{encode_path, replay, Classify, Graph, Limits};
+use crate::graph::{encode_path, path_of, Classify, Graph, Limits};
 use crate::liveness::{find_fair_bad_cycle, Lasso};
 use crate::message::Timer;
 use crate::properties::{Group, SystemState};
@@ -130,12 +128,7 @@ pub fn check_liveness(model: &RebalanceModel, limits: Limits) -> (PropertyReport
 /// The lasso as a readable trace: the steps to the cycle, a marker, the
 /// steps of one turn of the cycle, and the final state.
 fn describe_lasso(model: &RebalanceModel, lasso: &Lasso) -> Vec<String> {
-    let steps = replay(model, &lasso.explorer_path());
-    let Some((init, _)) = steps.first() else {
-        return Vec::new();
-    };
-    let actions: Vec<Action> = steps.iter().filter_map(|(_, a)| a.clone()).collect();
-    let Some(path) = Path::from_actions(model, init.clone(), actions.iter()) else {
+    let Some(path) = path_of(model, &lasso.explorer_path()) else {
         return Vec::new();
     };
     let mut lines = describe_path(model, &path);

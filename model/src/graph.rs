@@ -324,6 +324,41 @@ where
     graph.first_bad().map(|state| graph.path_to(state))
 }
 
+/// A state predicate as a [`Classify`]: states where `condition` equals
+/// `holds_when` are good. No action is under fairness.
+pub struct Predicate<M: Model> {
+    /// The predicate, as Stateright's properties take it.
+    pub condition: fn(&M, &M::State) -> bool,
+    /// The value of `condition` that makes a state good: `true` for an
+    /// `always` property, `false` for a `sometimes` one (whose examples are
+    /// what the search looks for).
+    pub holds_when: bool,
+}
+
+impl<M: Model> Classify<M> for Predicate<M> {
+    fn class(&self, _: &M, _: &M::State, _: &M::Action) -> Option<u64> {
+        None
+    }
+
+    fn good(&self, model: &M, state: &M::State) -> bool {
+        (self.condition)(model, state) == self.holds_when
+    }
+}
+
+/// Stateright's [`Path`](stateright::Path) along Explorer action indices,
+/// for the trace printers.
+pub fn path_of<M>(model: &M, indices: &[u32]) -> Option<stateright::Path<M::State, M::Action>>
+where
+    M: Model,
+    M::State: Clone + PartialEq,
+    M::Action: Clone + PartialEq,
+{
+    let steps = replay(model, indices);
+    let (init, _) = steps.first()?;
+    let actions: Vec<M::Action> = steps.iter().filter_map(|(_, a)| a.clone()).collect();
+    stateright::Path::from_actions(model, init.clone(), actions.iter())
+}
+
 /// Rebuilds the states and actions along Explorer action indices.
 pub fn replay<M>(model: &M, indices: &[u32]) -> Vec<(M::State, Option<M::Action>)>
 where
