@@ -133,8 +133,11 @@ pub struct Report {
     pub seconds: f64,
     /// Distinct states per second.
     pub unique_states_per_second: f64,
-    /// Verdicts, in model order.
+    /// Verdicts, in model order (the liveness property last, when checked).
     pub properties: Vec<PropertyReport>,
+    /// Figures of the liveness check, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub liveness: Option<crate::fairness::LivenessStats>,
 }
 
 impl Report {
@@ -334,5 +337,6 @@ fn drive(
         seconds: done.seconds,
         unique_states_per_second: done.unique_per_second(),
         properties,
+        liveness: None,
     }
 }

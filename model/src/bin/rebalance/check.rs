@@ -1,63 +1,24 @@
 //! `rebalance check`: model-checks the rebalance protocol for a scenario.
 
 use clap::Args;
-use rocketmq_rebalance::{strategy_from_name, STRATEGY_NAMES};
 use rocketmq_rebalance_model::check::PropertyReport;
+use rocketmq_rebalance_model::fairness::check_liveness;
+use rocketmq_rebalance_model::graph::Limits;
 use rocketmq_rebalance_model::{
-    build_model, check, CheckOptions, Config, NetworkKind, Progress, Report, Scenario, Search,
-    Status,
+    build_model, check, CheckOptions, Progress, Report, Search, Status,
 };
-use stateright::Model;
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use crate::model_args::ModelArgs;
+use crate::EXIT_BAD_INPUT;
 
 /// Flags of `rebalance check`.
 #[derive(Args, Debug)]
 pub struct CheckArgs {
-    /// Situation to check: healthy, inconsistent-subscription,
-    /// duplicate-client-id, crash, route-change, partial-partition,
-    /// graceful-shutdown.
-    #[arg(long, default_value = "healthy", value_parser = parse_scenario)]
-    scenario: Scenario,
-    /// Consumers in the group (scenario default: 3).
-    #[arg(long)]
-    consumers: Option<usize>,
-    /// Brokers, each hosting every topic (default 2).
-    #[arg(long)]
-    brokers: Option<usize>,
-    /// Topics (default 1; inconsistent-subscription: 2).
-    #[arg(long)]
-    topics: Option<usize>,
-    /// Read queues per topic per broker (default 2; route-change and
-    /// graceful-shutdown: 3).
-    #[arg(long)]
-    queues: Option<usize>,
-    /// Allocation strategy, any name of the allocation crate (AVG,
-    /// AVG_BY_CIRCLE, CONSISTENT_HASH, CONFIG, MACHINE_ROOM,
-    /// MACHINE_ROOM_NEARBY[-X], STICKY[-k]).
-    #[arg(long, default_value = "AVG", value_parser = parse_strategy)]
-    strategy: String,
-    /// Network semantics: ordered (per connection, as TCP), unordered,
-    /// duplicating.
-    #[arg(long, default_value = "ordered", value_parser = parse_network)]
-    network: NetworkKind,
-    /// Consumers (the last ones) that join during the run; the others start
-    /// registered and balanced (default 1, a scale-out; crash, route-change
-    /// and graceful-shutdown: 0; --joins equal to --consumers: a cold start).
-    #[arg(long)]
-    joins: Option<usize>,
-    /// Consumers (the first ones) that may crash (crash: 1).
-    #[arg(long)]
-    crashes: Option<usize>,
-    /// Consumers (the last ones) that may shut down gracefully
-    /// (graceful-shutdown: 1).
-    #[arg(long)]
-    leaves: Option<usize>,
-    /// Route changes, each adding one queue (route-change: 1).
-    #[arg(long)]
-    route_changes: Option<usize>,
+    #[command(flatten)]
+    model: ModelArgs,
     /// Checker threads (default: available cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -80,43 +41,39 @@ pub struct CheckArgs {
     /// Print one JSON object on stdout instead of text.
     #[arg(long)]
     json: bool,
-    /// Instead of checking, serve Stateright's explorer on ADDR (such as
-    /// localhost:3000) to step through the model; append a printed explorer
-    /// path to its URL (http://ADDR/#/steps/0/3/...). Runs until killed.
-    #[arg(long, value_name = "ADDR", conflicts_with_all = ["json", "bfs", "simulate"])]
-    explore: Option<String>,
+    /// Also check liveness under weak fairness: every fair execution
+    /// reaches a converged state and stays there. Models the periodic
+    /// rebalance tick (so the state space is larger) and reports the
+    /// property "converges and stays converged" with expectation
+    /// `eventually`; a violation is a lasso (steps to a cycle, then the
+    /// cycle).
+    #[arg(long)]
+    liveness: bool,
+    /// Where `rebalance explore` (run with the same model flags) serves: each
+    /// counterexample is printed with the URL that opens its path there.
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:3000")]
+    explorer_url: String,
 }
 
-fn parse_scenario(s: &str) -> Result<Scenario, String> {
-    s.parse()
-}
-
-fn parse_network(s: &str) -> Result<NetworkKind, String> {
-    s.parse()
-}
-
-/// Any name the allocation crate knows, including variants such as
-/// `STICKY-2` or `MACHINE_ROOM_NEARBY-CONSISTENT_HASH`.
-fn parse_strategy(s: &str) -> Result<String, String> {
-    match strategy_from_name(s) {
-        Ok(_) => Ok(s.to_string()),
-        Err(_) => Err(format!(
-            "unknown strategy '{s}', expected one of: {}",
-            STRATEGY_NAMES.join(", ")
-        )),
-    }
+fn bad_input(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(EXIT_BAD_INPUT)
 }
 
 /// Runs `rebalance check`: exit 0 when complete and every property holds,
 /// 1 when a property fails, 2 on bad input, 3 when incomplete.
 pub fn run(args: CheckArgs) -> ExitCode {
-    let config = match build_config(&args) {
+    if args.threads.is_some_and(|t| t == 0 || t > 1024) {
+        return bad_input("--threads must be 1..=1024");
+    }
+    if args.max_states == Some(0) || args.timeout == Some(0) {
+        return bad_input("--max-states and --timeout must be positive");
+    }
+    let mut config = match args.model.build_config() {
         Ok(config) => config,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::from(2);
-        }
+        Err(message) => return bad_input(message),
     };
+    config.periodic_ticks = args.liveness;
     let summary = format!(
         "scenario {}, strategy {}, network {}, consumers {}, brokers {}, topics {}, queues per broker {}, joins {}, crashes {}, leaves {}, route changes {}",
         config.scenario,
@@ -148,61 +105,37 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }),
         progress_every: Duration::from_secs(3),
     };
-    if let Some(addr) = &args.explore {
-        return explore(config, addr, options.threads);
-    }
     eprintln!("checking {summary}");
-    let report = check(build_model(config), &options, print_progress);
+    let model = build_model(config);
+    let started = Instant::now();
+    let mut report = check(model.clone(), &options, print_progress);
+    if args.liveness {
+        eprintln!("checking liveness under weak fairness");
+        let limits = Limits {
+            max_states: options.max_states,
+            timeout: options.timeout.map(|t| t.saturating_sub(started.elapsed())),
+            stop_at_bad: false,
+        };
+        let (property, stats) = check_liveness(&model, limits);
+        if let Some(cutoff) = &stats.cutoff {
+            report.complete = false;
+            report.stopped = format!("liveness graph cut: {cutoff}");
+        }
+        report.properties.push(property);
+        report.liveness = Some(stats);
+    }
     let mut stdout = std::io::stdout().lock();
     let written = if args.json {
         serde_json::to_string(&report)
             .map_err(std::io::Error::other)
             .and_then(|json| writeln!(stdout, "{json}"))
     } else {
-        write_text(&mut stdout, &summary, &report)
+        write_text(&mut stdout, &summary, &report, &args.explorer_url)
     };
     if let Err(e) = written {
         eprintln!("error: cannot write the report: {e}");
     }
     ExitCode::from(report.exit_code())
-}
-
-fn explore(config: Config, addr: &str, threads: usize) -> ExitCode {
-    // Stateright panics when it cannot bind, so try the address first.
-    if let Err(e) = std::net::TcpListener::bind(addr) {
-        eprintln!("error: cannot serve the explorer on {addr}: {e}");
-        return ExitCode::from(2);
-    }
-    eprintln!("explorer on http://{addr}/ (Ctrl-C to stop)");
-    build_model(config).checker().threads(threads).serve(addr);
-    ExitCode::SUCCESS
-}
-
-fn build_config(args: &CheckArgs) -> Result<Config, String> {
-    if args.threads.is_some_and(|t| t == 0 || t > 1024) {
-        return Err("--threads must be 1..=1024".into());
-    }
-    if args.max_states == Some(0) || args.timeout == Some(0) {
-        return Err("--max-states and --timeout must be positive".into());
-    }
-    let mut sizes = args.scenario.default_sizes();
-    let set = |target: &mut usize, value: Option<usize>| {
-        if let Some(v) = value {
-            *target = v;
-        }
-    };
-    set(&mut sizes.consumers, args.consumers);
-    set(&mut sizes.brokers, args.brokers);
-    set(&mut sizes.topics, args.topics);
-    set(&mut sizes.queues, args.queues);
-    set(&mut sizes.crashes, args.crashes);
-    set(&mut sizes.leaves, args.leaves);
-    set(&mut sizes.route_changes, args.route_changes);
-    if args.joins.is_some() {
-        sizes.joins = args.joins;
-    }
-    let strategy = strategy_from_name(&args.strategy).map_err(|e| e.to_string())?;
-    Config::new(args.scenario, sizes, args.network, Arc::from(strategy)).map_err(|e| e.to_string())
 }
 
 fn print_progress(p: &Progress) {
@@ -216,7 +149,12 @@ fn print_progress(p: &Progress) {
     );
 }
 
-fn write_text(out: &mut impl Write, summary: &str, report: &Report) -> std::io::Result<()> {
+fn write_text(
+    out: &mut impl Write,
+    summary: &str,
+    report: &Report,
+    explorer_url: &str,
+) -> std::io::Result<()> {
     writeln!(out, "{summary}")?;
     if report.complete {
         writeln!(out, "complete: every reachable state visited")?;
@@ -232,6 +170,13 @@ fn write_text(out: &mut impl Write, summary: &str, report: &Report) -> std::io::
         report.seconds,
         report.unique_states_per_second
     )?;
+    if let Some(l) = &report.liveness {
+        writeln!(
+            out,
+            "liveness graph: {} states, {} transitions, {} bytes/state, {:.2} s",
+            l.states, l.edges, l.bytes_per_state, l.seconds
+        )?;
+    }
     for p in &report.properties {
         writeln!(
             out,
@@ -246,19 +191,26 @@ fn write_text(out: &mut impl Write, summary: &str, report: &Report) -> std::io::
         .iter()
         .filter(|p| p.status == Status::Violated)
     {
-        write_trace(out, "counterexample", p)?;
+        write_trace(out, "counterexample", p, explorer_url)?;
     }
     Ok(())
 }
 
-fn write_trace(out: &mut impl Write, kind: &str, p: &PropertyReport) -> std::io::Result<()> {
+fn write_trace(
+    out: &mut impl Write,
+    kind: &str,
+    p: &PropertyReport,
+    explorer_url: &str,
+) -> std::io::Result<()> {
     writeln!(out)?;
-    writeln!(
-        out,
-        "{kind} to \"{}\" (explorer: {}):",
-        p.name,
-        p.explorer_path.as_deref().unwrap_or("-")
-    )?;
+    writeln!(out, "{kind} to \"{}\":", p.name)?;
+    if let Some(path) = &p.explorer_path {
+        writeln!(
+            out,
+            "  explorer: {}/{path}  (rebalance explore with the same model flags)",
+            explorer_url.trim_end_matches('/')
+        )?;
+    }
     for line in p.trace.iter().flatten() {
         writeln!(out, "  {line}")?;
     }

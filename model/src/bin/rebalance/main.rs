@@ -13,6 +13,8 @@ use clap::{Parser, Subcommand};
 mod allocate;
 mod check;
 mod compare;
+mod explore;
+mod model_args;
 
 /// Allocate, model-check and compare RocketMQ consumer-group rebalancing.
 #[derive(Debug, Parser)]
@@ -33,6 +35,9 @@ enum Command {
     /// Compare every strategy on joins, leaves and queue growth: balance,
     /// queues moved against the lower bound, disagreement, time.
     Compare(compare::CompareArgs),
+    /// Serve the interactive state explorer for a model configuration (the
+    /// same flags as `check`) in the browser.
+    Explore(explore::ExploreArgs),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +46,7 @@ fn main() -> ExitCode {
         Command::Allocate(args) => allocate::run(args),
         Command::Check(args) => check::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Explore(args) => explore::run(args),
     }
 }
 
