@@ -93,10 +93,12 @@ fn ownership_svg(model: &RebalanceModel, state: &SystemState) -> (String, u32) {
     let cfg: &Config = group.cfg;
     let queues = holdings(model, state);
     let (cell, left, top) = (28u32, 190u32, 40u32);
-    let mut svg = String::new();
+    // A light card under the picture: Stateright's page is dark.
+    let mut svg =
+        String::from(r##"<rect x="0" y="0" width="100%" height="{HEIGHT}" fill="#fafafa"/>"##);
     let _ = write!(
         svg,
-        r#"<text x="0" y="16" font-weight="bold">ownership (route version {})</text>"#,
+        r#"<text x="6" y="16" font-weight="bold">ownership (route version {})</text>"#,
         group.name_server().route
     );
     for (column, (q, holding)) in queues.iter().enumerate() {
@@ -128,7 +130,7 @@ fn ownership_svg(model: &RebalanceModel, state: &SystemState) -> (String, u32) {
         };
         let _ = write!(
             svg,
-            r#"<text x="0" y="{}" font-size="13" fill="{}"{}>{}{}</text>"#,
+            r#"<text x="6" y="{}" font-size="13" fill="{}"{}>{}{}</text>"#,
             y + 19,
             if running { "#000" } else { "#9e9e9e" },
             if running {
@@ -154,7 +156,7 @@ fn ownership_svg(model: &RebalanceModel, state: &SystemState) -> (String, u32) {
     // The queues' own row: how each is held.
     let _ = write!(
         svg,
-        r#"<text x="0" y="{}" font-size="13">held</text>"#,
+        r#"<text x="6" y="{}" font-size="13">held</text>"#,
         y + 19
     );
     for (column, (_, holding)) in queues.iter().enumerate() {
@@ -184,7 +186,7 @@ fn ownership_svg(model: &RebalanceModel, state: &SystemState) -> (String, u32) {
             y += 18;
             let _ = write!(
                 svg,
-                r#"<text x="0" y="{y}" font-size="13" fill="{}" id="{}">{}: {}</text>"#,
+                r#"<text x="6" y="{y}" font-size="13" fill="{}" id="{}">{}: {}</text>"#,
                 holding.colour(),
                 holding.word().replace(' ', "-"),
                 holding.word(),
@@ -196,17 +198,18 @@ fn ownership_svg(model: &RebalanceModel, state: &SystemState) -> (String, u32) {
     y += 30;
     let _ = write!(
         svg,
-        r#"<text x="0" y="{y}" font-weight="bold">views</text>"#
+        r#"<text x="6" y="{y}" font-weight="bold">views</text>"#
     );
     for line in views(model, state) {
         y += 18;
         let _ = write!(
             svg,
-            r#"<text x="0" y="{y}" font-size="13" font-family="monospace">{}</text>"#,
+            r#"<text x="6" y="{y}" font-size="13" font-family="monospace">{}</text>"#,
             escape(&line)
         );
     }
-    (svg, y + 20)
+    let height = y + 20;
+    (svg.replacen("{HEIGHT}", &height.to_string(), 1), height)
 }
 
 /// One line per broker (its member table) and per consumer (what its last
