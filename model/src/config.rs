@@ -189,6 +189,12 @@ pub struct Sizes {
     pub leaves: usize,
     /// Route changes the name server makes, each adding one queue.
     pub route_changes: usize,
+    /// How many consumers (the first ones) may each lose one
+    /// `NOTIFY_CONSUMER_IDS_CHANGED` (a one-way message).
+    pub lost_notifications: usize,
+    /// How many consumers (the first ones) may each have one
+    /// `GET_CONSUMER_LIST_BY_GROUP` fail (its broker unreachable for it).
+    pub failed_queries: usize,
 }
 
 impl Default for Sizes {
@@ -202,6 +208,8 @@ impl Default for Sizes {
             crashes: 0,
             leaves: 0,
             route_changes: 0,
+            lost_notifications: 0,
+            failed_queries: 0,
         }
     }
 }
@@ -223,6 +231,10 @@ pub struct ConsumerSpec {
     pub may_leave: bool,
     /// Brokers it cannot reach, as a bit set of broker indices.
     pub unreachable: u8,
+    /// May lose one notification.
+    pub may_lose_notification: bool,
+    /// May have one consumer-list query fail.
+    pub may_fail_query: bool,
 }
 
 /// One queue of the universe: every queue that any route version has.
@@ -331,6 +343,11 @@ impl Config {
         }
         if sizes.crashes > sizes.consumers || sizes.leaves > sizes.consumers {
             return fail("--crashes and --leaves cannot exceed --consumers".into());
+        }
+        if sizes.lost_notifications > sizes.consumers || sizes.failed_queries > sizes.consumers {
+            return fail(
+                "--lost-notifications and --failed-queries cannot exceed --consumers".into(),
+            );
         }
         if sizes.route_changes > 200 {
             return fail("--route-changes must be at most 200".into());
@@ -446,6 +463,8 @@ impl Config {
                     may_crash: i < sizes.crashes,
                     may_leave: i >= n - sizes.leaves,
                     unreachable,
+                    may_lose_notification: i < sizes.lost_notifications,
+                    may_fail_query: i < sizes.failed_queries,
                 }
             })
             .collect();

@@ -36,6 +36,17 @@ pub struct ConsumerState {
     /// Per topic, the member list its last allocation used. Not kept by
     /// RocketMQ; recorded so the properties can say what the group agreed on.
     pub views: [Option<ConsumerSet>; MAX_TOPICS],
+    /// Faults the environment has scheduled for it and not yet applied.
+    pub faults: Faults,
+}
+
+/// Faults the environment has armed for a consumer's next message or call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Faults {
+    /// The next `NOTIFY_CONSUMER_IDS_CHANGED` is lost.
+    pub lose_next_notification: bool,
+    /// The next `GET_CONSUMER_LIST_BY_GROUP` fails.
+    pub fail_next_query: bool,
 }
 
 /// Every state is hashed for its fingerprint: one packed word per field
@@ -47,7 +58,9 @@ impl std::hash::Hash for ConsumerState {
             self.phase as u64
                 | u64::from(self.route) << 8
                 | u64::from(self.due) << 16
-                | querying << 24,
+                | querying << 24
+                | u64::from(self.faults.lose_next_notification) << 32
+                | u64::from(self.faults.fail_next_query) << 33,
         );
         h.write_u64(self.owned);
         let views = self.views.iter().fold(0u128, |acc, v| {
@@ -69,6 +82,7 @@ impl ConsumerState {
             querying: None,
             owned: 0,
             views: [None; MAX_TOPICS],
+            faults: Faults::default(),
         };
         if spec.joins {
             return (state, vec![Output::Arm(Timer::Join)]);
@@ -104,6 +118,29 @@ impl ConsumerState {
                 outputs.extend(next.schedule(cfg, me));
                 Some((next, outputs))
             }
+            (Phase::Running, Timer::Rebalance { .. })
+                if self.faults.fail_next_query && self.querying.is_none() && self.due != 0 =>
+            {
+                // The broker cannot be reached: the call returns nothing and
+                // the round counts as balanced (the topic is no longer due).
+                let topic = self.due.trailing_zeros();
+                let next = Self {
+                    due: self.due & !(1 << topic),
+                    faults: Faults {
+                        fail_next_query: false,
+                        ..self.faults
+                    },
+                    ..*self
+                };
+                let mut outputs = self.retry_later(cfg, me);
+                outputs.extend(next.schedule(cfg, me));
+                if next.due == 0 {
+                    outputs.extend(
+                        candidates(cfg, me).map(|b| Output::Disarm(Timer::Rebalance { broker: b })),
+                    );
+                }
+                Some((next, outputs))
+            }
             (Phase::Running, Timer::Rebalance { broker }) => {
                 let topic = self.due.trailing_zeros() as u8;
                 if self.querying.is_some() || self.due == 0 {
@@ -131,6 +168,26 @@ impl ConsumerState {
                 outputs.push(Output::Arm(Timer::Tick));
                 Some((next, outputs))
             }
+            (Phase::Running, Timer::LoseNotification) => Some((
+                Self {
+                    faults: Faults {
+                        lose_next_notification: true,
+                        ..self.faults
+                    },
+                    ..*self
+                },
+                Vec::new(),
+            )),
+            (Phase::Running, Timer::FailQuery) => Some((
+                Self {
+                    faults: Faults {
+                        fail_next_query: true,
+                        ..self.faults
+                    },
+                    ..*self
+                },
+                Vec::new(),
+            )),
             (Phase::Running, Timer::Shutdown) if spec.may_leave => {
                 // shutdown(): drop every process queue, unregister everywhere.
                 let mut outputs = self.stop_timers(cfg, me);
@@ -167,6 +224,16 @@ impl ConsumerState {
                     ..*self
                 };
                 next.wake(cfg, me).or(Some((next, Vec::new())))
+            }
+            Message::NotifyConsumerIdsChanged if self.faults.lose_next_notification => {
+                let next = Self {
+                    faults: Faults {
+                        lose_next_notification: false,
+                        ..self.faults
+                    },
+                    ..*self
+                };
+                Some((next, self.retry_later(cfg, me)))
             }
             Message::NotifyConsumerIdsChanged | Message::PeriodicTick => self.wake(cfg, me),
             Message::ConsumerList { topic, members } if self.querying == Some(*topic) => {
@@ -233,11 +300,33 @@ impl ConsumerState {
             .collect()
     }
 
+    /// What a consumer that missed a change (a lost notification, a failed
+    /// query) still has: its periodic tick, which will find the change. With
+    /// the tick modelled it is already armed; without it, the tick is a
+    /// wake-up the consumer receives later (a message to itself, delivered
+    /// in any interleaving).
+    fn retry_later(&self, cfg: &Config, me: usize) -> Vec<Output> {
+        if cfg.periodic_ticks {
+            Vec::new()
+        } else {
+            vec![Output::Send(
+                Peer::Consumer(me as u8),
+                Message::PeriodicTick,
+            )]
+        }
+    }
+
     /// The timers a running consumer has besides its rebalance turn: the
     /// periodic tick (when modelled) and the environment's events.
     fn environment_timers(&self, cfg: &Config, me: usize) -> Vec<Output> {
         let spec = &cfg.consumers[me];
         let mut outputs = Vec::new();
+        if spec.may_lose_notification {
+            outputs.push(Output::Arm(Timer::LoseNotification));
+        }
+        if spec.may_fail_query {
+            outputs.push(Output::Arm(Timer::FailQuery));
+        }
         if cfg.periodic_ticks {
             outputs.push(Output::Arm(Timer::Tick));
         }
@@ -257,6 +346,8 @@ impl ConsumerState {
         outputs.push(Output::Disarm(Timer::Shutdown));
         outputs.push(Output::Disarm(Timer::Crash));
         outputs.push(Output::Disarm(Timer::Tick));
+        outputs.push(Output::Disarm(Timer::LoseNotification));
+        outputs.push(Output::Disarm(Timer::FailQuery));
         outputs
     }
 
@@ -269,6 +360,7 @@ impl ConsumerState {
             querying: None,
             owned: 0,
             views: [None; MAX_TOPICS],
+            faults: Faults::default(),
         }
     }
 }

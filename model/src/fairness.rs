@@ -40,7 +40,12 @@ fn class_of<T: Hash>(value: T) -> u64 {
 fn is_environment(timer: &Timer) -> bool {
     matches!(
         timer,
-        Timer::Join | Timer::Shutdown | Timer::Crash | Timer::RouteChange
+        Timer::Join
+            | Timer::Shutdown
+            | Timer::Crash
+            | Timer::RouteChange
+            | Timer::LoseNotification
+            | Timer::FailQuery
     )
 }
 

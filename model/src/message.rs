@@ -74,6 +74,12 @@ pub enum Timer {
     },
     /// Environment: the operator changes the route (adds a queue).
     RouteChange,
+    /// Environment: this consumer's next `NOTIFY_CONSUMER_IDS_CHANGED` will
+    /// be lost on the way (one-way messages may be).
+    LoseNotification,
+    /// Environment: this consumer's next `GET_CONSUMER_LIST_BY_GROUP` will
+    /// fail (its broker unreachable for that call).
+    FailQuery,
     /// The rebalance service's periodic wake-up (every 20 s in RocketMQ).
     /// Armed only when [`Config::periodic_ticks`](crate::config::Config) is
     /// set (the liveness check): it makes every topic due again, so a group

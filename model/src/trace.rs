@@ -178,5 +178,9 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
         ),
         Timer::RouteChange => "route change (queue added)".into(),
         Timer::Tick => "periodic rebalance tick".into(),
+        Timer::LoseNotification => "its next NOTIFY_CONSUMER_IDS_CHANGED will be lost".into(),
+        Timer::FailQuery => {
+            "its next GET_CONSUMER_LIST_BY_GROUP will fail (broker unreachable)".into()
+        }
     }
 }

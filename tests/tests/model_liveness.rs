@@ -55,3 +55,44 @@ fn a_partial_partition_rebalances_for_ever() {
     );
     assert!(report.explorer_path.unwrap().starts_with("#/steps/0/"));
 }
+
+/// A lost notification or a failed consumer-list query delays a consumer
+/// until its periodic tick; the group still converges, at rest and under
+/// fairness.
+#[test]
+fn lost_notifications_and_failed_queries_are_recovered_by_the_tick() {
+    use rocketmq_rebalance_model::{check_strategy, CheckOptions, Sizes};
+    let faults = [
+        Sizes {
+            lost_notifications: 1,
+            ..Scenario::Healthy.default_sizes()
+        },
+        Sizes {
+            failed_queries: 1,
+            ..Scenario::Healthy.default_sizes()
+        },
+    ];
+    for sizes in faults {
+        let strategy = Arc::from(strategy_from_name("AVG").unwrap());
+        let report = check_strategy(
+            strategy,
+            Scenario::Healthy,
+            Some(sizes),
+            &CheckOptions::default(),
+        )
+        .unwrap();
+        assert!(report.passed(), "{sizes:?}: {report:#?}");
+        if sizes.failed_queries == 0 {
+            // One liveness graph of a faulty group is enough for the test
+            // suite's time budget; `check --liveness` does the other.
+            continue;
+        }
+        let strategy = Arc::from(strategy_from_name("AVG").unwrap());
+        let mut cfg =
+            Config::new(Scenario::Healthy, sizes, NetworkKind::Ordered, strategy).unwrap();
+        cfg.periodic_ticks = true;
+        let (property, stats) = check_liveness(&build_model(cfg), Limits::default());
+        assert_eq!(property.status, Status::Holds, "{sizes:?}");
+        assert!(stats.states > 100_000, "the faults add interleavings");
+    }
+}

@@ -75,7 +75,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     };
     config.periodic_ticks = args.liveness;
     let summary = format!(
-        "scenario {}, strategy {}, network {}, consumers {}, brokers {}, topics {}, queues per broker {}, joins {}, crashes {}, leaves {}, route changes {}",
+        "scenario {}, strategy {}, network {}, consumers {}, brokers {}, topics {}, queues per broker {}, joins {}, crashes {}, leaves {}, route changes {}, lost notifications {}, failed queries {}",
         config.scenario,
         config.strategy.name(),
         config.network,
@@ -87,6 +87,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
         config.sizes.crashes,
         config.sizes.leaves,
         config.sizes.route_changes,
+        config.sizes.lost_notifications,
+        config.sizes.failed_queries,
     );
     let options = CheckOptions {
         search: match (args.bfs, args.simulate) {

@@ -52,6 +52,14 @@ pub struct ModelArgs {
     /// Route changes, each adding one queue (route-change: 1).
     #[arg(long)]
     pub route_changes: Option<usize>,
+    /// Consumers (the first ones) that may each lose one
+    /// NOTIFY_CONSUMER_IDS_CHANGED (default 0).
+    #[arg(long)]
+    pub lost_notifications: Option<usize>,
+    /// Consumers (the first ones) that may each have one
+    /// GET_CONSUMER_LIST_BY_GROUP fail, its broker unreachable (default 0).
+    #[arg(long)]
+    pub failed_queries: Option<usize>,
 }
 
 impl ModelArgs {
@@ -70,6 +78,8 @@ impl ModelArgs {
         set(&mut sizes.crashes, self.crashes);
         set(&mut sizes.leaves, self.leaves);
         set(&mut sizes.route_changes, self.route_changes);
+        set(&mut sizes.lost_notifications, self.lost_notifications);
+        set(&mut sizes.failed_queries, self.failed_queries);
         if self.joins.is_some() {
             sizes.joins = self.joins;
         }
