@@ -276,9 +276,10 @@ fn drive(
         "exhausted"
     };
     let complete = stopped == "exhausted";
-    // Stateright's traces are not the shortest (BFS keeps a later violating
-    // state; DFS goes deep first): search breadth-first again, within what
-    // is left of the time budget, and keep Stateright's when that runs out.
+    // Stateright's counterexamples are not the shortest (BFS keeps a later
+    // violating state; DFS goes deep first): search breadth-first again,
+    // within what is left of the time budget, and keep Stateright's when
+    // that runs out.
     let shortest_limits = Limits {
         max_states: options.max_states,
         timeout: options.timeout.map(|t| t.saturating_sub(start.elapsed())),
@@ -288,14 +289,21 @@ fn drive(
         .properties()
         .into_iter()
         .map(|p| {
-            let shortest = discoveries.get(p.name).and_then(|_| {
-                let target = Predicate {
-                    condition: p.condition,
-                    holds_when: p.expectation != Expectation::Sometimes,
-                };
-                shortest_path_to_bad(model, &target, shortest_limits)
-                    .and_then(|indices| Some((path_of(model, &indices)?, indices)))
-            });
+            // Counterexamples only: an example of a `sometimes` property may
+            // lie deep, and searching for it breadth-first would cost more
+            // than the check.
+            let counterexample = p.expectation != Expectation::Sometimes;
+            let shortest = discoveries
+                .get(p.name)
+                .filter(|_| counterexample)
+                .and_then(|_| {
+                    let target = Predicate {
+                        condition: p.condition,
+                        holds_when: p.expectation != Expectation::Sometimes,
+                    };
+                    shortest_path_to_bad(model, &target, shortest_limits)
+                        .and_then(|indices| Some((path_of(model, &indices)?, indices)))
+                });
             let found = discoveries.get(p.name);
             let status = match (&p.expectation, found.is_some(), complete) {
                 (Expectation::Sometimes, true, _) => Status::Found,

@@ -10,14 +10,13 @@
 //! Not fair, never required: the environment — joins, graceful shutdowns,
 //! crashes, route changes, and message loss — which spends a finite budget.
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 
 use stateright::actor::ActorModelAction;
 
 use crate::actor::RebalanceModel;
 use crate::check::{PropertyReport, Status};
-use crate::graph::{encode_path, path_of, Classify, Graph, Limits};
+use crate::graph::{encode_path, fingerprint, path_of, Classify, Graph, Limits};
 use crate::liveness::{find_fair_bad_cycle, Lasso};
 use crate::message::Timer;
 use crate::properties::{Group, SystemState};
@@ -31,9 +30,7 @@ pub type Action = <RebalanceModel as stateright::Model>::Action;
 pub struct RebalanceFairness;
 
 fn class_of<T: Hash>(value: T) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    value.hash(&mut hasher);
-    hasher.finish()
+    fingerprint(&value)
 }
 
 /// Whether a timer is the environment's rather than the protocol's.

@@ -8,9 +8,8 @@
 //! rebuilt by replaying action indices from an initial state, which is also
 //! the path format of Stateright's Explorer (`init/action/action/...`).
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::time::{Duration, Instant};
 
 use stateright::Model;
@@ -91,12 +90,31 @@ pub struct Graph {
     pub elapsed: Duration,
 }
 
-/// A fingerprint that is the same in every run (unlike a randomly keyed
-/// hasher), so that graphs are reproducible.
-fn fingerprint<T: Hash>(value: &T) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    value.hash(&mut hasher);
-    hasher.finish()
+/// A 64-bit hash that is the same in every run (fixed keys, unlike a
+/// randomly keyed hasher), so that graphs and fairness classes are
+/// reproducible. aHash, as Stateright's own fingerprints.
+pub fn fingerprint<T: Hash>(value: &T) -> u64 {
+    ahash::RandomState::with_seeds(0x5EED, 0xFA1E, 0xC0DE, 0xBEEF).hash_one(value)
+}
+
+/// Keys that are already fingerprints need no second hash.
+#[derive(Default)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
 
 /// How a model's actions map to fairness classes, and which states are good.
@@ -130,7 +148,7 @@ impl Graph {
             cutoff: None,
             elapsed: Duration::ZERO,
         };
-        let mut ids: HashMap<u64, StateId> = HashMap::new();
+        let mut ids: HashMap<u64, StateId, BuildHasherDefault<PassThrough>> = HashMap::default();
         let mut frontier: VecDeque<(StateId, M::State)> = VecDeque::new();
         // Adds a state if new; returns its id.
         let mut visit = |graph: &mut Graph,
@@ -206,14 +224,17 @@ impl Graph {
                             Some((id, index as u32)),
                             depth,
                         );
-                        graph.edges.push(Edge {
-                            target,
-                            action: index as u32,
-                            class,
-                        });
+                        // A search for one bad state needs parents only.
+                        if !limits.stop_at_bad {
+                            graph.edges.push(Edge {
+                                target,
+                                action: index as u32,
+                                class,
+                            });
+                        }
                     }
                     None => {
-                        if let Some(class) = class {
+                        if let (Some(class), false) = (class, limits.stop_at_bad) {
                             graph.info[id as usize].noops.push(class);
                         }
                     }
