@@ -75,15 +75,7 @@ impl ConsumerState {
     /// and balanced, as if it had been up for a while.
     pub fn start(cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let spec = &cfg.consumers[me];
-        let mut state = Self {
-            phase: Phase::Idle,
-            route: 0,
-            due: 0,
-            querying: None,
-            owned: 0,
-            views: [None; MAX_TOPICS],
-            faults: Faults::default(),
-        };
+        let mut state = Self::empty(Phase::Idle);
         if spec.joins {
             return (state, vec![Output::Arm(Timer::Join)]);
         }
@@ -192,13 +184,13 @@ impl ConsumerState {
                 // shutdown(): drop every process queue, unregister everywhere.
                 let mut outputs = self.stop_timers(cfg, me);
                 outputs.extend(broadcast(cfg, me, Message::Unregister));
-                Some((Self::stopped(Phase::Left), outputs))
+                Some((Self::empty(Phase::Left), outputs))
             }
             (Phase::Running, Timer::Crash) if spec.may_crash => {
                 // Nothing is sent; each broker's scan notices the silence.
                 let mut outputs = self.stop_timers(cfg, me);
                 outputs.extend(broadcast(cfg, me, Message::SilenceExpired));
-                Some((Self::stopped(Phase::Crashed), outputs))
+                Some((Self::empty(Phase::Crashed), outputs))
             }
             _ => None,
         }
@@ -351,8 +343,9 @@ impl ConsumerState {
         outputs
     }
 
-    /// A stopped consumer keeps nothing, so all stopped states are equal.
-    fn stopped(phase: Phase) -> Self {
+    /// A consumer that holds nothing: not started yet, or stopped (a stopped
+    /// consumer keeps nothing, so all stopped states are equal).
+    fn empty(phase: Phase) -> Self {
         Self {
             phase,
             route: 0,
