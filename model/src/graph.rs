@@ -36,6 +36,9 @@ pub enum Cutoff {
     StateLimit,
     /// `timeout` passed.
     Timeout,
+    /// Some states lie outside `Model::within_boundary` (a bounded model,
+    /// or a run asked to stop) and were not expanded.
+    Boundary,
 }
 
 impl std::fmt::Display for Cutoff {
@@ -43,6 +46,7 @@ impl std::fmt::Display for Cutoff {
         f.write_str(match self {
             Cutoff::StateLimit => "state limit reached",
             Cutoff::Timeout => "timeout",
+            Cutoff::Boundary => "states outside the model's boundary",
         })
     }
 }
@@ -84,6 +88,8 @@ pub struct Graph {
     /// The first state discovered (so one with fewest steps) that fails the
     /// predicate.
     first_bad: Option<StateId>,
+    /// Some state was outside the boundary and not expanded.
+    pruned: bool,
     /// Set when exploration stopped early: the graph is then partial.
     pub cutoff: Option<Cutoff>,
     /// Wall-clock time the exploration took.
@@ -145,6 +151,7 @@ impl Graph {
             info: Vec::new(),
             depth: Vec::new(),
             first_bad: None,
+            pruned: false,
             cutoff: None,
             elapsed: Duration::ZERO,
         };
@@ -175,6 +182,8 @@ impl Graph {
             });
             if model.within_boundary(&state) {
                 frontier.push_back((id, state));
+            } else {
+                graph.pruned = true;
             }
             id
         };
@@ -246,6 +255,9 @@ impl Graph {
         while (expanded as usize) < graph.parent.len() {
             graph.offsets.push(graph.edges.len() as u32);
             expanded += 1;
+        }
+        if graph.pruned {
+            graph.cutoff.get_or_insert(Cutoff::Boundary);
         }
         graph.elapsed = started.elapsed();
         graph
@@ -465,6 +477,41 @@ mod tests {
             .collect();
         assert_eq!(states, [0, 3, 6]);
         assert_eq!(encode_path(&[0, 1, 1]), "0/1/1");
+    }
+
+    /// [`Counter`] cut at 5: the graph is partial, and says so.
+    struct Bounded;
+
+    impl Model for Bounded {
+        type State = u8;
+        type Action = u8;
+        fn init_states(&self) -> Vec<u8> {
+            Counter.init_states()
+        }
+        fn actions(&self, state: &u8, actions: &mut Vec<u8>) {
+            Counter.actions(state, actions)
+        }
+        fn next_state(&self, state: &u8, step: u8) -> Option<u8> {
+            Counter.next_state(state, step)
+        }
+        fn within_boundary(&self, state: &u8) -> bool {
+            *state < 5
+        }
+    }
+
+    impl Classify<Bounded> for SixIsBad {
+        fn class(&self, _: &Bounded, _: &u8, _: &u8) -> Option<u64> {
+            None
+        }
+        fn good(&self, _: &Bounded, state: &u8) -> bool {
+            *state != 6
+        }
+    }
+
+    #[test]
+    fn states_outside_the_boundary_make_the_graph_partial() {
+        let graph = Graph::explore(&Bounded, &SixIsBad, Limits::default());
+        assert_eq!(graph.cutoff, Some(Cutoff::Boundary));
     }
 
     #[test]

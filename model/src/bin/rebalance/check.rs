@@ -120,8 +120,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
         };
         let (property, stats) = check_liveness(&model, limits);
         if let Some(cutoff) = &stats.cutoff {
+            if report.complete {
+                report.stopped = format!("liveness graph cut: {cutoff}");
+            }
             report.complete = false;
-            report.stopped = format!("liveness graph cut: {cutoff}");
         }
         report.properties.push(property);
         report.liveness = Some(stats);
