@@ -3,7 +3,9 @@ use std::fmt;
 
 use md5::{Digest, Md5};
 
-use super::{check, check_group, share_by_first_position, AllocateStrategy};
+use super::{
+    check, check_group, group_by_owner, owned_by, share_by_first_position, AllocateStrategy,
+};
 use crate::{AllocateError, MessageQueue};
 
 /// The hash that places client ids and queues on the ring: RocketMQ's
@@ -236,12 +238,7 @@ impl<H: HashFunction> AllocateStrategy for ConsistentHash<H> {
         };
         let route = self.route(queues, consumers);
         let me = route.owner_of_position[index];
-        Ok(queues
-            .iter()
-            .zip(&route.owners)
-            .filter(|(_, owner)| **owner == Some(me))
-            .map(|(queue, _)| queue)
-            .collect())
+        Ok(owned_by(queues, route.owners, me))
     }
 
     fn allocate_group<'a>(
@@ -252,12 +249,7 @@ impl<H: HashFunction> AllocateStrategy for ConsistentHash<H> {
     ) -> Result<Vec<Vec<&'a MessageQueue>>, AllocateError> {
         let first = check_group(queues, consumers)?;
         let route = self.route(queues, consumers);
-        let mut by_id: Vec<Vec<&'a MessageQueue>> = vec![Vec::new(); consumers.len()];
-        for (queue, owner) in queues.iter().zip(&route.owners) {
-            if let Some(id) = owner {
-                by_id[*id].push(queue);
-            }
-        }
+        let mut by_id = group_by_owner(queues, route.owners, consumers.len());
         Ok(share_by_first_position(&first, |position| {
             std::mem::take(&mut by_id[route.owner_of_position[position]])
         }))

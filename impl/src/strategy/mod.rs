@@ -243,6 +243,37 @@ fn first_positions(consumers: &[String]) -> Vec<usize> {
         .collect()
 }
 
+/// The queues whose owner (one entry per queue; `None`: nobody) is `me`, in
+/// queue order: a per-consumer answer of a strategy that routes every queue.
+fn owned_by(
+    queues: &[MessageQueue],
+    owners: impl IntoIterator<Item = Option<usize>>,
+    me: usize,
+) -> Vec<&MessageQueue> {
+    queues
+        .iter()
+        .zip(owners)
+        .filter(|(_, owner)| *owner == Some(me))
+        .map(|(queue, _)| queue)
+        .collect()
+}
+
+/// The queues grouped by owner (one entry per queue; `None` or an owner
+/// beyond `slots`: nobody) into `slots` shares, each in queue order.
+fn group_by_owner<'a>(
+    queues: &'a [MessageQueue],
+    owners: impl IntoIterator<Item = Option<usize>>,
+    slots: usize,
+) -> Vec<Vec<&'a MessageQueue>> {
+    let mut shares: Vec<Vec<&'a MessageQueue>> = vec![Vec::new(); slots];
+    for (queue, owner) in queues.iter().zip(owners) {
+        if let Some(share) = owner.and_then(|o| shares.get_mut(o)) {
+            share.push(queue);
+        }
+    }
+    shares
+}
+
 /// Copies the share of each first occurrence to later duplicates of the same id.
 fn share_by_first_position<'a>(
     first: &[usize],

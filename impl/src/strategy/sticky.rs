@@ -1,7 +1,9 @@
 //! `STICKY`: a balanced strategy that moves few queues when the group or the
 //! topic changes, computed by every consumer alone from the two lists.
 
-use super::{check, check_group, share_by_first_position, AllocateStrategy};
+use super::{
+    check, check_group, group_by_owner, owned_by, share_by_first_position, AllocateStrategy,
+};
 use crate::{AllocateError, MessageQueue};
 
 /// A balanced, sticky allocation (`STICKY`), not part of RocketMQ.
@@ -196,12 +198,8 @@ impl Sticky {
         consumers: &[String],
         first: &[usize],
     ) -> Vec<Vec<&'a MessageQueue>> {
-        let mut by_first: Vec<Vec<&'a MessageQueue>> = vec![Vec::new(); consumers.len()];
-        for (queue, owner) in queues.iter().zip(self.assign(queues, consumers)) {
-            if let Some(share) = by_first.get_mut(owner) {
-                share.push(queue);
-            }
-        }
+        let owners = self.assign(queues, consumers).into_iter().map(Some);
+        let mut by_first = group_by_owner(queues, owners, consumers.len());
         share_by_first_position(first, |i| std::mem::take(&mut by_first[i]))
     }
 }
@@ -227,12 +225,11 @@ impl AllocateStrategy for Sticky {
         let Some(me) = check(current, queues, consumers)? else {
             return Ok(Vec::new());
         };
-        Ok(queues
-            .iter()
-            .zip(self.assign(queues, consumers))
-            .filter(|&(_, owner)| owner == me)
-            .map(|(queue, _)| queue)
-            .collect())
+        Ok(owned_by(
+            queues,
+            self.assign(queues, consumers).into_iter().map(Some),
+            me,
+        ))
     }
 
     fn allocate_group<'a>(
