@@ -196,16 +196,23 @@ fn check_lists(
 /// Java's `List.indexOf`: the first position of `current`.
 ///
 /// This scan is the whole cost of a per-consumer call of the averaging
-/// strategies, so it rejects on the length and the last byte (client ids
-/// differ most at the end, in the pid) before comparing whole ids.
+/// strategies, so it rejects on the length and then on the last eight bytes
+/// (client ids differ most at the end, in the pid) before comparing whole ids.
 fn index_of(consumers: &[String], current: &str) -> Option<usize> {
     let target = current.as_bytes();
-    let last = *target.last()?;
-    let end = target.len() - 1;
+    let Some(tail) = last_eight_bytes(target) else {
+        return consumers.iter().position(|c| c == current);
+    };
     consumers.iter().position(|c| {
         let c = c.as_bytes();
-        c.len() == target.len() && c[end] == last && c == target
+        c.len() == target.len() && last_eight_bytes(c) == Some(tail) && c == target
     })
+}
+
+/// The last eight bytes of an id as one word, if it has eight.
+fn last_eight_bytes(id: &[u8]) -> Option<u64> {
+    let start = id.len().checked_sub(8)?;
+    Some(u64::from_ne_bytes(id[start..].try_into().ok()?))
 }
 
 /// The checks of [`check`] for a whole group: the error of the first consumer
@@ -289,4 +296,33 @@ fn share_by_first_position<'a>(
         shares.push(share);
     }
     shares
+}
+
+#[cfg(test)]
+mod tests {
+    use super::index_of;
+
+    #[test]
+    fn index_of_is_java_index_of() {
+        let ids: Vec<String> = [
+            "a",
+            "10.0.0.1@10001",
+            "10.0.9.1@10001",
+            "b",
+            "10.0.9.1@10001",
+            "ä@1",
+            "😀😀",
+        ]
+        .map(String::from)
+        .to_vec();
+        for (i, id) in ids.iter().enumerate() {
+            let java = ids.iter().position(|c| c == id);
+            assert_eq!(index_of(&ids, id), java, "{id} at {i}");
+        }
+        // Same length and the same last eight bytes, different id.
+        assert_eq!(index_of(&ids, "10.0.7.1@10001"), None);
+        assert_eq!(index_of(&ids, "1@10001"), None);
+        assert_eq!(index_of(&ids, "c"), None);
+        assert_eq!(index_of(&ids, "😀"), None);
+    }
 }
