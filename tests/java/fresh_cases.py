@@ -147,8 +147,12 @@ def main():
                           input=''.join(runner_line(c) + '\n' for c in cases),
                           capture_output=True, text=True, encoding='utf-8', check=True)
     answers = java.stdout.split('\n')[:len(cases)]
+    if len(answers) != len(cases):
+        sys.exit('Runner answered %d of %d cases' % (len(answers), len(cases)))
     for c, line in zip(cases, answers):
         parts = line.split('\t') if c['results'] else []
+        if len(parts) != len(c['results']):
+            sys.exit('Runner answered %d of %d calls of a case' % (len(parts), len(c['results'])))
         c['results'] = [result(r['current'], a) for r, a in zip(c['results'], parts)]
         sys.stdout.write(json.dumps(c, ensure_ascii=False, separators=(',', ':')) + '\n')
 
