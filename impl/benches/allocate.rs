@@ -3,6 +3,8 @@
 //! whole-group call.
 //!
 //! `cargo bench -p rocketmq-rebalance --bench allocate`
+// criterion's macros define undocumented public functions.
+#![allow(missing_docs)]
 
 use std::hint::black_box;
 use std::time::Duration;

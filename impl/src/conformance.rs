@@ -21,22 +21,24 @@
 //!     consumers: vec!["c1".into(), "c2".into()],
 //!     results: vec![CallResult::expect_queues("c1", vec![])],
 //! };
-//! let ours = case.run();
+//! let ours = case.run()?;
 //! assert_eq!(ours[0].queues, Some(vec![1])); // broker-a sorts first
+//! # Ok::<(), rocketmq_rebalance::conformance::CaseError>(())
 //! ```
 
 use std::collections::HashMap;
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::strategy::{ByMachineRoom, ConsistentHash};
-use crate::{rebalance_allocate, strategy_from_name, AllocateStrategy, MessageQueue};
+use crate::strategy::{ParameterError, StrategySpec};
+use crate::{rebalance_allocate, MessageQueue, UnknownStrategy};
 
 /// One conformance case.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Case {
-    /// A stable strategy name, as [`strategy_from_name`] accepts.
+    /// A stable strategy name, as [`StrategySpec`] reads it.
     pub strategy: String,
     /// Sort copies of both lists first, as the client's rebalance does.
     pub sort: bool,
@@ -91,32 +93,65 @@ impl CallResult {
     }
 }
 
-impl Case {
-    /// The strategy the case describes, or the error its construction
-    /// raises in Java (a negative virtual node count).
-    pub fn build_strategy(&self) -> Result<Box<dyn AllocateStrategy>, String> {
-        match self.strategy.as_str() {
-            "CONSISTENT_HASH" => {
-                let nodes = self
-                    .virtual_nodes
-                    .unwrap_or(ConsistentHash::DEFAULT_VIRTUAL_NODES as i64);
-                let nodes = usize::try_from(nodes)
-                    .map_err(|_| format!("illegal virtualNodeCnt :{nodes}"))?;
-                Ok(Box::new(ConsistentHash::new(nodes)))
-            }
-            "MACHINE_ROOM" => Ok(Box::new(ByMachineRoom::new(
-                self.consumer_idcs.iter().flatten().cloned(),
-            ))),
-            name => strategy_from_name(name).map_err(|e| e.to_string()),
+/// What makes a case unreadable, as opposed to an outcome the Java client
+/// could give.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CaseError {
+    /// The strategy name is not one this crate knows.
+    UnknownStrategy(UnknownStrategy),
+    /// A parameter is given to a strategy that does not take it.
+    Parameter(ParameterError),
+}
+
+impl fmt::Display for CaseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::UnknownStrategy(e) => e.fmt(f),
+            Self::Parameter(e) => e.fmt(f),
         }
+    }
+}
+
+impl std::error::Error for CaseError {}
+
+impl From<UnknownStrategy> for CaseError {
+    fn from(e: UnknownStrategy) -> Self {
+        Self::UnknownStrategy(e)
+    }
+}
+
+impl From<ParameterError> for CaseError {
+    fn from(e: ParameterError) -> Self {
+        Self::Parameter(e)
+    }
+}
+
+impl Case {
+    /// The strategy the case describes with its parameters; the inner
+    /// `Err` is the failure its construction raises in Java (a negative
+    /// virtual node count), which every call of the case then reports.
+    pub fn spec(&self) -> Result<Result<StrategySpec, String>, CaseError> {
+        let mut spec: StrategySpec = self.strategy.parse()?;
+        if let Some(rooms) = &self.consumer_idcs {
+            spec = spec.with_consumer_rooms(rooms.iter().cloned())?;
+        }
+        if let Some(nodes) = self.virtual_nodes {
+            // Validated even when negative, so that a misplaced parameter
+            // is reported as such.
+            spec = spec.with_virtual_nodes(usize::try_from(nodes).unwrap_or(0))?;
+            if nodes < 0 {
+                return Ok(Err(format!("illegal virtualNodeCnt :{nodes}")));
+            }
+        }
+        Ok(Ok(spec))
     }
 
     /// This crate's answer to every call of the case, in the case's order.
-    pub fn run(&self) -> Vec<CallResult> {
-        let strategy = match self.build_strategy() {
-            Ok(strategy) => strategy,
+    pub fn run(&self) -> Result<Vec<CallResult>, CaseError> {
+        let strategy = match self.spec()? {
+            Ok(spec) => spec.build(),
             Err(error) => {
-                return self
+                return Ok(self
                     .results
                     .iter()
                     .map(|call| CallResult {
@@ -124,14 +159,15 @@ impl Case {
                         queues: None,
                         error: Some(error.clone()),
                     })
-                    .collect()
+                    .collect())
             }
         };
         let mut index_of: HashMap<&MessageQueue, usize> = HashMap::with_capacity(self.queues.len());
         for (i, queue) in self.queues.iter().enumerate() {
             index_of.entry(queue).or_insert(i);
         }
-        self.results
+        Ok(self
+            .results
             .iter()
             .map(|call| {
                 let current = call.current.as_str();
@@ -167,6 +203,6 @@ impl Case {
                     },
                 }
             })
-            .collect()
+            .collect())
     }
 }

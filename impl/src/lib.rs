@@ -30,7 +30,6 @@
 //! [`strategy::ByConfig`] (`CONFIG`), [`strategy::ByMachineRoom`]
 //! (`MACHINE_ROOM`) and [`strategy::MachineRoomNearby`] (`MACHINE_ROOM_NEARBY`).
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod conformance;
 mod error;
@@ -43,7 +42,7 @@ pub mod workload;
 pub use error::{AllocateError, UnknownStrategy};
 pub use queue::MessageQueue;
 pub use rebalance::{plan_update, rebalance_allocate, rebalance_allocate_group, UpdatePlan};
-pub use strategy::{strategy_from_name, AllocateStrategy, STRATEGY_NAMES};
+pub use strategy::{strategy_from_name, AllocateStrategy, StrategySpec, STRATEGY_NAMES};
 
 /// The README's example, compiled and run as a doc test.
 #[doc = include_str!("../README.md")]

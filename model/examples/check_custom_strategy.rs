@@ -6,6 +6,7 @@
 //! Run with `cargo run --release -p rocketmq-rebalance-model --example check_custom_strategy`.
 
 use rocketmq_rebalance::{AllocateError, AllocateStrategy, MessageQueue};
+use rocketmq_rebalance_model::check::Expectation;
 use rocketmq_rebalance_model::properties::FULL_CONVERGENCE;
 use rocketmq_rebalance_model::{check_strategy, CheckOptions, Scenario};
 use std::process::ExitCode;
@@ -81,9 +82,9 @@ fn main() -> ExitCode {
             report.unique_states,
             report.seconds
         );
-        for p in report.properties.iter().filter(|p| p.failed()) {
+        for p in report.properties.iter().filter(|p| p.status.failed()) {
             // A hazard the strategy never produces is no failure.
-            if p.expectation == "sometimes" && p.name != FULL_CONVERGENCE {
+            if p.expectation == Expectation::Sometimes && p.name != FULL_CONVERGENCE {
                 println!("  never happens: {}", p.name);
                 continue;
             }

@@ -1,29 +1,24 @@
-//! The model as Stateright's Explorer shows it: the same states and actions
-//! as [`RebalanceModel`] (so explorer paths and `check`'s paths are the same
-//! action indices), with views of the rebalance itself:
+//! The model as Stateright's Explorer shows it, with views of the
+//! rebalance itself:
 //!
 //! - an ownership picture of every state: queues against consumers, a queue
 //!   owned once, owned twice (red) or by nobody (grey), crashed and departed
 //!   consumers marked;
 //! - what each consumer last used (route version, member list, subscription)
 //!   and each broker's member table, so that a disagreement shows its cause;
-//! - readable action names, and Stateright's message sequence diagram.
+//! - a sequence diagram of the path in RocketMQ's words.
 
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write;
 
-use stateright::{Model, Path, Property};
+use stateright::Path;
 
-use crate::actor::RebalanceModel;
-use crate::config::{members_of, Config, QueueSet};
-use crate::consumer::{subscribed, Phase};
-use crate::properties::{Group, SystemState, PROPERTIES};
-use crate::trace::{describe_action, describe_state, Action};
-
-/// [`RebalanceModel`] with the explorer's views.
-pub struct ExplorerModel {
-    /// The checked model.
-    pub inner: RebalanceModel,
-}
+use crate::config::{members_of, Config, NetworkKind, QueueSet};
+use crate::properties::Group;
+use crate::protocol::consumer::subscribed;
+use crate::protocol::Phase;
+use crate::shell::{Action, Envelope, RebalanceModel, SystemState};
+use crate::trace::{describe_action, describe_message, phase_word};
 
 /// How a queue of the current route is held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,9 +114,7 @@ fn ownership_svg(model: &RebalanceModel, state: &SystemState) -> (String, u32) {
         let running = consumer.phase == Phase::Running;
         let status = match consumer.phase {
             Phase::Running => String::new(),
-            Phase::Idle => " (not started)".into(),
-            Phase::Left => " (left)".into(),
-            Phase::Crashed => " (crashed)".into(),
+            phase => format!(" ({})", phase_word(phase)),
         };
         let name = if spec.client_id == spec.name {
             spec.name.clone()
@@ -244,9 +237,9 @@ fn views(model: &RebalanceModel, state: &SystemState) -> Vec<String> {
             .map(|b| cfg.broker_names[b].as_str())
             .collect();
         lines.push(format!(
-            "{}: {:?}, route v{}, subscribes {}, last used {}{}",
+            "{}: {}, route v{}, subscribes {}, last used {}{}",
             spec.name,
-            consumer.phase,
+            phase_word(consumer.phase),
             consumer.route,
             topics.join(","),
             used.join("; "),
@@ -260,79 +253,174 @@ fn views(model: &RebalanceModel, state: &SystemState) -> Vec<String> {
     lines
 }
 
-/// Adapts property `I` of [`PROPERTIES`] to the explorer model (properties
-/// are plain function pointers, so one instance per index).
-fn property_condition<const I: usize>(model: &ExplorerModel, state: &SystemState) -> bool {
-    (PROPERTIES[I].condition)(&model.inner, state)
+/// The explorer's picture of a path: the ownership picture and views of its
+/// last state, then the sequence diagram of the whole path.
+pub fn path_svg(model: &RebalanceModel, path: &Path<SystemState, Action>) -> String {
+    let (picture, height) = ownership_svg(model, path.last_state());
+    let (sequence, sequence_height) = sequence_svg(model, path);
+    format!(
+        r#"<svg version="1.1" xmlns="http://www.w3.org/2000/svg" width="900" height="{}" font-family="sans-serif">{picture}<g transform="translate(0,{height})">{sequence}</g></svg>"#,
+        height + sequence_height
+    )
 }
 
-impl Model for ExplorerModel {
-    type State = SystemState;
-    type Action = Action;
+/// One event of a sequence diagram.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A message delivered at this step, sent at step `sent` (0: before
+    /// the first step).
+    Message {
+        /// The step that sent it.
+        sent: usize,
+        /// Its sender's column.
+        from: usize,
+        /// Its receiver's column.
+        to: usize,
+        /// What it says.
+        label: String,
+    },
+    /// A timer of the actor in column `at` fired.
+    Timer {
+        /// The actor's column.
+        at: usize,
+        /// What the actor did.
+        label: String,
+    },
+}
 
-    fn init_states(&self) -> Vec<SystemState> {
-        self.inner.init_states()
+/// The events of a path, one per step (numbered from 1), with each
+/// delivered message matched to the step that sent it.
+pub fn sequence(model: &RebalanceModel, path: &Path<SystemState, Action>) -> Vec<Event> {
+    let steps = path.clone().into_vec();
+    let mut sent_at: BTreeMap<Envelope, VecDeque<usize>> = BTreeMap::new();
+    let mut events = Vec::new();
+    for (index, pair) in steps.windows(2).enumerate() {
+        let ((before, action), (after, _)) = (&pair[0], &pair[1]);
+        let Some(action) = action else { continue };
+        let step = index + 1;
+        if index == 0 {
+            for env in before.network.iter() {
+                sent_at.entry(*env).or_default().push_back(0);
+            }
+        }
+        match action {
+            Action::Deliver(env) => {
+                let sent = sent_at
+                    .get_mut(env)
+                    .and_then(VecDeque::pop_front)
+                    .unwrap_or(0);
+                events.push(Event::Message {
+                    sent,
+                    from: model.index_of(env.src),
+                    to: model.index_of(env.dst),
+                    label: describe_message(&model.cfg, &env.msg),
+                });
+            }
+            Action::Timeout(peer, _) => {
+                let full = describe_action(model, Some(before), action);
+                let label = full
+                    .split_once(": ")
+                    .map_or(full.clone(), |(_, what)| what.to_string());
+                events.push(Event::Timer {
+                    at: model.index_of(*peer),
+                    label,
+                });
+            }
+        }
+        for env in newly_sent(model, before, after, action) {
+            sent_at.entry(env).or_default().push_back(step);
+        }
     }
+    events
+}
 
-    fn actions(&self, state: &SystemState, actions: &mut Vec<Action>) {
-        self.inner.actions(state, actions)
+/// The messages `action` put on the network: what is in flight after it
+/// and was not before (less what it consumed), counting copies.
+fn newly_sent(
+    model: &RebalanceModel,
+    before: &SystemState,
+    after: &SystemState,
+    action: &Action,
+) -> Vec<Envelope> {
+    let mut remaining: Vec<Envelope> = before.network.iter().copied().collect();
+    if let Action::Deliver(env) = action {
+        if model.cfg.network != NetworkKind::Duplicating {
+            if let Some(at) = remaining.iter().position(|e| e == env) {
+                remaining.remove(at);
+            }
+        }
     }
+    let mut fresh = Vec::new();
+    for env in after.network.iter() {
+        match remaining.iter().position(|e| e == env) {
+            Some(at) => {
+                remaining.remove(at);
+            }
+            None => fresh.push(*env),
+        }
+    }
+    fresh
+}
 
-    fn next_state(&self, state: &SystemState, action: Action) -> Option<SystemState> {
-        self.inner.next_state(state, action)
+/// Stateright-style message sequence chart of a path in RocketMQ's words:
+/// one column per process, one row per step; returns the SVG body and its
+/// height.
+pub fn sequence_svg(model: &RebalanceModel, path: &Path<SystemState, Action>) -> (String, u32) {
+    let names: Vec<&str> = model.peers().map(|p| model.peer_name(p)).collect();
+    let events = sequence(model, path);
+    let (column, row, top) = (110u32, 30u32, 40u32);
+    let x = |c: usize| 60 + c as u32 * column;
+    let y = |step: usize| top + step as u32 * row;
+    let height = y(events.len() + 1);
+    let mut svg = String::new();
+    let _ = write!(
+        svg,
+        r##"<rect x="0" y="0" width="100%" height="{height}" fill="#ffffff"/><text x="6" y="16" font-weight="bold">sequence</text>"##
+    );
+    for (c, name) in names.iter().enumerate() {
+        let _ = write!(
+            svg,
+            r##"<text x="{0}" y="{1}" font-size="12" text-anchor="middle">{2}</text><line x1="{0}" y1="{3}" x2="{0}" y2="{4}" stroke="#999"/>"##,
+            x(c),
+            top - 8,
+            escape(name),
+            top,
+            height
+        );
     }
-
-    fn format_action(&self, action: &Action) -> String {
-        describe_action(&self.inner.cfg, None, action)
+    for (index, event) in events.iter().enumerate() {
+        let step = index + 1;
+        match event {
+            Event::Message {
+                sent,
+                from,
+                to,
+                label,
+            } => {
+                let (x1, y1, x2, y2) = (x(*from), y(*sent), x(*to), y(step));
+                let _ = write!(
+                    svg,
+                    r##"<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="#1565c0" marker-end="url(#arrow)"/><text x="{}" y="{}" font-size="10" fill="#1565c0" class="message">{}. {}</text>"##,
+                    (x1 + x2) / 2,
+                    y2 - 4,
+                    step,
+                    escape(label)
+                );
+            }
+            Event::Timer { at, label } => {
+                let _ = write!(
+                    svg,
+                    r##"<circle cx="{0}" cy="{1}" r="4" fill="#6a1b9a"/><text x="{2}" y="{3}" font-size="10" fill="#6a1b9a" class="timer">{4}. {5}</text>"##,
+                    x(*at),
+                    y(step),
+                    x(*at) + 7,
+                    y(step) + 4,
+                    step,
+                    escape(label)
+                );
+            }
+        }
     }
-
-    fn format_step(&self, last_state: &SystemState, action: Action) -> Option<String> {
-        let label = describe_action(&self.inner.cfg, Some(last_state), &action);
-        self.inner
-            .next_state(last_state, action)
-            .map(|next| format!("{label}\n{}", describe_state(&self.inner, &next).join("\n")))
-    }
-
-    fn as_svg(&self, path: Path<SystemState, Action>) -> Option<String> {
-        let (picture, height) = ownership_svg(&self.inner, path.last_state());
-        let sequence = self.inner.as_svg(path).unwrap_or_default();
-        // Nest Stateright's sequence diagram (an <svg> element of its own)
-        // below the picture.
-        let sequence_height = sequence
-            .split("height='")
-            .nth(1)
-            .and_then(|rest| rest.split('\'').next())
-            .and_then(|h| h.parse::<u32>().ok())
-            .unwrap_or(400);
-        let nested = sequence.replacen("<svg ", &format!("<svg y='{height}' "), 1);
-        Some(format!(
-            r#"<svg version="1.1" xmlns="http://www.w3.org/2000/svg" width="900" height="{}" font-family="sans-serif">{picture}{nested}</svg>"#,
-            height + sequence_height
-        ))
-    }
-
-    fn properties(&self) -> Vec<Property<Self>> {
-        const CONDITIONS: [fn(&ExplorerModel, &SystemState) -> bool; 6] = [
-            property_condition::<0>,
-            property_condition::<1>,
-            property_condition::<2>,
-            property_condition::<3>,
-            property_condition::<4>,
-            property_condition::<5>,
-        ];
-        const _: () = assert!(PROPERTIES.len() == CONDITIONS.len());
-        PROPERTIES
-            .iter()
-            .zip(CONDITIONS)
-            .map(|(p, condition)| match p.expectation {
-                stateright::Expectation::Always => Property::always(p.name, condition),
-                stateright::Expectation::Sometimes => Property::sometimes(p.name, condition),
-                stateright::Expectation::Eventually => Property::eventually(p.name, condition),
-            })
-            .collect()
-    }
-
-    fn within_boundary(&self, state: &SystemState) -> bool {
-        Model::within_boundary(&self.inner, state)
-    }
+    let defs = r##"<defs><marker id="arrow" markerWidth="8" markerHeight="8" refX="8" refY="4" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#1565c0"/></marker></defs>"##;
+    (format!("{defs}{svg}"), height)
 }

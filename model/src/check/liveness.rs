@@ -1,0 +1,128 @@
+//! Which of the model's actions weak fairness covers, and the predicate the
+//! liveness check asks to hold in the end: the bridge between the rebalance
+//! model and the generic fair-cycle search ([`crate::search::fair_cycle`]).
+//!
+//! Fair (an action that stays enabled is eventually taken): every delivery
+//! of a message (one class per sender, receiver and message) and every
+//! protocol timer of an actor (one class per actor and timer; the rebalance
+//! service's random choice of broker is one timer per broker, so a fair run
+//! asks every broker again and again, as random picks do with probability 1).
+//! Not fair, never required: the environment — joins, graceful shutdowns,
+//! crashes, route changes, and message loss — which spends a finite budget.
+
+use std::hash::Hash;
+
+use crate::check::report::{Expectation, LivenessStats, PropertyReport, Status};
+use crate::properties::{Group, CONVERGES};
+use crate::protocol::Timer;
+use crate::search::{
+    encode_path, find_fair_bad_cycle, fingerprint, path_of, Classify, Graph, Lasso, Limits,
+};
+use crate::shell::{Action, RebalanceModel, SystemState};
+use crate::trace::describe_path;
+
+/// Fairness classes and convergence for [`RebalanceModel`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RebalanceFairness;
+
+fn class_of<T: Hash>(value: T) -> u64 {
+    fingerprint(&value)
+}
+
+/// Whether a timer is the environment's rather than the protocol's.
+fn is_environment(timer: &Timer) -> bool {
+    matches!(
+        timer,
+        Timer::Join
+            | Timer::Shutdown
+            | Timer::Crash
+            | Timer::RouteChange
+            | Timer::LoseNotification
+            | Timer::FailQuery
+    )
+}
+
+impl Classify<RebalanceModel> for RebalanceFairness {
+    fn class(&self, _: &RebalanceModel, _: &SystemState, action: &Action) -> Option<u64> {
+        match action {
+            Action::Deliver(env) => Some(class_of(("deliver", env))),
+            Action::Timeout(peer, timer) if !is_environment(timer) => {
+                Some(class_of(("timer", peer, timer)))
+            }
+            Action::Timeout(..) => None,
+        }
+    }
+
+    /// Converged: every live consumer holds the current route and the live
+    /// member list, and each subscribed topic's queues are partitioned among
+    /// its live subscribers.
+    fn good(&self, model: &RebalanceModel, state: &SystemState) -> bool {
+        Group::of(model, state).converged()
+    }
+}
+
+/// Checks that every fair execution of `model` reaches a converged state and
+/// stays converged (see [`crate::search::fair_cycle`]). The model should have
+/// [`Config::periodic_ticks`](crate::config::Config) set: without the tick a
+/// consumer only rebalances when woken, and no endless rebalancing exists to
+/// find.
+pub fn check_liveness(model: &RebalanceModel, limits: Limits) -> (PropertyReport, LivenessStats) {
+    let started = std::time::Instant::now();
+    let graph = Graph::explore(model, &RebalanceFairness, limits);
+    let lasso = match graph.cutoff {
+        None => find_fair_bad_cycle(&graph),
+        Some(_) => None,
+    };
+    let status = match (&lasso, graph.cutoff) {
+        (Some(_), _) => Status::Violated,
+        (None, None) => Status::Holds,
+        (None, Some(_)) => Status::Unknown,
+    };
+    let (trace, explorer_path) = match &lasso {
+        Some(lasso) => (
+            Some(describe_lasso(model, lasso)),
+            Some(format!("#/steps/{}", encode_path(&lasso.explorer_path()))),
+        ),
+        None => (None, None),
+    };
+    let stats = LivenessStats {
+        states: graph.len(),
+        edges: graph.edge_count(),
+        bytes_per_state: graph.bytes_per_state(),
+        seconds: started.elapsed().as_secs_f64(),
+        cutoff: graph.cutoff,
+    };
+    let report = PropertyReport {
+        name: CONVERGES.to_string(),
+        expectation: Expectation::Eventually,
+        status,
+        trace,
+        explorer_path,
+    };
+    (report, stats)
+}
+
+/// The lasso as a readable trace: the steps to the cycle, a marker, the
+/// steps of one turn of the cycle, and the final state.
+fn describe_lasso(model: &RebalanceModel, lasso: &Lasso) -> Vec<String> {
+    let Some(path) = path_of(model, &lasso.explorer_path()) else {
+        return Vec::new();
+    };
+    let mut lines = describe_path(model, &path);
+    let prefix_steps = lasso.prefix.len().saturating_sub(1);
+    let marker = if lasso.cycle.is_empty() {
+        format!("-- from step {prefix_steps} on, nothing fair changes the state: it stays like this for ever --")
+    } else {
+        format!(
+            "-- steps {} to {} repeat for ever (a fair cycle that never stays converged) --",
+            prefix_steps + 1,
+            prefix_steps + lasso.cycle.len()
+        )
+    };
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with(&format!("{}. ", prefix_steps + 1)) || l == "final state:")
+        .unwrap_or(lines.len());
+    lines.insert(at, marker);
+    lines
+}

@@ -1,0 +1,264 @@
+//! One call checks a configuration: safety with Stateright's checkers and,
+//! when asked, liveness with the fair-cycle search, and returns the finished
+//! [`Report`] ([`report`]), which never calls an incomplete run a success.
+
+pub mod liveness;
+pub mod report;
+
+pub use report::{Expectation, LivenessStats, PropertyReport, Report, Status, Stopped};
+
+use std::time::{Duration, Instant};
+
+use stateright::{Checker, Model, UniformChooser};
+
+use crate::config::Config;
+use crate::model::build_model;
+use crate::properties::PROPERTIES;
+use crate::search::{encode_path, path_of, shortest_path_to_bad, Limits, Predicate};
+use crate::shell::RebalanceModel;
+use crate::trace::describe_path;
+
+/// How the state space is explored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Search {
+    /// Breadth first: whole states in the frontier, shallower traces.
+    Bfs,
+    /// Depth first: fingerprints only, the fastest and smallest.
+    Dfs,
+    /// Random walks from this seed: never exhaustive.
+    Simulate(u64),
+}
+
+/// Limits and resources of one run.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// Exploration order.
+    pub search: Search,
+    /// Checker threads.
+    pub threads: usize,
+    /// Stop after about this many states (then the run is incomplete).
+    pub max_states: Option<usize>,
+    /// Stop after this long (then the run is incomplete).
+    pub timeout: Option<Duration>,
+    /// How often the progress callback runs.
+    pub progress_every: Duration,
+    /// Also check liveness under weak fairness ("converges and stays
+    /// converged"). The model then has the periodic rebalance tick
+    /// ([`Config::periodic_ticks`]), which both parts explore.
+    pub liveness: bool,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        Self {
+            search: Search::Dfs,
+            threads: 1,
+            max_states: None,
+            timeout: None,
+            progress_every: Duration::from_secs(3),
+            liveness: false,
+        }
+    }
+}
+
+/// Counters of a running or finished check.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct Progress {
+    /// States generated, repeats included.
+    pub states: usize,
+    /// Distinct states.
+    pub unique_states: usize,
+    /// Deepest path explored.
+    pub max_depth: usize,
+    /// Seconds since the start.
+    pub seconds: f64,
+}
+
+impl Progress {
+    /// Distinct states per second.
+    pub fn unique_per_second(&self) -> f64 {
+        self.unique_states as f64 / self.seconds.max(1e-9)
+    }
+}
+
+/// Checks `cfg`, calling `progress` every `options.progress_every`: the
+/// safety properties, then liveness when `options.liveness` asks for it.
+/// A simulation without `timeout` or `max_states` never ends.
+pub fn check(cfg: Config, options: &CheckOptions, progress: impl FnMut(&Progress)) -> Report {
+    let model = build_model(cfg.with_periodic_ticks(options.liveness));
+    let start = Instant::now();
+    let mut report = check_safety(model.clone(), options, start, progress);
+    if options.liveness {
+        let limits = Limits {
+            max_states: options.max_states,
+            timeout: options.timeout.map(|t| t.saturating_sub(start.elapsed())),
+            stop_at_bad: false,
+        };
+        let (property, stats) = liveness::check_liveness(&model, limits);
+        if let (Some(cutoff), true) = (stats.cutoff, report.complete()) {
+            report.stopped = Stopped::LivenessGraphCut(cutoff);
+        }
+        report.properties.push(property);
+        report.liveness = Some(stats);
+    }
+    report
+}
+
+fn check_safety(
+    model: RebalanceModel,
+    options: &CheckOptions,
+    start: Instant,
+    progress: impl FnMut(&Progress),
+) -> Report {
+    let builder = model.checker().threads(options.threads.max(1));
+    match options.search {
+        Search::Bfs => drive(builder.spawn_bfs(), options, start, progress),
+        Search::Dfs => drive(builder.spawn_dfs(), options, start, progress),
+        Search::Simulate(seed) => {
+            // Random walks restart from the initial state for ever, so the
+            // stop flag alone cannot end them: use Stateright's limits too.
+            let mut builder = builder;
+            if let Some(max) = options.max_states {
+                builder = builder.target_state_count(max);
+            }
+            if let Some(timeout) = options.timeout {
+                builder = builder.timeout(timeout);
+            }
+            drive(
+                builder.spawn_simulation(seed, UniformChooser),
+                options,
+                start,
+                progress,
+            )
+        }
+    }
+}
+
+fn drive(
+    mut checker: impl Checker<RebalanceModel>,
+    options: &CheckOptions,
+    start: Instant,
+    mut progress: impl FnMut(&Progress),
+) -> Report {
+    let counters = |c: &dyn Fn() -> (usize, usize, usize)| {
+        let (states, unique_states, max_depth) = c();
+        Progress {
+            states,
+            unique_states,
+            max_depth,
+            seconds: start.elapsed().as_secs_f64(),
+        }
+    };
+    let handles = checker.handles();
+    let mut last_report = Instant::now();
+    let mut limit = None;
+    while !handles.iter().all(|h| h.is_finished()) {
+        std::thread::sleep(Duration::from_millis(20));
+        if limit.is_none() {
+            if options.timeout.is_some_and(|t| start.elapsed() >= t) {
+                limit = Some(Stopped::Timeout);
+            } else if options
+                .max_states
+                .is_some_and(|m| checker.state_count() >= m)
+            {
+                limit = Some(Stopped::StateLimit);
+            }
+            if limit.is_some() {
+                checker.model().request_stop();
+            }
+        }
+        if last_report.elapsed() >= options.progress_every {
+            last_report = Instant::now();
+            progress(&counters(&|| {
+                (
+                    checker.state_count(),
+                    checker.unique_state_count(),
+                    checker.max_depth(),
+                )
+            }));
+        }
+    }
+    let panicked = handles.into_iter().any(|h| h.join().is_err());
+    let done = counters(&|| {
+        (
+            checker.state_count(),
+            checker.unique_state_count(),
+            checker.max_depth(),
+        )
+    });
+    let model = checker.model();
+    let discoveries = checker.discoveries();
+    let all_decided = discoveries.len() == PROPERTIES.len();
+    let stopped = if panicked {
+        Stopped::CheckerPanicked
+    } else if all_decided {
+        Stopped::EveryPropertyDecided
+    } else if let Some(limit) = limit {
+        limit
+    } else if matches!(options.search, Search::Simulate(_)) {
+        Stopped::Simulation
+    } else {
+        Stopped::Exhausted
+    };
+    let complete = stopped.is_complete();
+    // Stateright's counterexamples are not the shortest (BFS keeps a later
+    // violating state; DFS goes deep first): search breadth-first again,
+    // within what is left of the time budget, and keep Stateright's when
+    // that runs out.
+    let shortest_limits = Limits {
+        max_states: options.max_states,
+        timeout: options.timeout.map(|t| t.saturating_sub(start.elapsed())),
+        stop_at_bad: true,
+    };
+    let properties = model
+        .properties()
+        .into_iter()
+        .map(|p| {
+            // Counterexamples only: an example of a `sometimes` property may
+            // lie deep, and searching for it breadth-first would cost more
+            // than the check.
+            let counterexample = p.expectation != stateright::Expectation::Sometimes;
+            let shortest = discoveries
+                .get(p.name)
+                .filter(|_| counterexample)
+                .and_then(|_| {
+                    let target = Predicate {
+                        condition: p.condition,
+                        holds_when: counterexample,
+                    };
+                    shortest_path_to_bad(model, &target, shortest_limits)
+                        .and_then(|indices| Some((path_of(model, &indices)?, indices)))
+                });
+            let found = discoveries.get(p.name);
+            let expectation = Expectation::from(p.expectation.clone());
+            PropertyReport {
+                name: p.name.to_string(),
+                expectation,
+                status: Status::of(expectation, found.is_some(), complete),
+                trace: match &shortest {
+                    Some((path, _)) => Some(describe_path(model, path)),
+                    None => found.map(|path| describe_path(model, path)),
+                },
+                explorer_path: match &shortest {
+                    Some((_, indices)) => Some(format!("#/steps/{}", encode_path(indices))),
+                    None => found.map(|path| format!("#/steps/{}", path.encode(model))),
+                },
+            }
+        })
+        .collect();
+    let cfg = &model.cfg;
+    Report {
+        scenario: cfg.scenario,
+        strategy: cfg.strategy.name().to_string(),
+        network: cfg.network,
+        sizes: cfg.sizes,
+        stopped,
+        states: done.states,
+        unique_states: done.unique_states,
+        max_depth: done.max_depth,
+        seconds: done.seconds,
+        unique_states_per_second: done.unique_per_second(),
+        properties,
+        liveness: None,
+    }
+}

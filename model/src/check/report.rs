@@ -1,0 +1,238 @@
+//! What a check found: typed, serialised as `rebalance check --json` prints
+//! it, and never calling an incomplete run a success.
+
+use std::fmt;
+
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+
+use crate::config::{NetworkKind, Scenario, Sizes};
+use crate::properties::FULL_CONVERGENCE;
+use crate::search::Cutoff;
+
+/// Why a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// Every reachable state was visited: the only complete ending.
+    Exhausted,
+    /// Every property had a verdict before the space was exhausted.
+    EveryPropertyDecided,
+    /// The time limit passed.
+    Timeout,
+    /// The state limit was reached.
+    StateLimit,
+    /// A simulation, which samples paths and is never exhaustive.
+    Simulation,
+    /// A checker thread panicked.
+    CheckerPanicked,
+    /// The safety part was complete, the liveness graph was not.
+    LivenessGraphCut(Cutoff),
+}
+
+impl Stopped {
+    /// Whether every reachable state was visited.
+    pub fn is_complete(self) -> bool {
+        self == Self::Exhausted
+    }
+}
+
+impl fmt::Display for Stopped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Exhausted => f.write_str("exhausted"),
+            Self::EveryPropertyDecided => f.write_str("every property decided"),
+            Self::Timeout => f.write_str("timeout"),
+            Self::StateLimit => f.write_str("state limit"),
+            Self::Simulation => f.write_str("simulation"),
+            Self::CheckerPanicked => f.write_str("checker thread panicked"),
+            Self::LivenessGraphCut(cutoff) => write!(f, "liveness graph cut: {cutoff}"),
+        }
+    }
+}
+
+/// Serialised as two fields of the report: `complete` and `stopped` (the
+/// reason in words).
+impl Serialize for Stopped {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("complete", &self.is_complete())?;
+        map.serialize_entry("stopped", &self.to_string())?;
+        map.end()
+    }
+}
+
+/// What a property promises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Expectation {
+    /// In every reachable state (a counterexample is a failure).
+    Always,
+    /// In some reachable state (an example is required, proving the model
+    /// reaches the hazard).
+    Sometimes,
+    /// On every fair execution, in the end and for ever.
+    Eventually,
+}
+
+impl From<stateright::Expectation> for Expectation {
+    fn from(e: stateright::Expectation) -> Self {
+        match e {
+            stateright::Expectation::Always => Self::Always,
+            stateright::Expectation::Sometimes => Self::Sometimes,
+            stateright::Expectation::Eventually => Self::Eventually,
+        }
+    }
+}
+
+impl fmt::Display for Expectation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Always => "always",
+            Self::Sometimes => "sometimes",
+            Self::Eventually => "eventually",
+        })
+    }
+}
+
+/// The verdict on one property.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// An `always` or `eventually` property with no counterexample in a
+    /// complete run.
+    Holds,
+    /// An `always` or `eventually` property with a counterexample.
+    Violated,
+    /// A `sometimes` property with an example.
+    Found,
+    /// A `sometimes` property without example in a complete run.
+    NotFound,
+    /// No verdict: the run stopped before deciding.
+    Unknown,
+}
+
+impl Status {
+    /// The verdict for `expectation` when a (counter)example was `found` or
+    /// not, in a run that was `complete` or not.
+    pub fn of(expectation: Expectation, found: bool, complete: bool) -> Self {
+        match (expectation, found, complete) {
+            (Expectation::Sometimes, true, _) => Self::Found,
+            (Expectation::Sometimes, false, true) => Self::NotFound,
+            (_, true, _) => Self::Violated,
+            (_, false, true) => Self::Holds,
+            (_, false, false) => Self::Unknown,
+        }
+    }
+
+    /// Whether this verdict fails a run.
+    pub fn failed(self) -> bool {
+        matches!(self, Self::Violated | Self::NotFound)
+    }
+}
+
+/// One property in a report.
+#[derive(Clone, Debug, Serialize)]
+pub struct PropertyReport {
+    /// The guarantee's name.
+    pub name: String,
+    /// What it promises.
+    pub expectation: Expectation,
+    /// The verdict.
+    pub status: Status,
+    /// The readable trace of the (counter)example, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Vec<String>>,
+    /// The path to open in Stateright's explorer (`#/steps/...`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explorer_path: Option<String>,
+}
+
+/// Figures of one liveness check.
+#[derive(Clone, Debug, Serialize)]
+pub struct LivenessStats {
+    /// Distinct states in the graph.
+    pub states: usize,
+    /// Transitions between them.
+    pub edges: usize,
+    /// Bytes the graph holds per state.
+    pub bytes_per_state: usize,
+    /// Seconds to build and analyse the graph.
+    pub seconds: f64,
+    /// Why the graph is partial, if it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cutoff: Option<Cutoff>,
+}
+
+/// The outcome of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The scenario checked.
+    pub scenario: Scenario,
+    /// The strategy's name.
+    pub strategy: String,
+    /// The network semantics.
+    pub network: NetworkKind,
+    /// Sizes and budgets.
+    pub sizes: Sizes,
+    /// Why the run ended (serialised as `complete` and `stopped`).
+    #[serde(flatten)]
+    pub stopped: Stopped,
+    /// States generated, repeats included.
+    pub states: usize,
+    /// Distinct states.
+    pub unique_states: usize,
+    /// Deepest path explored.
+    pub max_depth: usize,
+    /// Wall-clock seconds of the safety part.
+    pub seconds: f64,
+    /// Distinct states per second.
+    pub unique_states_per_second: f64,
+    /// Verdicts, in model order (the liveness property last, when checked).
+    pub properties: Vec<PropertyReport>,
+    /// Figures of the liveness check, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub liveness: Option<LivenessStats>,
+}
+
+impl Report {
+    /// Every reachable state was visited (and, with liveness, the whole
+    /// graph analysed).
+    pub fn complete(&self) -> bool {
+        self.stopped.is_complete()
+    }
+
+    /// The verdict on the property called `name`.
+    pub fn property(&self, name: &str) -> Option<&PropertyReport> {
+        self.properties.iter().find(|p| p.name == name)
+    }
+
+    /// Every property holds and the run was complete.
+    pub fn passed(&self) -> bool {
+        self.complete() && !self.properties.iter().any(|p| p.status.failed())
+    }
+
+    /// What a strategy author needs: a complete run in which every `always`
+    /// and `eventually` property holds and full convergence is reached. The
+    /// other `sometimes` properties only show that the model can reach a
+    /// hazard; a strategy that never lets a queue change hands without a gap
+    /// never produces them, and that is no failure of the strategy.
+    pub fn guarantees_hold(&self) -> bool {
+        self.complete()
+            && self.properties.iter().all(|p| match p.expectation {
+                Expectation::Always | Expectation::Eventually => p.status == Status::Holds,
+                Expectation::Sometimes => p.name != FULL_CONVERGENCE || p.status == Status::Found,
+            })
+    }
+
+    /// 0: complete and every property holds; 1: a property fails;
+    /// 3: incomplete (never success).
+    pub fn exit_code(&self) -> u8 {
+        if self.properties.iter().any(|p| p.status.failed()) {
+            1
+        } else if !self.complete() {
+            3
+        } else {
+            0
+        }
+    }
+}

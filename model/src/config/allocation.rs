@@ -1,0 +1,60 @@
+//! The bridge to the allocation crate: what a consumer's rebalance of one
+//! topic gets, through the very code production runs, memoised.
+
+use std::collections::HashMap;
+use std::sync::RwLock;
+
+use rocketmq_rebalance::{rebalance_allocate, MessageQueue};
+
+use super::bits::{members_of, ConsumerSet, QueueSet};
+use super::Config;
+
+/// Allocation memo key: route version, topic, members, consumer.
+type AllocKey = (u8, u8, ConsumerSet, u8);
+
+/// Allocation results by key. The model is deterministic, so memoising the
+/// strategy's answers changes nothing but speed.
+#[derive(Default)]
+pub struct Memo(RwLock<HashMap<AllocKey, Option<QueueSet>>>);
+
+impl Config {
+    /// What `consumer` gets of `topic` when route `route` is cached and the
+    /// broker listed `members`: RocketMQ's `rebalanceByTopic` through
+    /// [`rebalance_allocate`] (both lists sorted in Java order). `None` when
+    /// the strategy fails (RocketMQ then logs and keeps what it has).
+    pub fn allocate(
+        &self,
+        route: u8,
+        topic: usize,
+        members: ConsumerSet,
+        consumer: usize,
+    ) -> Option<QueueSet> {
+        let key = (route, topic as u8, members, consumer as u8);
+        if let Some(hit) = self.memo.0.read().ok().and_then(|m| m.get(&key).copied()) {
+            return hit;
+        }
+        let indices: Vec<usize> = members_of(self.route_queues(route, topic)).collect();
+        let mqs: Vec<MessageQueue> = indices.iter().map(|&i| self.queues[i].mq.clone()).collect();
+        let cids: Vec<String> = members_of(u64::from(members))
+            .map(|c| self.consumers[c].client_id.clone())
+            .collect();
+        let result = rebalance_allocate(
+            self.strategy.as_ref(),
+            &self.group,
+            &self.consumers[consumer].client_id,
+            &mqs,
+            &cids,
+        )
+        .ok()
+        .map(|allocated| {
+            allocated
+                .iter()
+                .filter_map(|mq| mqs.iter().position(|m| m == mq))
+                .fold(0, |set, pos| set | 1 << indices[pos])
+        });
+        if let Ok(mut memo) = self.memo.0.write() {
+            memo.insert(key, result);
+        }
+        result
+    }
+}

@@ -1,0 +1,75 @@
+//! Why a configuration cannot be built: one kind per problem, so that a
+//! program can say which of its inputs is wrong in its own terms.
+
+use std::fmt;
+
+use super::{Scenario, Size};
+
+/// A configuration the model cannot check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A size outside the range the compact state holds.
+    OutOfRange {
+        /// Which size.
+        size: Size,
+        /// The smallest value allowed.
+        min: usize,
+        /// The largest value allowed.
+        max: usize,
+    },
+    /// A per-consumer budget larger than the group.
+    ExceedsConsumers {
+        /// Which budget.
+        size: Size,
+    },
+    /// More queues in all (topics × brokers × queues, plus route changes)
+    /// than a queue set holds.
+    TooManyQueues {
+        /// Queues the configuration needs.
+        queues: usize,
+        /// Queues a queue set holds.
+        max: usize,
+    },
+    /// The scenario needs more of one size to show what it shows.
+    ScenarioNeeds {
+        /// The scenario.
+        scenario: Scenario,
+        /// The size it needs more of.
+        size: Size,
+        /// The least it needs.
+        min: usize,
+    },
+}
+
+impl ConfigError {
+    /// The size the problem is about.
+    pub fn size(&self) -> Size {
+        match self {
+            Self::OutOfRange { size, .. }
+            | Self::ExceedsConsumers { size }
+            | Self::ScenarioNeeds { size, .. } => *size,
+            Self::TooManyQueues { .. } => Size::Queues,
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::OutOfRange { size, min, max } => write!(f, "{size} must be {min}..={max}"),
+            Self::ExceedsConsumers { size } => write!(f, "{size} cannot exceed consumers"),
+            Self::TooManyQueues { queues, max } => write!(
+                f,
+                "{queues} queues in all (topics x brokers x queues, plus route changes); at most {max}"
+            ),
+            Self::ScenarioNeeds {
+                scenario,
+                size,
+                min,
+            } => write!(f, "{scenario} needs {min} or more {size}"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}

@@ -1,0 +1,213 @@
+//! What one model run checks: the scenario, sizes and budgets a user picks
+//! ([`scenario`], [`sizes`], [`network`]), validated ([`error`]), and what
+//! is derived from them once ([`universe`], [`allocation`]) so that actors
+//! stay small and fast ([`bits`]).
+
+pub mod allocation;
+pub mod bits;
+pub mod error;
+pub mod network;
+pub mod scenario;
+pub mod sizes;
+pub mod universe;
+
+use std::fmt;
+use std::sync::Arc;
+
+use rocketmq_rebalance::AllocateStrategy;
+
+pub use bits::{
+    members_of, set_of, ConsumerSet, QueueSet, MAX_BROKERS, MAX_CONSUMERS, MAX_QUEUES, MAX_TOPICS,
+};
+pub use error::ConfigError;
+pub use network::{NetworkKind, UnknownNetwork};
+pub use scenario::{Scenario, UnknownScenario};
+pub use sizes::{Size, Sizes};
+pub use universe::{ConsumerSpec, QueueInfo};
+
+/// The most route changes a run may make.
+pub const MAX_ROUTE_CHANGES: usize = 200;
+
+/// A complete, validated model configuration.
+pub struct Config {
+    /// The scenario it was built from.
+    pub scenario: Scenario,
+    /// Sizes and budgets.
+    pub sizes: Sizes,
+    /// Network semantics.
+    pub network: NetworkKind,
+    /// The allocation strategy every consumer runs.
+    pub strategy: Arc<dyn AllocateStrategy>,
+    /// Consumers wake up periodically (the rebalance service's 20 s tick)
+    /// instead of only when notified: needed to see endless rebalancing
+    /// (liveness), not for the safety properties at rest. Off unless set
+    /// with [`Config::with_periodic_ticks`].
+    pub periodic_ticks: bool,
+    /// Consumer group name passed to the strategy.
+    pub group: String,
+    /// Topic names.
+    pub topic_names: Vec<String>,
+    /// Broker names.
+    pub broker_names: Vec<String>,
+    /// One entry per consumer.
+    pub consumers: Vec<ConsumerSpec>,
+    /// Every queue of every route version.
+    pub queues: Vec<QueueInfo>,
+    /// `routes[v][topic]`: the queues of route version `v` for one topic.
+    routes: Vec<Vec<QueueSet>>,
+    memo: allocation::Memo,
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("scenario", &self.scenario)
+            .field("sizes", &self.sizes)
+            .field("network", &self.network)
+            .field("strategy", &self.strategy.name())
+            .field("periodic_ticks", &self.periodic_ticks)
+            .finish()
+    }
+}
+
+/// Checks every bound the compact state representation and the scenario
+/// rely on.
+fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
+    let range = |size, value: usize, min, max| {
+        if (min..=max).contains(&value) {
+            Ok(())
+        } else {
+            Err(ConfigError::OutOfRange { size, min, max })
+        }
+    };
+    range(Size::Consumers, sizes.consumers, 1, MAX_CONSUMERS)?;
+    range(Size::Brokers, sizes.brokers, 1, MAX_BROKERS)?;
+    range(Size::Topics, sizes.topics, 1, MAX_TOPICS)?;
+    range(Size::Queues, sizes.queues, 1, MAX_QUEUES)?;
+    range(
+        Size::RouteChanges,
+        sizes.route_changes,
+        0,
+        MAX_ROUTE_CHANGES,
+    )?;
+    let budgets = [
+        (Size::Joins, sizes.joiners()),
+        (Size::Crashes, sizes.crashes),
+        (Size::Leaves, sizes.leaves),
+        (Size::LostNotifications, sizes.lost_notifications),
+        (Size::FailedQueries, sizes.failed_queries),
+    ];
+    if let Some(&(size, _)) = budgets.iter().find(|(_, n)| *n > sizes.consumers) {
+        return Err(ConfigError::ExceedsConsumers { size });
+    }
+    let needs = |size, value: usize, min| {
+        if value < min {
+            Err(ConfigError::ScenarioNeeds {
+                scenario,
+                size,
+                min,
+            })
+        } else {
+            Ok(())
+        }
+    };
+    match scenario {
+        Scenario::InconsistentSubscription => needs(Size::Topics, sizes.topics, 2),
+        Scenario::DuplicateClientId => needs(Size::Consumers, sizes.consumers, 2),
+        _ => Ok(()),
+    }
+}
+
+impl Config {
+    /// Builds the configuration of `scenario` with `sizes`, checking every
+    /// bound the compact state representation relies on.
+    pub fn new(
+        scenario: Scenario,
+        sizes: Sizes,
+        network: NetworkKind,
+        strategy: Arc<dyn AllocateStrategy>,
+    ) -> Result<Self, ConfigError> {
+        validate(scenario, &sizes)?;
+        let topic_names = universe::topic_names(&sizes);
+        let broker_names = universe::broker_names(&sizes);
+        let routes = universe::routes(&sizes, &topic_names, &broker_names);
+        if routes.queues.len() > MAX_QUEUES {
+            return Err(ConfigError::TooManyQueues {
+                queues: routes.queues.len(),
+                max: MAX_QUEUES,
+            });
+        }
+        Ok(Self {
+            scenario,
+            sizes,
+            network,
+            strategy,
+            periodic_ticks: false,
+            group: "GID_rebalance".into(),
+            consumers: universe::consumer_specs(scenario, &sizes),
+            topic_names,
+            broker_names,
+            queues: routes.queues,
+            routes: routes.versions,
+            memo: allocation::Memo::default(),
+        })
+    }
+
+    /// The same configuration with the periodic rebalance tick modelled or
+    /// not (see [`Config::periodic_ticks`]).
+    pub fn with_periodic_ticks(mut self, on: bool) -> Self {
+        self.periodic_ticks = on;
+        self
+    }
+
+    /// The last route version the name server will publish.
+    pub fn last_route(&self) -> u8 {
+        (self.routes.len() - 1) as u8
+    }
+
+    /// Queues of `topic` in route version `route`.
+    pub fn route_queues(&self, route: u8, topic: usize) -> QueueSet {
+        self.routes[route as usize][topic]
+    }
+
+    /// Queues of `topic` in any route version.
+    pub fn topic_queues(&self, topic: usize) -> QueueSet {
+        set_of(self.queues.len(), |q| self.queues[q].topic == topic)
+    }
+
+    /// Consumers that never join, crash or leave: registered from the start.
+    pub fn initial_members(&self) -> ConsumerSet {
+        set_of(self.consumers.len(), |c| !self.consumers[c].joins) as ConsumerSet
+    }
+
+    /// Consumers that can reach `broker`.
+    pub fn reachable_from(&self, broker: usize) -> ConsumerSet {
+        set_of(self.consumers.len(), |c| {
+            self.consumers[c].unreachable & (1 << broker) == 0
+        }) as ConsumerSet
+    }
+
+    /// Consumers that subscribe to `topic`.
+    pub fn subscribers(&self, topic: usize) -> ConsumerSet {
+        set_of(self.consumers.len(), |c| {
+            self.consumers[c].topics & (1 << topic) != 0
+        }) as ConsumerSet
+    }
+
+    /// Names of the queues in `set`, for traces: `[a0 b1]`.
+    pub fn queue_labels(&self, set: QueueSet) -> String {
+        let labels: Vec<&str> = members_of(set)
+            .map(|i| self.queues[i].label.as_str())
+            .collect();
+        format!("[{}]", labels.join(" "))
+    }
+
+    /// Names of the consumers in `set` as brokers report them (client ids):
+    /// `[c1 c2]`.
+    pub fn member_labels(&self, set: ConsumerSet) -> String {
+        let labels: Vec<&str> = members_of(u64::from(set))
+            .map(|i| self.consumers[i].client_id.as_str())
+            .collect();
+        format!("[{}]", labels.join(" "))
+    }
+}

@@ -1,0 +1,121 @@
+//! The catalogue of situations a user can check: each a failure mode or an
+//! operation RocketMQ users meet in production, with the sizes that show it.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::Sizes;
+
+/// A named situation of a consumer group, each a failure mode or an
+/// operation RocketMQ users meet in production.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scenario {
+    /// Consumers start concurrently; nothing goes wrong. Every property holds.
+    Healthy,
+    /// Members of one group subscribe to different topics: the brokers list
+    /// every member for every topic, so some queues are consumed by nobody.
+    InconsistentSubscription,
+    /// Two consumers share one client id (same IP and pid in containers):
+    /// both take the same block and another block is orphaned.
+    DuplicateClientId,
+    /// The first consumer may crash; brokers expire it silently.
+    Crash,
+    /// The name server adds a queue while the group rebalances.
+    RouteChange,
+    /// The last consumer cannot reach the last broker.
+    PartialPartition,
+    /// The last consumer shuts down gracefully (scale-in, rolling deploy).
+    GracefulShutdown,
+}
+
+impl Scenario {
+    /// Every scenario, in documentation order.
+    pub const ALL: &'static [Scenario] = &[
+        Self::Healthy,
+        Self::InconsistentSubscription,
+        Self::DuplicateClientId,
+        Self::Crash,
+        Self::RouteChange,
+        Self::PartialPartition,
+        Self::GracefulShutdown,
+    ];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Healthy => "healthy",
+            Self::InconsistentSubscription => "inconsistent-subscription",
+            Self::DuplicateClientId => "duplicate-client-id",
+            Self::Crash => "crash",
+            Self::RouteChange => "route-change",
+            Self::PartialPartition => "partial-partition",
+            Self::GracefulShutdown => "graceful-shutdown",
+        }
+    }
+
+    /// The sizes and budgets this scenario uses unless overridden.
+    pub fn default_sizes(self) -> Sizes {
+        let base = Sizes::default();
+        match self {
+            Self::Healthy | Self::DuplicateClientId | Self::PartialPartition => base,
+            Self::InconsistentSubscription => Sizes { topics: 2, ..base },
+            // One event on a running group: the event alone is what is
+            // checked, and the state space stays small. With AVG, three
+            // queues per broker make a queue change hands between two
+            // survivors, so the hazards are reachable.
+            Self::Crash => Sizes {
+                crashes: 1,
+                joins: Some(0),
+                ..base
+            },
+            Self::RouteChange => Sizes {
+                route_changes: 1,
+                joins: Some(0),
+                queues: 3,
+                ..base
+            },
+            Self::GracefulShutdown => Sizes {
+                leaves: 1,
+                joins: Some(0),
+                queues: 3,
+                ..base
+            },
+        }
+    }
+}
+
+/// A scenario name that is not one of [`Scenario::ALL`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownScenario(pub String);
+
+impl fmt::Display for UnknownScenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = Scenario::ALL.iter().map(|s| s.name()).collect();
+        write!(
+            f,
+            "unknown scenario '{}', expected one of: {}",
+            self.0,
+            names.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownScenario {}
+
+impl FromStr for Scenario {
+    type Err = UnknownScenario;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|scenario| scenario.name() == s)
+            .ok_or_else(|| UnknownScenario(s.to_string()))
+    }
+}
+
+impl fmt::Display for Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

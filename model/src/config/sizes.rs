@@ -1,0 +1,108 @@
+//! How big a group is and how many environment events a run may spend.
+
+use std::fmt;
+
+/// Sizes of the group and budgets of environment events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Sizes {
+    /// Consumers in the group.
+    pub consumers: usize,
+    /// Brokers; each hosts every topic.
+    pub brokers: usize,
+    /// Topics the group subscribes to.
+    pub topics: usize,
+    /// Read queues per topic per broker in the initial route.
+    pub queues: usize,
+    /// How many consumers (the last ones) join during the run; the others
+    /// start registered and balanced. `None` means all of them (a cold
+    /// start). The default, one, is a scale-out of a running group.
+    pub joins: Option<usize>,
+    /// How many consumers (the first ones) may crash.
+    pub crashes: usize,
+    /// How many consumers (the last ones) may shut down gracefully.
+    pub leaves: usize,
+    /// Route changes the name server makes, each adding one queue.
+    pub route_changes: usize,
+    /// How many consumers (the first ones) may each lose one
+    /// `NOTIFY_CONSUMER_IDS_CHANGED` (a one-way message).
+    pub lost_notifications: usize,
+    /// How many consumers (the first ones) may each have one
+    /// `GET_CONSUMER_LIST_BY_GROUP` fail (its broker unreachable for it).
+    pub failed_queries: usize,
+}
+
+impl Default for Sizes {
+    /// Three consumers, two brokers, one topic with two queues per broker;
+    /// the last consumer joins a balanced group.
+    fn default() -> Self {
+        Self {
+            consumers: 3,
+            brokers: 2,
+            topics: 1,
+            queues: 2,
+            joins: Some(1),
+            crashes: 0,
+            leaves: 0,
+            route_changes: 0,
+            lost_notifications: 0,
+            failed_queries: 0,
+        }
+    }
+}
+
+impl Sizes {
+    /// How many consumers join: `joins`, or all of them for a cold start.
+    pub fn joiners(&self) -> usize {
+        self.joins.unwrap_or(self.consumers)
+    }
+}
+
+/// One field of [`Sizes`], to say which one a
+/// [`ConfigError`](super::ConfigError) is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Size {
+    /// [`Sizes::consumers`].
+    Consumers,
+    /// [`Sizes::brokers`].
+    Brokers,
+    /// [`Sizes::topics`].
+    Topics,
+    /// [`Sizes::queues`].
+    Queues,
+    /// [`Sizes::joins`].
+    Joins,
+    /// [`Sizes::crashes`].
+    Crashes,
+    /// [`Sizes::leaves`].
+    Leaves,
+    /// [`Sizes::route_changes`].
+    RouteChanges,
+    /// [`Sizes::lost_notifications`].
+    LostNotifications,
+    /// [`Sizes::failed_queries`].
+    FailedQueries,
+}
+
+impl Size {
+    /// The field's name in words, as in [`Sizes`].
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Consumers => "consumers",
+            Self::Brokers => "brokers",
+            Self::Topics => "topics",
+            Self::Queues => "queues",
+            Self::Joins => "joins",
+            Self::Crashes => "crashes",
+            Self::Leaves => "leaves",
+            Self::RouteChanges => "route changes",
+            Self::LostNotifications => "lost notifications",
+            Self::FailedQueries => "failed queries",
+        }
+    }
+}
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

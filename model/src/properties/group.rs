@@ -1,0 +1,166 @@
+//! A typed view of one system state, and the notions the guarantees rest
+//! on: settled, quiescent, converged.
+
+use rocketmq_rebalance_properties::{double_owned, is_partition, orphaned};
+
+use crate::config::{members_of, Config, ConsumerSet, QueueSet};
+use crate::protocol::consumer::{candidates, subscribed};
+use crate::protocol::{BrokerState, ConsumerState, NameServerState, Phase};
+use crate::shell::{RebalanceModel, SystemState};
+
+/// One system state seen by role; borrowing only, so that evaluating a
+/// property on every state allocates nothing until it needs to.
+pub struct Group<'a> {
+    /// The configuration.
+    pub cfg: &'a Config,
+    model: &'a RebalanceModel,
+    state: &'a SystemState,
+}
+
+impl<'a> Group<'a> {
+    /// Views a system state by role.
+    pub fn of(model: &'a RebalanceModel, state: &'a SystemState) -> Self {
+        Self {
+            cfg: &model.cfg,
+            model,
+            state,
+        }
+    }
+
+    /// The name server.
+    pub fn name_server(&self) -> &'a NameServerState {
+        &self.state.name_server
+    }
+
+    /// Brokers, by index.
+    pub fn brokers(&self) -> impl Iterator<Item = &'a BrokerState> {
+        self.state.brokers.iter()
+    }
+
+    /// Consumers, by index.
+    pub fn consumers(&self) -> impl Iterator<Item = &'a ConsumerState> {
+        self.state.consumers.iter()
+    }
+
+    /// Running consumers. Crashed and stopped ones own nothing.
+    pub fn live(&self) -> ConsumerSet {
+        self.consumers()
+            .enumerate()
+            .filter(|(_, c)| c.phase == Phase::Running)
+            .fold(0, |set, (i, _)| set | 1 << i)
+    }
+
+    /// Queues each live consumer owns within `within`, as queue indices.
+    pub fn shares(&self, within: QueueSet) -> Vec<Vec<usize>> {
+        self.consumers()
+            .filter(|c| c.phase == Phase::Running)
+            .map(|c| members_of(c.owned & within).collect())
+            .collect()
+    }
+
+    /// Some queue is owned by two live consumers (the `properties` crate
+    /// decides, after a bit test rules out the common case cheaply:
+    /// Stateright evaluates every property on every state).
+    pub fn some_double_owned(&self) -> bool {
+        self.held_twice() != 0 && !double_owned(&self.shares(!0)).is_empty()
+    }
+
+    /// Queues held by two or more live consumers, as a bit set.
+    pub fn held_twice(&self) -> QueueSet {
+        let mut seen: QueueSet = 0;
+        let mut twice: QueueSet = 0;
+        for c in self.consumers().filter(|c| c.phase == Phase::Running) {
+            twice |= seen & c.owned;
+            seen |= c.owned;
+        }
+        twice
+    }
+
+    /// Settled: no consumer has a rebalance due or in flight, and every
+    /// message in flight would change nothing when delivered. This is where
+    /// the model stops: it runs a rebalance only when woken (see
+    /// `docs/spec.md`).
+    pub fn settled(&self) -> bool {
+        let idle = self
+            .consumers()
+            .all(|c| c.phase != Phase::Running || (c.due == 0 && c.querying.is_none()));
+        idle && self
+            .state
+            .network
+            .iter()
+            .all(|env| self.model.delivery_changes_nothing(self.state, env))
+    }
+
+    /// Periodic work is a no-op: every live consumer holds the current
+    /// route, and every broker it can reach lists the members its last
+    /// allocation used, so a route poll or a rebalance tick, whichever
+    /// broker it asks, changes nothing.
+    pub fn ticks_are_no_ops(&self) -> bool {
+        let route = self.name_server().route;
+        self.consumers().enumerate().all(|(i, c)| {
+            c.phase != Phase::Running
+                || (c.route == route
+                    && subscribed(self.cfg, i).all(|t| {
+                        candidates(self.cfg, i)
+                            .all(|b| c.views[t] == Some(self.state.brokers[usize::from(b)].members))
+                    }))
+        })
+    }
+
+    /// Quiescent: settled, and periodic work is a no-op. Environment
+    /// budgets left (a join, crash, leave or route change that may still
+    /// happen) do not matter: the environment may never use them, so the
+    /// group must be right while it waits.
+    pub fn quiescent(&self) -> bool {
+        self.settled() && self.ticks_are_no_ops()
+    }
+
+    /// Converged: every live consumer holds the current route and the list
+    /// of live consumers, and the queues of each subscribed topic are
+    /// partitioned among its live subscribers.
+    pub fn converged(&self) -> bool {
+        let live = self.live();
+        let route = self.name_server().route;
+        let agree = self.consumers().enumerate().all(|(i, c)| {
+            c.phase != Phase::Running
+                || (c.route == route && subscribed(self.cfg, i).all(|t| c.views[t] == Some(live)))
+        });
+        agree
+            && (0..self.cfg.topic_names.len()).all(|t| {
+                let all: Vec<usize> = members_of(self.cfg.route_queues(route, t)).collect();
+                let shares = self.shares(self.cfg.topic_queues(t));
+                if live & self.cfg.subscribers(t) == 0 {
+                    shares.iter().all(Vec::is_empty)
+                } else {
+                    is_partition(&all, &shares)
+                }
+            })
+    }
+
+    /// Some queue of the current route is owned by nobody although a live
+    /// subscriber of its topic has completed a rebalance of it.
+    pub fn has_orphan_after_rebalance(&self) -> bool {
+        let route = self.name_server().route;
+        let held = self
+            .consumers()
+            .filter(|c| c.phase == Phase::Running)
+            .fold(0, |set, c| set | c.owned);
+        (0..self.cfg.topic_names.len()).any(|t| {
+            let rebalanced = self.consumers().enumerate().any(|(i, c)| {
+                c.phase == Phase::Running
+                    && self.cfg.consumers[i].topics & (1 << t) != 0
+                    && c.views[t].is_some()
+            });
+            // Stateright evaluates every property on every state, found or
+            // not: a bit test rules out the common case before the
+            // `properties` crate decides.
+            let route_queues = self.cfg.route_queues(route, t);
+            if !rebalanced || route_queues & !held == 0 {
+                return false;
+            }
+            let all: Vec<usize> = members_of(route_queues).collect();
+            let shares = self.shares(self.cfg.topic_queues(t));
+            !orphaned(&all, &shares).is_empty()
+        })
+    }
+}

@@ -1,0 +1,90 @@
+//! The guarantees checked on every reachable state, named after what they
+//! promise ([`PROPERTIES`]), and the notions they rest on ([`group`]).
+
+pub mod group;
+
+pub use group::Group;
+
+use stateright::Expectation;
+
+use crate::protocol::Phase;
+use crate::shell::{RebalanceModel, SystemState};
+
+/// One property of the model.
+pub struct ModelProperty {
+    /// The guarantee, as reported.
+    pub name: &'static str,
+    /// Always (a counterexample is a failure) or sometimes (an example is
+    /// required, proving the model reaches the hazard).
+    pub expectation: Expectation,
+    /// The predicate on one state.
+    pub condition: fn(&RebalanceModel, &SystemState) -> bool,
+}
+
+/// Name of the safety property: at rest, no queue is consumed twice.
+pub const NO_DOUBLE_OWNERSHIP: &str = "no queue stays double-owned";
+/// Name of the convergence property: at rest, the group agrees.
+pub const CONVERGED_WHEN_QUIESCENT: &str = "converged when quiescent";
+/// Name of the agreement property: at rest, every broker a consumer may ask
+/// lists what it last used, so its periodic rebalance has nothing to do.
+pub const AGREE_AT_REST: &str = "member lists agree at rest";
+/// Name of the example of transient double ownership.
+pub const TRANSIENT_DOUBLE: &str = "transient double ownership";
+/// Name of the example of a transient orphaned queue.
+pub const TRANSIENT_ORPHAN: &str = "transient orphaned queue";
+/// Name of the example of full convergence.
+pub const FULL_CONVERGENCE: &str = "full convergence";
+/// Name of the liveness property (checked by the fair-cycle search, not by
+/// Stateright: see [`crate::check::liveness`]).
+pub const CONVERGES: &str = "converges and stays converged";
+
+/// Every property Stateright checks, in report order.
+pub const PROPERTIES: &[ModelProperty] = &[
+    ModelProperty {
+        name: NO_DOUBLE_OWNERSHIP,
+        expectation: Expectation::Always,
+        condition: |model, state| {
+            let g = Group::of(model, state);
+            !g.quiescent() || !g.some_double_owned()
+        },
+    },
+    ModelProperty {
+        name: CONVERGED_WHEN_QUIESCENT,
+        expectation: Expectation::Always,
+        condition: |model, state| {
+            let g = Group::of(model, state);
+            !g.quiescent() || g.converged()
+        },
+    },
+    ModelProperty {
+        name: AGREE_AT_REST,
+        expectation: Expectation::Always,
+        condition: |model, state| {
+            let g = Group::of(model, state);
+            !g.settled() || g.ticks_are_no_ops()
+        },
+    },
+    ModelProperty {
+        name: TRANSIENT_DOUBLE,
+        expectation: Expectation::Sometimes,
+        // Evaluated on every state for the whole run, so an exact bit test
+        // rather than the `properties` crate, which decides the guarantee.
+        condition: |model, state| Group::of(model, state).held_twice() != 0,
+    },
+    ModelProperty {
+        name: TRANSIENT_ORPHAN,
+        expectation: Expectation::Sometimes,
+        condition: |model, state| Group::of(model, state).has_orphan_after_rebalance(),
+    },
+    ModelProperty {
+        name: FULL_CONVERGENCE,
+        expectation: Expectation::Sometimes,
+        condition: |model, state| {
+            let g = Group::of(model, state);
+            g.live() != 0
+                && g.consumers().all(|c| c.phase != Phase::Idle)
+                && g.quiescent()
+                && g.converged()
+        },
+    },
+];

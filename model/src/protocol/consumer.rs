@@ -1,0 +1,413 @@
+//! A push consumer's rebalance (`RebalanceImpl`, `RebalanceService`,
+//! `MQClientInstance`): no leader; each consumer computes its own share
+//! from the member list of one broker and its cached route.
+
+use crate::config::{members_of, Config, ConsumerSet, QueueSet, MAX_TOPICS};
+use crate::protocol::message::{Message, Output, Peer, Step, Timer};
+use rocketmq_rebalance::plan_update;
+
+/// Life cycle of a consumer process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Phase {
+    /// Not started yet.
+    Idle,
+    /// Started: heartbeating and rebalancing.
+    Running,
+    /// Shut down gracefully.
+    Left,
+    /// Died without a word.
+    Crashed,
+}
+
+/// One consumer's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ConsumerState {
+    /// Life cycle.
+    pub phase: Phase,
+    /// Cached route version (`topicSubscribeInfoTable`).
+    pub route: u8,
+    /// Topics whose rebalance is due (bit set): wake-ups merge into it.
+    pub due: u8,
+    /// The topic whose `GET_CONSUMER_LIST_BY_GROUP` is in flight: the
+    /// rebalance service is one thread, blocked on it.
+    pub querying: Option<u8>,
+    /// Queues it consumes (`processQueueTable`).
+    pub owned: QueueSet,
+    /// Per topic, the member list its last allocation used. Not kept by
+    /// RocketMQ; recorded so the properties can say what the group agreed on.
+    pub views: [Option<ConsumerSet>; MAX_TOPICS],
+    /// Faults the environment has scheduled for it and not yet applied.
+    pub faults: Faults,
+}
+
+/// Faults the environment has armed for a consumer's next message or call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Faults {
+    /// The next `NOTIFY_CONSUMER_IDS_CHANGED` is lost.
+    pub lose_next_notification: bool,
+    /// The next `GET_CONSUMER_LIST_BY_GROUP` fails.
+    pub fail_next_query: bool,
+}
+
+/// Every state is hashed for its fingerprint: one packed word per field
+/// group instead of a write per field.
+impl std::hash::Hash for ConsumerState {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let querying = self.querying.map_or(0, |t| u64::from(t) + 1);
+        h.write_u64(
+            self.phase as u64
+                | u64::from(self.route) << 8
+                | u64::from(self.due) << 16
+                | querying << 24
+                | u64::from(self.faults.lose_next_notification) << 32
+                | u64::from(self.faults.fail_next_query) << 33,
+        );
+        h.write_u64(self.owned);
+        let views = self.views.iter().fold(0u128, |acc, v| {
+            acc << 17 | v.map_or(0, |m| 1 << 16 | u128::from(m))
+        });
+        h.write_u128(views);
+    }
+}
+
+impl ConsumerState {
+    /// The state at start: idle for joiners; otherwise running, registered
+    /// and balanced, as if it had been up for a while.
+    pub fn start(cfg: &Config, me: usize) -> (Self, Vec<Output>) {
+        let spec = &cfg.consumers[me];
+        let mut state = Self::empty(Phase::Idle);
+        if spec.joins {
+            return (state, vec![Output::Arm(Timer::Join)]);
+        }
+        state.phase = Phase::Running;
+        for topic in subscribed(cfg, me) {
+            // The member list of a broker this consumer reaches.
+            let members = candidates(cfg, me).next().map_or(0, |b| {
+                cfg.initial_members() & cfg.reachable_from(usize::from(b))
+            });
+            if let Some(share) = cfg.allocate(0, topic, members, me) {
+                state.owned |= share;
+            }
+            state.views[topic] = Some(members);
+        }
+        let outputs = state.environment_timers(cfg, me);
+        (state, outputs)
+    }
+
+    /// Handles a timer: dispatches to the protocol step it starts.
+    pub fn on_timer(&self, cfg: &Config, me: usize, timer: &Timer) -> Step<Self> {
+        let spec = &cfg.consumers[me];
+        match (self.phase, timer) {
+            (Phase::Idle, Timer::Join) => Some(self.join(cfg, me)),
+            (Phase::Running, Timer::Rebalance { broker }) => self.rebalance(cfg, me, *broker),
+            (Phase::Running, Timer::Tick) => self.periodic_tick(cfg, me),
+            (Phase::Running, Timer::LoseNotification) => Some(self.schedule_fault(Faults {
+                lose_next_notification: true,
+                ..self.faults
+            })),
+            (Phase::Running, Timer::FailQuery) => Some(self.schedule_fault(Faults {
+                fail_next_query: true,
+                ..self.faults
+            })),
+            (Phase::Running, Timer::Shutdown) if spec.may_leave => Some(self.shutdown(cfg, me)),
+            (Phase::Running, Timer::Crash) if spec.may_crash => Some(self.crash(cfg, me)),
+            _ => None,
+        }
+    }
+
+    /// Handles a message: dispatches to the protocol step it starts.
+    pub fn on_message(&self, cfg: &Config, me: usize, msg: &Message) -> Step<Self> {
+        match (self.phase, msg) {
+            (Phase::Idle, Message::RouteData { version }) => self.cache_route(*version),
+            (Phase::Running, Message::RouteData { version }) => {
+                Some(self.route_changed(cfg, me, *version))
+            }
+            (Phase::Running, Message::NotifyConsumerIdsChanged)
+                if self.faults.lose_next_notification =>
+            {
+                Some(self.lose_notification(cfg, me))
+            }
+            (Phase::Running, Message::NotifyConsumerIdsChanged | Message::PeriodicTick) => {
+                self.wake(cfg, me)
+            }
+            (Phase::Running, Message::ConsumerList { topic, members })
+                if self.querying == Some(*topic) =>
+            {
+                Some(self.allocate(cfg, me, usize::from(*topic), *members))
+            }
+            _ => None,
+        }
+    }
+
+    /// `DefaultMQPushConsumerImpl.start`: heartbeat to every broker, then
+    /// `rebalanceImmediately` (every subscribed topic is due).
+    fn join(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
+        let next = Self {
+            phase: Phase::Running,
+            due: topic_mask(cfg, me),
+            ..*self
+        };
+        let mut outputs = broadcast(cfg, me, Message::Heartbeat);
+        outputs.extend(next.environment_timers(cfg, me));
+        outputs.extend(next.schedule(cfg, me));
+        (next, outputs)
+    }
+
+    /// `RebalanceImpl.rebalanceByTopic` up to `findConsumerIdList`: asks
+    /// `broker` for the group's members for the first due topic. A query the
+    /// environment made fail returns nothing.
+    fn rebalance(&self, cfg: &Config, me: usize, broker: u8) -> Step<Self> {
+        if self.querying.is_some() || self.due == 0 {
+            return None;
+        }
+        if self.faults.fail_next_query {
+            return Some(self.query_fails(cfg, me));
+        }
+        let topic = self.due.trailing_zeros() as u8;
+        let next = Self {
+            due: self.due & !(1 << topic),
+            querying: Some(topic),
+            ..*self
+        };
+        let mut outputs: Vec<Output> = candidates(cfg, me)
+            .filter(|&b| b != broker)
+            .map(|b| Output::Disarm(Timer::Rebalance { broker: b }))
+            .collect();
+        outputs.push(Output::Send(
+            Peer::Broker(broker),
+            Message::GetConsumerList { topic },
+        ));
+        Some((next, outputs))
+    }
+
+    /// `rebalanceByTopic` when its broker cannot be reached: the call
+    /// returns nothing and the round counts as balanced (the topic is no
+    /// longer due); the periodic tick will look again.
+    fn query_fails(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
+        let topic = self.due.trailing_zeros();
+        let next = Self {
+            due: self.due & !(1 << topic),
+            faults: Faults {
+                fail_next_query: false,
+                ..self.faults
+            },
+            ..*self
+        };
+        let mut outputs = self.retry_later(cfg, me);
+        outputs.extend(next.schedule(cfg, me));
+        if next.due == 0 {
+            outputs.extend(
+                candidates(cfg, me).map(|b| Output::Disarm(Timer::Rebalance { broker: b })),
+            );
+        }
+        (next, outputs)
+    }
+
+    /// `RebalanceService.run`'s periodic wake-up (every 20 s): wakes an idle
+    /// rebalance service; a busy one will look again when it finishes.
+    fn periodic_tick(&self, cfg: &Config, me: usize) -> Step<Self> {
+        if self.due != 0 || self.querying.is_some() {
+            return None;
+        }
+        let (next, mut outputs) = self.wake(cfg, me)?;
+        outputs.push(Output::Arm(Timer::Tick));
+        Some((next, outputs))
+    }
+
+    /// Environment: the consumer's next notification or query will fail.
+    fn schedule_fault(&self, faults: Faults) -> (Self, Vec<Output>) {
+        (Self { faults, ..*self }, Vec::new())
+    }
+
+    /// `DefaultMQPushConsumerImpl.shutdown`: drops every process queue and
+    /// sends `UNREGISTER_CLIENT` to every broker (`unregisterClientWithLock`).
+    fn shutdown(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
+        let mut outputs = self.stop_timers(cfg, me);
+        outputs.extend(broadcast(cfg, me, Message::Unregister));
+        (Self::empty(Phase::Left), outputs)
+    }
+
+    /// The process dies: nothing is sent, and each broker's scan
+    /// (`scanNotActiveChannel`) finds the silence 120 s later, which the
+    /// model marks on each connection after its last heartbeat.
+    fn crash(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
+        let mut outputs = self.stop_timers(cfg, me);
+        outputs.extend(broadcast(cfg, me, Message::SilenceExpired));
+        (Self::empty(Phase::Crashed), outputs)
+    }
+
+    /// `updateTopicRouteInfoFromNameServer` at start: an idle consumer caches
+    /// the route too.
+    fn cache_route(&self, version: u8) -> Step<Self> {
+        (version != self.route).then(|| {
+            let next = Self {
+                route: version,
+                ..*self
+            };
+            (next, Vec::new())
+        })
+    }
+
+    /// `updateTopicRouteInfoFromNameServer` sees a changed route: cached, and
+    /// acted on at the next rebalance, like a wake-up.
+    fn route_changed(&self, cfg: &Config, me: usize, version: u8) -> (Self, Vec<Output>) {
+        let next = Self {
+            route: version,
+            ..*self
+        };
+        next.wake(cfg, me).unwrap_or((next, Vec::new()))
+    }
+
+    /// A `NOTIFY_CONSUMER_IDS_CHANGED` lost on the way (one-way): the
+    /// consumer learns at its periodic tick instead.
+    fn lose_notification(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
+        let next = Self {
+            faults: Faults {
+                lose_next_notification: false,
+                ..self.faults
+            },
+            ..*self
+        };
+        (next, self.retry_later(cfg, me))
+    }
+
+    /// `RebalanceService.wakeup`: every subscribed topic is due again.
+    /// Wake-ups merge, so one that finds everything due changes nothing.
+    fn wake(&self, cfg: &Config, me: usize) -> Step<Self> {
+        let due = self.due | topic_mask(cfg, me);
+        if due == self.due {
+            return None;
+        }
+        let next = Self { due, ..*self };
+        let outputs = if self.due == 0 && self.querying.is_none() {
+            next.schedule(cfg, me)
+        } else {
+            Vec::new()
+        };
+        Some((next, outputs))
+    }
+
+    /// `rebalanceByTopic` with the broker's answer: the strategy through
+    /// the allocation crate, then `updateProcessQueueTableInRebalance`
+    /// through its `plan_update` (drop what is no longer allocated, add what
+    /// is new).
+    fn allocate(
+        &self,
+        cfg: &Config,
+        me: usize,
+        topic: usize,
+        members: ConsumerSet,
+    ) -> (Self, Vec<Output>) {
+        let mut next = Self {
+            querying: None,
+            ..*self
+        };
+        // A failed allocation is logged and the round ends unchanged.
+        if let Some(allocated) = cfg.allocate(self.route, topic, members, me) {
+            let owned: Vec<usize> = members_of(self.owned & cfg.topic_queues(topic)).collect();
+            let wanted: Vec<usize> = members_of(allocated).collect();
+            let plan = plan_update(&owned, &wanted);
+            let dropped = plan.drop.iter().fold(0, |set, q| set | 1 << q);
+            let added = plan.add.iter().fold(0, |set, q| set | 1 << q);
+            next.owned = (self.owned & !dropped) | added;
+            next.views[topic] = Some(members);
+        }
+        let outputs = next.schedule(cfg, me);
+        (next, outputs)
+    }
+
+    /// Arms the rebalance turn when a topic is due: one timer per broker
+    /// it can ask, for RocketMQ picks one at random. Unreachable brokers
+    /// are left out: asking one ends the round unchanged, which in a
+    /// timeless model is the same as not asking yet.
+    fn schedule(&self, cfg: &Config, me: usize) -> Vec<Output> {
+        if self.due == 0 || self.querying.is_some() {
+            return Vec::new();
+        }
+        candidates(cfg, me)
+            .map(|broker| Output::Arm(Timer::Rebalance { broker }))
+            .collect()
+    }
+
+    /// What a consumer that missed a change (a lost notification, a failed
+    /// query) still has: its periodic tick, which will find the change. With
+    /// the tick modelled it is already armed; without it, the tick is a
+    /// wake-up the consumer receives later (a message to itself, delivered
+    /// in any interleaving).
+    fn retry_later(&self, cfg: &Config, me: usize) -> Vec<Output> {
+        if cfg.periodic_ticks {
+            Vec::new()
+        } else {
+            vec![Output::Send(
+                Peer::Consumer(me as u8),
+                Message::PeriodicTick,
+            )]
+        }
+    }
+
+    /// The timers a running consumer has besides its rebalance turn: the
+    /// periodic tick (when modelled) and the environment's events.
+    fn environment_timers(&self, cfg: &Config, me: usize) -> Vec<Output> {
+        let spec = &cfg.consumers[me];
+        [
+            (spec.may_lose_notification, Timer::LoseNotification),
+            (spec.may_fail_query, Timer::FailQuery),
+            (cfg.periodic_ticks, Timer::Tick),
+            (spec.may_leave, Timer::Shutdown),
+            (spec.may_crash, Timer::Crash),
+        ]
+        .into_iter()
+        .filter(|(armed, _)| *armed)
+        .map(|(_, timer)| Output::Arm(timer))
+        .collect()
+    }
+
+    fn stop_timers(&self, cfg: &Config, me: usize) -> Vec<Output> {
+        candidates(cfg, me)
+            .map(|broker| Timer::Rebalance { broker })
+            .chain([
+                Timer::Shutdown,
+                Timer::Crash,
+                Timer::Tick,
+                Timer::LoseNotification,
+                Timer::FailQuery,
+            ])
+            .map(Output::Disarm)
+            .collect()
+    }
+
+    /// A consumer that holds nothing: not started yet, or stopped (a stopped
+    /// consumer keeps nothing, so all stopped states are equal).
+    fn empty(phase: Phase) -> Self {
+        Self {
+            phase,
+            route: 0,
+            due: 0,
+            querying: None,
+            owned: 0,
+            views: [None; MAX_TOPICS],
+            faults: Faults::default(),
+        }
+    }
+}
+
+/// Topics `me` subscribes to.
+pub fn subscribed(cfg: &Config, me: usize) -> impl Iterator<Item = usize> {
+    members_of(u64::from(topic_mask(cfg, me)))
+}
+
+fn topic_mask(cfg: &Config, me: usize) -> u8 {
+    cfg.consumers[me].topics
+}
+
+/// Brokers `me` can reach; every broker hosts every topic.
+pub fn candidates(cfg: &Config, me: usize) -> impl Iterator<Item = u8> {
+    let unreachable = cfg.consumers[me].unreachable;
+    (0..cfg.broker_names.len() as u8).filter(move |b| unreachable & (1 << b) == 0)
+}
+
+fn broadcast(cfg: &Config, me: usize, msg: Message) -> Vec<Output> {
+    candidates(cfg, me)
+        .map(|b| Output::Send(Peer::Broker(b), msg))
+        .collect()
+}

@@ -1,0 +1,141 @@
+//! The vocabulary between actors: messages, timers, and the addresses and
+//! outputs the sans-IO state machines use instead of doing IO.
+
+use crate::config::{ConsumerSet, MAX_BROKERS};
+
+/// Who a message goes to or comes from, in domain terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub enum Peer {
+    /// The name server (`NamesrvController`).
+    NameServer,
+    /// A broker, by index.
+    Broker(u8),
+    /// A consumer, by index.
+    Consumer(u8),
+}
+
+/// A message on the wire. Payloads are reduced to what changes a decision:
+/// subscriptions are fixed per consumer, so a heartbeat needs no body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub enum Message {
+    /// `HEART_BEAT`, consumer to broker: registers the consumer and its
+    /// subscription (`ClientManageProcessor.heartBeat`).
+    Heartbeat,
+    /// `UNREGISTER_CLIENT`, consumer to broker, on graceful shutdown.
+    Unregister,
+    /// `NOTIFY_CONSUMER_IDS_CHANGED`, broker to every member, one-way.
+    NotifyConsumerIdsChanged,
+    /// `GET_CONSUMER_LIST_BY_GROUP` for the rebalance of one topic.
+    GetConsumerList {
+        /// Topic index being rebalanced.
+        topic: u8,
+    },
+    /// The answer: the broker's member list of the group.
+    ConsumerList {
+        /// Topic index being rebalanced.
+        topic: u8,
+        /// Members (by consumer index, so equal client ids stay distinct).
+        members: ConsumerSet,
+    },
+    /// What the consumer's next route poll (`updateTopicRouteInfoFromNameServer`)
+    /// returns after a route change. Polls that return an unchanged route
+    /// change nothing, so only changes are sent.
+    RouteData {
+        /// Route version.
+        version: u8,
+    },
+    /// Not a RocketMQ message: marks the moment the broker's scan
+    /// (`ConsumerManager.scanNotActiveChannel`) finds a crashed consumer
+    /// silent for 120 s. It travels on the consumer's connection so it
+    /// cannot overtake the consumer's last heartbeat.
+    SilenceExpired,
+    /// Not a RocketMQ message: marks the moment a member's periodic
+    /// rebalance tick would see a change made without notification (an
+    /// expiry). The tick itself is abstracted; see `docs/spec.md`.
+    PeriodicTick,
+}
+
+/// A timer. Timers carry no duration: the checker fires any armed timer at
+/// any moment, which is what makes the model timeless.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub enum Timer {
+    /// Environment: the consumer starts (`DefaultMQPushConsumerImpl.start`).
+    Join,
+    /// Environment: the consumer shuts down gracefully.
+    Shutdown,
+    /// Environment: the consumer's process dies.
+    Crash,
+    /// The rebalance service's turn (`RebalanceService`), asking this broker:
+    /// one timer per candidate broker makes RocketMQ's random pick a
+    /// nondeterministic choice.
+    Rebalance {
+        /// Broker index to ask.
+        broker: u8,
+    },
+    /// Environment: the operator changes the route (adds a queue).
+    RouteChange,
+    /// Environment: this consumer's next `NOTIFY_CONSUMER_IDS_CHANGED` will
+    /// be lost on the way (one-way messages may be).
+    LoseNotification,
+    /// Environment: this consumer's next `GET_CONSUMER_LIST_BY_GROUP` will
+    /// fail (its broker unreachable for that call).
+    FailQuery,
+    /// The rebalance service's periodic wake-up (every 20 s in RocketMQ).
+    /// Armed only when [`Config::periodic_ticks`](crate::config::Config) is
+    /// set (the liveness check): it makes every topic due again, so a group
+    /// whose brokers disagree can rebalance for ever.
+    Tick,
+}
+
+impl Timer {
+    /// How many distinct timers there are: [`Timer::index`] is below it.
+    pub const COUNT: u32 = 7 + MAX_BROKERS as u32;
+
+    /// A dense index that keeps the order of the variants, so that a set of
+    /// timers can be one word and iterate in `Ord` order.
+    pub fn index(self) -> u32 {
+        match self {
+            Self::Join => 0,
+            Self::Shutdown => 1,
+            Self::Crash => 2,
+            Self::Rebalance { broker } => 3 + u32::from(broker),
+            Self::RouteChange => 3 + MAX_BROKERS as u32,
+            Self::LoseNotification => 4 + MAX_BROKERS as u32,
+            Self::FailQuery => 5 + MAX_BROKERS as u32,
+            Self::Tick => 6 + MAX_BROKERS as u32,
+        }
+    }
+
+    /// The timer of an [`index`](Timer::index), if any.
+    pub fn from_index(index: u32) -> Option<Self> {
+        const BROKERS: u32 = MAX_BROKERS as u32;
+        Some(match index {
+            0 => Self::Join,
+            1 => Self::Shutdown,
+            2 => Self::Crash,
+            i if (3..3 + BROKERS).contains(&i) => Self::Rebalance {
+                broker: (i - 3) as u8,
+            },
+            i if i == 3 + BROKERS => Self::RouteChange,
+            i if i == 4 + BROKERS => Self::LoseNotification,
+            i if i == 5 + BROKERS => Self::FailQuery,
+            i if i == 6 + BROKERS => Self::Tick,
+            _ => return None,
+        })
+    }
+}
+
+/// What a state machine asks its shell to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Send a message.
+    Send(Peer, Message),
+    /// Arm a timer.
+    Arm(Timer),
+    /// Disarm a timer.
+    Disarm(Timer),
+}
+
+/// The result of one input to a state machine: `None` when the input
+/// changes nothing and sends nothing, so the checker prunes it.
+pub type Step<S> = Option<(S, Vec<Output>)>;

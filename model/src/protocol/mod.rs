@@ -1,0 +1,20 @@
+//! The protocol as plain state machines, one per process, with no
+//! Stateright types (sans-IO): each is a pure function from a state and an
+//! input (a message or a timer) to a new state and outputs (messages to
+//! send, timers to arm or disarm). The Stateright shell
+//! ([`crate::shell`]) runs them; a real-network runner could too.
+//!
+//! - [`name_server`]: `NamesrvController`, `RouteInfoManager`: the routes.
+//! - [`broker`]: `ConsumerManager`, `ConsumerGroupInfo`: one member table.
+//! - [`consumer`]: `RebalanceImpl`, `RebalanceService`, `MQClientInstance`.
+//! - [`message`]: what they say to each other.
+
+pub mod broker;
+pub mod consumer;
+pub mod message;
+pub mod name_server;
+
+pub use broker::BrokerState;
+pub use consumer::{ConsumerState, Faults, Phase};
+pub use message::{Message, Output, Peer, Step, Timer};
+pub use name_server::NameServerState;

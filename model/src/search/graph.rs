@@ -1,0 +1,519 @@
+//! The reachable state graph of any Stateright [`Model`], built breadth-first
+//! and stored compactly, for the checks Stateright does not do itself:
+//! liveness under fairness ([`super::fair_cycle`]) and shortest
+//! counterexamples.
+//!
+//! States are not kept: each is known by a 64-bit fingerprint, its BFS parent
+//! and the action index that reached it, and its outgoing edges. Any state is
+//! rebuilt by replaying action indices from an initial state, which is also
+//! the path format of Stateright's Explorer (`init/action/action/...`).
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::time::{Duration, Instant};
+
+use stateright::Model;
+
+/// A state's index in the graph.
+pub type StateId = u32;
+
+/// Where exploration stops early.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Stop after this many unique states.
+    pub max_states: Option<usize>,
+    /// Stop after this much time.
+    pub timeout: Option<Duration>,
+    /// Stop as soon as a state fails the predicate: enough to find the
+    /// shortest path to one (see [`shortest_path_to_bad`]).
+    pub stop_at_bad: bool,
+}
+
+/// Why an exploration did not finish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cutoff {
+    /// `max_states` was reached.
+    StateLimit,
+    /// `timeout` passed.
+    Timeout,
+    /// Some states lie outside `Model::within_boundary` (a bounded model,
+    /// or a run asked to stop) and were not expanded.
+    Boundary,
+}
+
+/// Serialised as its description.
+impl serde::Serialize for Cutoff {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl std::fmt::Display for Cutoff {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Cutoff::StateLimit => "state limit reached",
+            Cutoff::Timeout => "timeout",
+            Cutoff::Boundary => "states outside the model's boundary",
+        })
+    }
+}
+
+/// One transition: the action at `action` (its index in `Model::actions`)
+/// leads to `target`. No-op actions are not edges; see [`StateInfo::noops`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Edge {
+    /// The state reached.
+    pub target: StateId,
+    /// The action's index among the state's actions.
+    pub action: u32,
+    /// The action's fairness class, if it is under fairness.
+    pub class: Option<u64>,
+}
+
+/// What a [`Graph`] records about each state besides its edges.
+#[derive(Debug, Clone, Default)]
+pub struct StateInfo {
+    /// Whether the state satisfies the predicate the graph was built with.
+    pub good: bool,
+    /// Fairness classes of the actions enabled here that change nothing
+    /// (Stateright drops them; for fairness they are taken in place).
+    pub noops: Vec<u64>,
+}
+
+/// The reachable state graph.
+#[derive(Debug)]
+pub struct Graph {
+    /// BFS parent and the action index from it (`None` for initial states,
+    /// whose own index is kept in `init_index`).
+    parent: Vec<Option<(StateId, u32)>>,
+    init_index: Vec<u32>,
+    /// Edges of state `s`: `edges[offsets[s]..offsets[s + 1]]`.
+    offsets: Vec<u32>,
+    edges: Vec<Edge>,
+    info: Vec<StateInfo>,
+    /// The first state discovered (so one with fewest steps) that fails the
+    /// predicate.
+    first_bad: Option<StateId>,
+    /// Some state was outside the boundary and not expanded.
+    pruned: bool,
+    /// Set when exploration stopped early: the graph is then partial.
+    pub cutoff: Option<Cutoff>,
+}
+
+/// A 64-bit hash that is the same in every run (fixed keys, unlike a
+/// randomly keyed hasher), so that graphs and fairness classes are
+/// reproducible. aHash, as Stateright's own fingerprints.
+pub fn fingerprint<T: Hash>(value: &T) -> u64 {
+    ahash::RandomState::with_seeds(0x5EED, 0xFA1E, 0xC0DE, 0xBEEF).hash_one(value)
+}
+
+/// Keys that are already fingerprints need no second hash.
+#[derive(Default)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// How a model's actions map to fairness classes, and which states are good.
+pub trait Classify<M: Model> {
+    /// The fairness class of `action` in `state`, or `None` when the action
+    /// is not under fairness (the environment: crashes, joins, losses).
+    fn class(&self, model: &M, state: &M::State, action: &M::Action) -> Option<u64>;
+    /// The predicate recorded per state (for liveness: converged).
+    fn good(&self, model: &M, state: &M::State) -> bool;
+}
+
+impl Graph {
+    /// Explores every state reachable from `model`'s initial states,
+    /// breadth-first, within `limits` and `Model::within_boundary`.
+    pub fn explore<M, C>(model: &M, classify: &C, limits: Limits) -> Graph
+    where
+        M: Model,
+        M::State: Hash,
+        M::Action: Clone,
+        C: Classify<M>,
+    {
+        let started = Instant::now();
+        let mut graph = Graph {
+            parent: Vec::new(),
+            init_index: Vec::new(),
+            offsets: vec![0],
+            edges: Vec::new(),
+            info: Vec::new(),
+            first_bad: None,
+            pruned: false,
+            cutoff: None,
+        };
+        let mut ids: HashMap<u64, StateId, BuildHasherDefault<PassThrough>> = HashMap::default();
+        let mut frontier: VecDeque<(StateId, M::State)> = VecDeque::new();
+        // Adds a state if new; returns its id.
+        let mut visit = |graph: &mut Graph,
+                         frontier: &mut VecDeque<(StateId, M::State)>,
+                         state: M::State,
+                         parent: Option<(StateId, u32)>|
+         -> StateId {
+            let fp = fingerprint(&state);
+            if let Some(&id) = ids.get(&fp) {
+                return id;
+            }
+            let id = graph.parent.len() as StateId;
+            ids.insert(fp, id);
+            graph.parent.push(parent);
+            let good = classify.good(model, &state);
+            if !good && graph.first_bad.is_none() {
+                graph.first_bad = Some(id);
+            }
+            graph.info.push(StateInfo {
+                good,
+                noops: Vec::new(),
+            });
+            if model.within_boundary(&state) {
+                frontier.push_back((id, state));
+            } else {
+                graph.pruned = true;
+            }
+            id
+        };
+        let found_bad = |graph: &Graph| limits.stop_at_bad && graph.first_bad.is_some();
+        for (index, state) in model.init_states().into_iter().enumerate() {
+            let before = graph.parent.len();
+            let id = visit(&mut graph, &mut frontier, state, None);
+            if id as usize == before {
+                graph.init_index.push(index as u32);
+            }
+        }
+        // States are expanded in id order (BFS), so edges stay in CSR order.
+        let mut expanded: StateId = 0;
+        let mut actions = Vec::new();
+        while let Some((id, state)) = frontier.pop_front() {
+            // States outside the boundary were never queued: give them no edges.
+            while expanded < id {
+                graph.offsets.push(graph.edges.len() as u32);
+                expanded += 1;
+            }
+            if graph.cutoff.is_none() {
+                if limits
+                    .max_states
+                    .is_some_and(|max| graph.parent.len() >= max)
+                {
+                    graph.cutoff = Some(Cutoff::StateLimit);
+                } else if limits.timeout.is_some_and(|t| started.elapsed() >= t) {
+                    graph.cutoff = Some(Cutoff::Timeout);
+                }
+            }
+            if graph.cutoff.is_some() || found_bad(&graph) {
+                graph.offsets.push(graph.edges.len() as u32);
+                expanded += 1;
+                continue;
+            }
+            actions.clear();
+            model.actions(&state, &mut actions);
+            for (index, action) in actions.iter().enumerate() {
+                let class = classify.class(model, &state, action);
+                match model.next_state(&state, action.clone()) {
+                    Some(next) => {
+                        let target =
+                            visit(&mut graph, &mut frontier, next, Some((id, index as u32)));
+                        // A search for one bad state needs parents only.
+                        if !limits.stop_at_bad {
+                            graph.edges.push(Edge {
+                                target,
+                                action: index as u32,
+                                class,
+                            });
+                        }
+                    }
+                    None => {
+                        if let (Some(class), false) = (class, limits.stop_at_bad) {
+                            graph.info[id as usize].noops.push(class);
+                        }
+                    }
+                }
+            }
+            graph.offsets.push(graph.edges.len() as u32);
+            expanded += 1;
+        }
+        while (expanded as usize) < graph.parent.len() {
+            graph.offsets.push(graph.edges.len() as u32);
+            expanded += 1;
+        }
+        if graph.pruned {
+            graph.cutoff.get_or_insert(Cutoff::Boundary);
+        }
+        graph
+    }
+
+    /// The number of states.
+    pub fn len(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// Whether the graph has no state.
+    pub fn is_empty(&self) -> bool {
+        self.parent.is_empty()
+    }
+
+    /// The number of edges.
+    pub fn edge_count(&self) -> usize {
+        self.edges.len()
+    }
+
+    /// The bytes this graph holds per state (edges, parents, fingerprints).
+    pub fn bytes_per_state(&self) -> usize {
+        let noops: usize = self.info.iter().map(|i| i.noops.capacity() * 8).sum();
+        let bytes = self.parent.capacity() * std::mem::size_of::<Option<(StateId, u32)>>()
+            + self.offsets.capacity() * 4
+            + self.edges.capacity() * std::mem::size_of::<Edge>()
+            + self.info.capacity() * std::mem::size_of::<StateInfo>()
+            + noops
+            // The fingerprint map: key, value and hashbrown's control byte.
+            + self.len() * 13;
+        bytes / self.len().max(1)
+    }
+
+    /// The outgoing edges of `state`.
+    pub fn edges(&self, state: StateId) -> &[Edge] {
+        let s = state as usize;
+        &self.edges[self.offsets[s] as usize..self.offsets[s + 1] as usize]
+    }
+
+    /// What was recorded about `state`.
+    pub fn info(&self, state: StateId) -> &StateInfo {
+        &self.info[state as usize]
+    }
+
+    /// The shortest path to `state` as Explorer action indices: the initial
+    /// state's index, then one action index per step.
+    pub fn path_to(&self, state: StateId) -> Vec<u32> {
+        let mut steps = Vec::new();
+        let mut at = state;
+        while let Some((parent, action)) = self.parent[at as usize] {
+            steps.push(action);
+            at = parent;
+        }
+        let init = self.init_position(at);
+        steps.push(init);
+        steps.reverse();
+        steps
+    }
+
+    fn init_position(&self, state: StateId) -> u32 {
+        // Initial states are the first ids, in init_states order (duplicates
+        // skipped).
+        self.init_index[state as usize]
+    }
+
+    /// The first state in BFS order that fails `good`: a counterexample of
+    /// `always good` with the fewest steps.
+    pub fn first_bad(&self) -> Option<StateId> {
+        self.first_bad
+    }
+}
+
+/// The shortest path (Explorer action indices) to a state that fails
+/// `classify.good`, by breadth-first search that stops at the first one.
+/// Stateright's own BFS does not promise shortest counterexamples; this does.
+pub fn shortest_path_to_bad<M, C>(model: &M, classify: &C, limits: Limits) -> Option<Vec<u32>>
+where
+    M: Model,
+    M::State: Hash,
+    M::Action: Clone,
+    C: Classify<M>,
+{
+    let graph = Graph::explore(
+        model,
+        classify,
+        Limits {
+            stop_at_bad: true,
+            ..limits
+        },
+    );
+    graph.first_bad().map(|state| graph.path_to(state))
+}
+
+/// A state predicate as a [`Classify`]: states where `condition` equals
+/// `holds_when` are good. No action is under fairness.
+pub struct Predicate<M: Model> {
+    /// The predicate, as Stateright's properties take it.
+    pub condition: fn(&M, &M::State) -> bool,
+    /// The value of `condition` that makes a state good: `true` for an
+    /// `always` property, `false` for a `sometimes` one (whose examples are
+    /// what the search looks for).
+    pub holds_when: bool,
+}
+
+impl<M: Model> Classify<M> for Predicate<M> {
+    fn class(&self, _: &M, _: &M::State, _: &M::Action) -> Option<u64> {
+        None
+    }
+
+    fn good(&self, model: &M, state: &M::State) -> bool {
+        (self.condition)(model, state) == self.holds_when
+    }
+}
+
+/// Stateright's [`Path`](stateright::Path) along Explorer action indices,
+/// for the trace printers.
+pub fn path_of<M>(model: &M, indices: &[u32]) -> Option<stateright::Path<M::State, M::Action>>
+where
+    M: Model,
+    M::State: Clone + PartialEq,
+    M::Action: Clone + PartialEq,
+{
+    let steps = replay(model, indices);
+    let (init, _) = steps.first()?;
+    let actions: Vec<M::Action> = steps.iter().filter_map(|(_, a)| a.clone()).collect();
+    stateright::Path::from_actions(model, init.clone(), actions.iter())
+}
+
+/// Rebuilds the states and actions along Explorer action indices.
+pub fn replay<M>(model: &M, indices: &[u32]) -> Vec<(M::State, Option<M::Action>)>
+where
+    M: Model,
+    M::State: Clone,
+    M::Action: Clone,
+{
+    let mut out = Vec::new();
+    let Some((&init, steps)) = indices.split_first() else {
+        return out;
+    };
+    let Some(mut state) = model.init_states().into_iter().nth(init as usize) else {
+        return out;
+    };
+    let mut actions = Vec::new();
+    for &index in steps {
+        actions.clear();
+        model.actions(&state, &mut actions);
+        let Some(action) = actions.get(index as usize).cloned() else {
+            break;
+        };
+        let next = model
+            .next_state(&state, action.clone())
+            .unwrap_or_else(|| state.clone());
+        out.push((state, Some(action)));
+        state = next;
+    }
+    out.push((state, None));
+    out
+}
+
+/// Explorer's path text for action indices: `0/3/1`.
+pub fn encode_path(indices: &[u32]) -> String {
+    indices
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts up by 1 or by 3 from 0; 6 is bad. The shortest way there takes
+    /// two steps (3, 6), the first found depth-first may take six.
+    struct Counter;
+
+    impl Model for Counter {
+        type State = u8;
+        type Action = u8;
+        fn init_states(&self) -> Vec<u8> {
+            vec![0]
+        }
+        fn actions(&self, state: &u8, actions: &mut Vec<u8>) {
+            if *state < 9 {
+                actions.extend([1, 3]);
+            }
+        }
+        fn next_state(&self, state: &u8, step: u8) -> Option<u8> {
+            Some(state + step)
+        }
+    }
+
+    struct SixIsBad;
+
+    impl Classify<Counter> for SixIsBad {
+        fn class(&self, _: &Counter, _: &u8, _: &u8) -> Option<u64> {
+            None
+        }
+        fn good(&self, _: &Counter, state: &u8) -> bool {
+            *state != 6
+        }
+    }
+
+    #[test]
+    fn the_path_to_a_bad_state_is_shortest() {
+        let path = shortest_path_to_bad(&Counter, &SixIsBad, Limits::default());
+        assert_eq!(path, Some(vec![0, 1, 1]));
+        let states: Vec<u8> = replay(&Counter, &[0, 1, 1])
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect();
+        assert_eq!(states, [0, 3, 6]);
+        assert_eq!(encode_path(&[0, 1, 1]), "0/1/1");
+    }
+
+    /// [`Counter`] cut at 5: the graph is partial, and says so.
+    struct Bounded;
+
+    impl Model for Bounded {
+        type State = u8;
+        type Action = u8;
+        fn init_states(&self) -> Vec<u8> {
+            Counter.init_states()
+        }
+        fn actions(&self, state: &u8, actions: &mut Vec<u8>) {
+            Counter.actions(state, actions)
+        }
+        fn next_state(&self, state: &u8, step: u8) -> Option<u8> {
+            Counter.next_state(state, step)
+        }
+        fn within_boundary(&self, state: &u8) -> bool {
+            *state < 5
+        }
+    }
+
+    impl Classify<Bounded> for SixIsBad {
+        fn class(&self, _: &Bounded, _: &u8, _: &u8) -> Option<u64> {
+            None
+        }
+        fn good(&self, _: &Bounded, state: &u8) -> bool {
+            *state != 6
+        }
+    }
+
+    #[test]
+    fn states_outside_the_boundary_make_the_graph_partial() {
+        let graph = Graph::explore(&Bounded, &SixIsBad, Limits::default());
+        assert_eq!(graph.cutoff, Some(Cutoff::Boundary));
+    }
+
+    #[test]
+    fn a_limit_makes_the_graph_partial() {
+        let graph = Graph::explore(
+            &Counter,
+            &SixIsBad,
+            Limits {
+                max_states: Some(3),
+                ..Limits::default()
+            },
+        );
+        assert_eq!(graph.cutoff, Some(Cutoff::StateLimit));
+        let full = Graph::explore(&Counter, &SixIsBad, Limits::default());
+        assert_eq!(full.cutoff, None);
+        assert_eq!(full.len(), 12);
+    }
+}

@@ -1,0 +1,13 @@
+//! Searches over any Stateright [`Model`](stateright::Model) that Stateright
+//! does not do itself: the reachable graph stored compactly ([`graph`]),
+//! shortest paths to a bad state, and fair cycles for liveness under weak
+//! fairness ([`fair_cycle`]). Nothing here knows the rebalance model.
+
+pub mod fair_cycle;
+pub mod graph;
+
+pub use fair_cycle::{find_fair_bad_cycle, Lasso};
+pub use graph::{
+    encode_path, fingerprint, path_of, replay, shortest_path_to_bad, Classify, Cutoff, Graph,
+    Limits, Predicate, StateId,
+};

@@ -1,0 +1,292 @@
+//! The Stateright shell: the state of the whole system (every process's
+//! state machine, the messages in flight, the armed timers) and the steps
+//! between states. It decides nothing about the protocol: it hands each
+//! delivery and timer to the sans-IO machine it concerns
+//! ([`crate::protocol`]) and carries out that machine's outputs.
+//!
+//! Its semantics are those of Stateright's `ActorModel` (a step that changes
+//! nothing is no step; on an ordered network a delivery always consumes its
+//! message; a timer that fires is disarmed unless re-armed), with the state
+//! stored compactly: see `docs/performance.md`.
+
+pub mod network;
+pub mod timers;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use crate::config::{Config, NetworkKind};
+use crate::protocol::{BrokerState, ConsumerState, NameServerState, Output, Peer, Step, Timer};
+
+pub use network::{Envelope, Network};
+pub use timers::TimerSet;
+
+/// The state of the whole system.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct SystemState {
+    /// The name server.
+    pub name_server: NameServerState,
+    /// Brokers, by index.
+    pub brokers: Vec<BrokerState>,
+    /// Consumers, by index.
+    pub consumers: Vec<ConsumerState>,
+    /// Messages in flight.
+    pub network: Network,
+    /// Armed timers, by actor index (name server, brokers, consumers).
+    pub timers: Vec<TimerSet>,
+}
+
+/// One step of the system: a delivery or a timer firing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// The message is delivered to its receiver.
+    Deliver(Envelope),
+    /// The actor's timer fires.
+    Timeout(Peer, Timer),
+}
+
+/// The checked model: a configuration and a way to stop a run early.
+#[derive(Clone, Debug)]
+pub struct RebalanceModel {
+    /// The configuration every step reads.
+    pub cfg: Arc<Config>,
+    /// Set to end a run early: every successor is then out of bounds.
+    /// Stateright's own timeout only ends a thread when it runs out of
+    /// local work, which in depth-first search can take minutes.
+    stop: Arc<AtomicBool>,
+}
+
+impl RebalanceModel {
+    /// The model of `cfg`.
+    pub fn new(cfg: Config) -> Self {
+        Self {
+            cfg: Arc::new(cfg),
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Asks a running check of this model (or of a clone) to stop exploring.
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`RebalanceModel::request_stop`] was called.
+    pub fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// The actor index of a peer: name server 0, then brokers, then
+    /// consumers.
+    pub fn index_of(&self, peer: Peer) -> usize {
+        match peer {
+            Peer::NameServer => 0,
+            Peer::Broker(b) => 1 + usize::from(b),
+            Peer::Consumer(c) => 1 + self.cfg.broker_names.len() + usize::from(c),
+        }
+    }
+
+    /// Every peer, in actor index order.
+    pub fn peers(&self) -> impl Iterator<Item = Peer> {
+        let brokers = self.cfg.broker_names.len() as u8;
+        let consumers = self.cfg.consumers.len() as u8;
+        std::iter::once(Peer::NameServer)
+            .chain((0..brokers).map(Peer::Broker))
+            .chain((0..consumers).map(Peer::Consumer))
+    }
+
+    /// The name of a peer in traces: `namesrv`, `broker-a`, `c1`.
+    pub fn peer_name(&self, peer: Peer) -> &str {
+        match peer {
+            Peer::NameServer => "namesrv",
+            Peer::Broker(b) => &self.cfg.broker_names[usize::from(b)],
+            Peer::Consumer(c) => &self.cfg.consumers[usize::from(c)].name,
+        }
+    }
+
+    /// Every actor started, with the outputs of each start carried out.
+    pub fn initial_state(&self) -> SystemState {
+        let cfg = &*self.cfg;
+        let (name_server, ns_out) = NameServerState::start(cfg);
+        let brokers = (0..cfg.broker_names.len())
+            .map(|b| BrokerState::start(cfg, b))
+            .collect();
+        let (consumers, consumer_out): (Vec<_>, Vec<_>) = (0..cfg.consumers.len())
+            .map(|c| ConsumerState::start(cfg, c))
+            .unzip();
+        let mut state = SystemState {
+            name_server,
+            brokers,
+            consumers,
+            network: Network::default(),
+            timers: vec![TimerSet::default(); self.peers().count()],
+        };
+        self.carry_out(&mut state, Peer::NameServer, ns_out);
+        for (c, outputs) in consumer_out.into_iter().enumerate() {
+            self.carry_out(&mut state, Peer::Consumer(c as u8), outputs);
+        }
+        state
+    }
+
+    /// Every step enabled in `state`: deliveries (sorted by sender, receiver
+    /// and message), then timers (by actor, then timer).
+    pub fn enabled(&self, state: &SystemState, actions: &mut Vec<Action>) {
+        actions.extend(
+            state
+                .network
+                .deliverable(self.cfg.network)
+                .map(|env| Action::Deliver(*env)),
+        );
+        for peer in self.peers() {
+            let timers = state.timers[self.index_of(peer)];
+            actions.extend(timers.iter().map(|timer| Action::Timeout(peer, timer)));
+        }
+    }
+
+    /// The state after `action`, or `None` when it changes nothing.
+    pub fn step(&self, state: &SystemState, action: Action) -> Option<SystemState> {
+        match action {
+            Action::Deliver(env) => {
+                let step = self.on_message(state, &env).filter(|c| !c.is_nothing());
+                // Over TCP a delivery that changes nothing still consumes
+                // its message; elsewhere it is no step at all.
+                if step.is_none() && self.cfg.network != NetworkKind::Ordered {
+                    return None;
+                }
+                let mut next = state.clone();
+                next.network.deliver(self.cfg.network, &env);
+                if let Some(change) = step {
+                    self.apply(&mut next, env.dst, change);
+                }
+                Some(next)
+            }
+            Action::Timeout(peer, timer) => {
+                let change = self.on_timer(state, peer, &timer)?;
+                // A timer whose step only re-arms it changed nothing.
+                if change.state.is_none() && change.outputs == [Output::Arm(timer)] {
+                    return None;
+                }
+                let mut next = state.clone();
+                let index = self.index_of(peer);
+                next.timers[index].disarm(timer);
+                self.apply(&mut next, peer, change);
+                Some(next)
+            }
+        }
+    }
+
+    /// Whether delivering `env` in `state` would change nothing (besides
+    /// consuming it).
+    pub fn delivery_changes_nothing(&self, state: &SystemState, env: &Envelope) -> bool {
+        self.on_message(state, env).map_or(true, |c| c.is_nothing())
+    }
+
+    fn on_message(&self, state: &SystemState, env: &Envelope) -> Option<Change> {
+        let cfg = &*self.cfg;
+        match env.dst {
+            Peer::Broker(b) => {
+                let current = &state.brokers[usize::from(b)];
+                Change::of(current, current.on_message(env.src, &env.msg))
+            }
+            Peer::Consumer(c) => {
+                let current = &state.consumers[usize::from(c)];
+                Change::of(current, current.on_message(cfg, usize::from(c), &env.msg))
+            }
+            Peer::NameServer => None,
+        }
+    }
+
+    fn on_timer(&self, state: &SystemState, peer: Peer, timer: &Timer) -> Option<Change> {
+        let cfg = &*self.cfg;
+        match peer {
+            Peer::NameServer => {
+                let current = &state.name_server;
+                Change::of(current, current.on_timer(cfg, timer))
+            }
+            Peer::Consumer(c) => {
+                let current = &state.consumers[usize::from(c)];
+                Change::of(current, current.on_timer(cfg, usize::from(c), timer))
+            }
+            Peer::Broker(_) => None,
+        }
+    }
+
+    fn apply(&self, state: &mut SystemState, peer: Peer, change: Change) {
+        if let Some(node) = change.state {
+            match (peer, node) {
+                (Peer::NameServer, Node::NameServer(n)) => state.name_server = n,
+                (Peer::Broker(b), Node::Broker(n)) => state.brokers[usize::from(b)] = n,
+                (Peer::Consumer(c), Node::Consumer(n)) => state.consumers[usize::from(c)] = n,
+                _ => {}
+            }
+        }
+        self.carry_out(state, peer, change.outputs);
+    }
+
+    /// Sends, arms and disarms what `peer`'s step asked for, in order.
+    fn carry_out(&self, state: &mut SystemState, peer: Peer, outputs: Vec<Output>) {
+        let index = self.index_of(peer);
+        for output in outputs {
+            match output {
+                Output::Send(dst, msg) => state.network.send(
+                    self.cfg.network,
+                    Envelope {
+                        src: peer,
+                        dst,
+                        msg,
+                    },
+                ),
+                Output::Arm(timer) => state.timers[index].arm(timer),
+                Output::Disarm(timer) => state.timers[index].disarm(timer),
+            }
+        }
+    }
+}
+
+/// One machine's new state, by role.
+#[derive(Debug)]
+enum Node {
+    NameServer(NameServerState),
+    Broker(BrokerState),
+    Consumer(ConsumerState),
+}
+
+impl From<NameServerState> for Node {
+    fn from(s: NameServerState) -> Self {
+        Node::NameServer(s)
+    }
+}
+
+impl From<BrokerState> for Node {
+    fn from(s: BrokerState) -> Self {
+        Node::Broker(s)
+    }
+}
+
+impl From<ConsumerState> for Node {
+    fn from(s: ConsumerState) -> Self {
+        Node::Consumer(s)
+    }
+}
+
+/// What a machine's step changes: its state (`None`: unchanged) and its
+/// outputs.
+#[derive(Debug)]
+struct Change {
+    state: Option<Node>,
+    outputs: Vec<Output>,
+}
+
+impl Change {
+    /// The change a step took from `current`; `None` when the machine took
+    /// no step.
+    fn of<S: PartialEq + Into<Node>>(current: &S, step: Step<S>) -> Option<Change> {
+        let (next, outputs) = step?;
+        let state = (next != *current).then(|| next.into());
+        Some(Change { state, outputs })
+    }
+
+    /// A step that left the state as it was and asked for nothing.
+    fn is_nothing(&self) -> bool {
+        self.state.is_none() && self.outputs.is_empty()
+    }
+}

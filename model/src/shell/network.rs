@@ -1,0 +1,133 @@
+//! Messages in flight, stored as one sorted vector: cheap to clone and to
+//! hash, which is most of what a model checker does with a state.
+
+use crate::config::NetworkKind;
+use crate::protocol::{Message, Peer};
+
+/// A message on its way from `src` to `dst`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct Envelope {
+    /// Sender.
+    pub src: Peer,
+    /// Receiver.
+    pub dst: Peer,
+    /// The message.
+    pub msg: Message,
+}
+
+/// Every message in flight, sorted by sender and receiver.
+///
+/// - Ordered (one TCP connection per pair): within a (sender, receiver)
+///   flow, in the order sent; only the head of a flow can be delivered.
+/// - Unordered: a multiset sorted by the whole envelope; any one can be
+///   delivered, once.
+/// - Duplicating: a set; any one can be delivered, any number of times.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Network(Vec<Envelope>);
+
+impl Network {
+    /// Puts `env` on the network.
+    pub fn send(&mut self, kind: NetworkKind, env: Envelope) {
+        match kind {
+            NetworkKind::Ordered => {
+                // After the flow's last message: FIFO within the flow.
+                let at = self
+                    .0
+                    .partition_point(|e| (e.src, e.dst) <= (env.src, env.dst));
+                self.0.insert(at, env);
+            }
+            NetworkKind::Unordered => {
+                let at = self.0.partition_point(|e| *e <= env);
+                self.0.insert(at, env);
+            }
+            NetworkKind::Duplicating => {
+                if let Err(at) = self.0.binary_search(&env) {
+                    self.0.insert(at, env);
+                }
+            }
+        }
+    }
+
+    /// Takes `env` off the network after its delivery (a duplicating
+    /// network keeps it).
+    pub fn deliver(&mut self, kind: NetworkKind, env: &Envelope) {
+        let found = match kind {
+            NetworkKind::Duplicating => return,
+            NetworkKind::Ordered => self
+                .0
+                .iter()
+                .position(|e| (e.src, e.dst) == (env.src, env.dst)),
+            NetworkKind::Unordered => self.0.binary_search(env).ok(),
+        };
+        if let Some(at) = found {
+            self.0.remove(at);
+        }
+    }
+
+    /// The messages that can be delivered next, in order, each once.
+    pub fn deliverable(&self, kind: NetworkKind) -> impl Iterator<Item = &Envelope> {
+        let mut previous: Option<&Envelope> = None;
+        self.0.iter().filter(move |e| {
+            let repeat = previous.is_some_and(|p| match kind {
+                NetworkKind::Ordered => (p.src, p.dst) == (e.src, e.dst),
+                NetworkKind::Unordered | NetworkKind::Duplicating => p == *e,
+            });
+            previous = Some(e);
+            !repeat
+        })
+    }
+
+    /// Every message in flight.
+    pub fn iter(&self) -> impl Iterator<Item = &Envelope> {
+        self.0.iter()
+    }
+
+    /// Whether nothing is in flight.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(src: u8, dst: u8, topic: u8) -> Envelope {
+        Envelope {
+            src: Peer::Consumer(src),
+            dst: Peer::Broker(dst),
+            msg: Message::GetConsumerList { topic },
+        }
+    }
+
+    #[test]
+    fn an_ordered_flow_delivers_in_the_order_sent() {
+        let mut net = Network::default();
+        let kind = NetworkKind::Ordered;
+        for e in [env(1, 0, 2), env(0, 0, 5), env(1, 0, 1), env(0, 1, 0)] {
+            net.send(kind, e);
+        }
+        let heads: Vec<Envelope> = net.deliverable(kind).copied().collect();
+        assert_eq!(heads, [env(0, 0, 5), env(0, 1, 0), env(1, 0, 2)]);
+        net.deliver(kind, &env(1, 0, 2));
+        let heads: Vec<Envelope> = net.deliverable(kind).copied().collect();
+        assert_eq!(heads, [env(0, 0, 5), env(0, 1, 0), env(1, 0, 1)]);
+    }
+
+    #[test]
+    fn unordered_copies_are_delivered_once_each_and_duplicates_stay() {
+        let mut net = Network::default();
+        for e in [env(1, 0, 2), env(1, 0, 1), env(1, 0, 2)] {
+            net.send(NetworkKind::Unordered, e);
+        }
+        assert_eq!(net.deliverable(NetworkKind::Unordered).count(), 2);
+        net.deliver(NetworkKind::Unordered, &env(1, 0, 2));
+        assert_eq!(net.iter().count(), 2);
+
+        let mut dup = Network::default();
+        dup.send(NetworkKind::Duplicating, env(0, 0, 0));
+        dup.send(NetworkKind::Duplicating, env(0, 0, 0));
+        dup.deliver(NetworkKind::Duplicating, &env(0, 0, 0));
+        assert_eq!(dup.iter().count(), 1);
+    }
+}

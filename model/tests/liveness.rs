@@ -1,0 +1,95 @@
+//! Liveness under weak fairness on the rebalance model, with the periodic
+//! tick modelled: which scenarios converge for ever, and which rebalance for
+//! ever.
+
+use std::sync::Arc;
+
+use rocketmq_rebalance::strategy_from_name;
+use rocketmq_rebalance_model::check::{LivenessStats, PropertyReport, Status};
+use rocketmq_rebalance_model::properties::CONVERGES;
+use rocketmq_rebalance_model::{check_strategy, CheckOptions, Scenario, Sizes};
+
+/// `check --liveness` of `scenario` (with `sizes`, or its own): the
+/// liveness verdict and the graph's figures.
+fn liveness(scenario: Scenario, sizes: Option<Sizes>) -> (PropertyReport, LivenessStats) {
+    let strategy = Arc::from(strategy_from_name("AVG").unwrap());
+    let options = CheckOptions {
+        liveness: true,
+        threads: 2,
+        ..CheckOptions::default()
+    };
+    let report = check_strategy(strategy, scenario, sizes, &options).unwrap();
+    let property = report
+        .property(CONVERGES)
+        .expect("liveness reported")
+        .clone();
+    (property, report.liveness.expect("liveness figures"))
+}
+
+#[test]
+fn the_healthy_group_converges_for_ever() {
+    let (report, stats) = liveness(Scenario::Healthy, None);
+    assert_eq!(report.status, Status::Holds, "{:#?}", report.trace);
+    assert!(stats.states > 0 && stats.cutoff.is_none());
+}
+
+#[test]
+fn a_crash_and_a_route_change_converge() {
+    for scenario in [Scenario::Crash, Scenario::RouteChange] {
+        let (report, _) = liveness(scenario, None);
+        assert_eq!(
+            report.status,
+            Status::Holds,
+            "{scenario:?}: {:#?}",
+            report.trace
+        );
+    }
+}
+
+#[test]
+fn a_partial_partition_rebalances_for_ever() {
+    let (report, _) = liveness(Scenario::PartialPartition, None);
+    assert_eq!(report.status, Status::Violated);
+    let trace = report.trace.expect("a lasso");
+    assert!(
+        trace.iter().any(|l| l.contains("repeat for ever")),
+        "{trace:#?}"
+    );
+    assert!(report.explorer_path.unwrap().starts_with("#/steps/0/"));
+}
+
+/// A lost notification or a failed consumer-list query delays a consumer
+/// until its periodic tick; the group still converges, at rest and under
+/// fairness.
+#[test]
+fn lost_notifications_and_failed_queries_are_recovered_by_the_tick() {
+    let faults = [
+        Sizes {
+            lost_notifications: 1,
+            ..Scenario::Healthy.default_sizes()
+        },
+        Sizes {
+            failed_queries: 1,
+            ..Scenario::Healthy.default_sizes()
+        },
+    ];
+    for sizes in faults {
+        let strategy = Arc::from(strategy_from_name("AVG").unwrap());
+        let report = check_strategy(
+            strategy,
+            Scenario::Healthy,
+            Some(sizes),
+            &CheckOptions::default(),
+        )
+        .unwrap();
+        assert!(report.passed(), "{sizes:?}: {report:#?}");
+        if sizes.failed_queries == 0 {
+            // One liveness graph of a faulty group is enough for the test
+            // suite's time budget; `check --liveness` does the other.
+            continue;
+        }
+        let (property, stats) = liveness(Scenario::Healthy, Some(sizes));
+        assert_eq!(property.status, Status::Holds, "{sizes:?}");
+        assert!(stats.states > 100_000, "the faults add interleavings");
+    }
+}

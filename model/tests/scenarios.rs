@@ -1,0 +1,277 @@
+//! The model's verdict on every scenario, at sizes that take seconds, and
+//! the shape of each counterexample it must find.
+
+use rocketmq_rebalance::strategy_from_name;
+use rocketmq_rebalance_model::check::Stopped;
+use rocketmq_rebalance_model::config::{ConfigError, Size};
+use rocketmq_rebalance_model::properties::{
+    Group, AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, FULL_CONVERGENCE, NO_DOUBLE_OWNERSHIP,
+    TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
+};
+use rocketmq_rebalance_model::{
+    build_model, check, CheckOptions, Config, NetworkKind, Report, Scenario, Sizes, Status,
+};
+use rocketmq_rebalance_properties::{double_owned, orphaned};
+use stateright::{Checker, Model};
+use std::sync::Arc;
+
+fn config(scenario: Scenario, sizes: Sizes) -> Config {
+    let avg = strategy_from_name("AVG").expect("AVG exists");
+    Config::new(scenario, sizes, NetworkKind::Ordered, Arc::from(avg)).expect("valid sizes")
+}
+
+fn run(scenario: Scenario, sizes: Sizes) -> Report {
+    let options = CheckOptions {
+        threads: 2,
+        ..CheckOptions::default()
+    };
+    check(config(scenario, sizes), &options, |_| {})
+}
+
+fn status(report: &Report, name: &str) -> Status {
+    report.property(name).expect("property reported").status
+}
+
+fn assert_passes(report: &Report) {
+    assert!(report.complete(), "{report:#?}");
+    assert!(report.passed(), "{report:#?}");
+    assert_eq!(report.exit_code(), 0);
+    for name in [NO_DOUBLE_OWNERSHIP, CONVERGED_WHEN_QUIESCENT, AGREE_AT_REST] {
+        assert_eq!(status(report, name), Status::Holds, "{name}");
+    }
+    for name in [TRANSIENT_DOUBLE, TRANSIENT_ORPHAN, FULL_CONVERGENCE] {
+        assert_eq!(status(report, name), Status::Found, "{name}");
+    }
+}
+
+#[test]
+fn healthy_scale_out_holds_every_property() {
+    assert_passes(&run(Scenario::Healthy, Scenario::Healthy.default_sizes()));
+}
+
+#[test]
+fn healthy_cold_start_of_two_holds_every_property() {
+    let sizes = Sizes {
+        consumers: 2,
+        joins: None,
+        ..Sizes::default()
+    };
+    assert_passes(&run(Scenario::Healthy, sizes));
+}
+
+#[test]
+fn crash_converges() {
+    assert_passes(&run(Scenario::Crash, Scenario::Crash.default_sizes()));
+}
+
+#[test]
+fn route_change_converges() {
+    assert_passes(&run(
+        Scenario::RouteChange,
+        Scenario::RouteChange.default_sizes(),
+    ));
+}
+
+#[test]
+fn graceful_shutdown_converges() {
+    let scenario = Scenario::GracefulShutdown;
+    assert_passes(&run(scenario, scenario.default_sizes()));
+}
+
+/// The last state of the discovery of `property`, as a [`Group`] check.
+fn with_discovery(
+    scenario: Scenario,
+    sizes: Sizes,
+    property: &'static str,
+    inspect: impl FnOnce(&Group, Vec<String>),
+) {
+    let model = build_model(config(scenario, sizes));
+    let checker = model.clone().checker().spawn_dfs().join();
+    let path = checker
+        .discovery(property)
+        .unwrap_or_else(|| panic!("{scenario}: no discovery for {property}"));
+    let trace = rocketmq_rebalance_model::trace::describe_path(&model, &path);
+    let last = path.last_state();
+    let group = Group::of(&model, last);
+    assert!(group.quiescent(), "a counterexample ends at rest");
+    inspect(&group, trace);
+}
+
+#[test]
+fn inconsistent_subscription_leaves_queues_unconsumed_for_ever() {
+    let scenario = Scenario::InconsistentSubscription;
+    let report = run(scenario, scenario.default_sizes());
+    assert!(report.complete());
+    assert_eq!(report.exit_code(), 1);
+    assert_eq!(status(&report, CONVERGED_WHEN_QUIESCENT), Status::Violated);
+    assert_eq!(status(&report, NO_DOUBLE_OWNERSHIP), Status::Holds);
+    assert_eq!(status(&report, FULL_CONVERGENCE), Status::NotFound);
+    with_discovery(
+        scenario,
+        scenario.default_sizes(),
+        CONVERGED_WHEN_QUIESCENT,
+        |group, trace| {
+            // Every live consumer agrees on the members, yet queues of a
+            // topic are allocated to members that do not subscribe to it.
+            let cfg = group.cfg;
+            let unconsumed: usize = (0..cfg.topic_names.len())
+                .map(|t| {
+                    let all: Vec<usize> = (0..cfg.queues.len())
+                        .filter(|&q| cfg.route_queues(0, t) & (1 << q) != 0)
+                        .collect();
+                    orphaned(&all, &group.shares(cfg.topic_queues(t))).len()
+                })
+                .sum();
+            assert!(unconsumed > 0, "{trace:#?}");
+            assert!(trace
+                .iter()
+                .any(|l| l.contains("NOTIFY_CONSUMER_IDS_CHANGED")));
+        },
+    );
+}
+
+#[test]
+fn duplicate_client_id_double_owns_one_block_and_orphans_another() {
+    let scenario = Scenario::DuplicateClientId;
+    let report = run(scenario, scenario.default_sizes());
+    assert!(report.complete());
+    assert_eq!(report.exit_code(), 1);
+    assert_eq!(status(&report, NO_DOUBLE_OWNERSHIP), Status::Violated);
+    assert_eq!(status(&report, CONVERGED_WHEN_QUIESCENT), Status::Violated);
+    let trace = report.property(NO_DOUBLE_OWNERSHIP).unwrap().trace.clone();
+    assert!(trace.is_some_and(|t| t.iter().any(|l| l.contains("client id c2"))));
+    with_discovery(
+        scenario,
+        scenario.default_sizes(),
+        NO_DOUBLE_OWNERSHIP,
+        |group, trace| {
+            let shares = group.shares(!0);
+            let all: Vec<usize> = (0..group.cfg.queues.len()).collect();
+            assert!(!double_owned(&shares).is_empty(), "{trace:#?}");
+            assert!(!orphaned(&all, &shares).is_empty(), "{trace:#?}");
+            // The two holders are the consumers that share an id.
+            assert_eq!(shares[1], shares[2], "{trace:#?}");
+        },
+    );
+}
+
+#[test]
+fn partial_partition_never_settles_on_one_member_list() {
+    let scenario = Scenario::PartialPartition;
+    let report = run(scenario, scenario.default_sizes());
+    assert!(report.complete());
+    assert_eq!(report.exit_code(), 1);
+    assert_eq!(status(&report, AGREE_AT_REST), Status::Violated);
+    assert_eq!(status(&report, FULL_CONVERGENCE), Status::NotFound);
+    assert_eq!(status(&report, TRANSIENT_DOUBLE), Status::Found);
+    let trace = report
+        .property(AGREE_AT_REST)
+        .unwrap()
+        .trace
+        .clone()
+        .unwrap();
+    let brokers: Vec<&String> = trace
+        .iter()
+        .filter(|l| l.contains("broker-b: members"))
+        .collect();
+    assert_eq!(brokers.len(), 1, "{trace:#?}");
+    assert!(
+        !brokers[0].contains("c3"),
+        "broker-b never hears of c3: {trace:#?}"
+    );
+}
+
+#[test]
+fn an_incomplete_run_never_passes() {
+    let options = CheckOptions {
+        max_states: Some(1_000),
+        ..CheckOptions::default()
+    };
+    let scenario = Scenario::Healthy;
+    let report = check(config(scenario, scenario.default_sizes()), &options, |_| {});
+    assert!(!report.complete());
+    assert_eq!(report.stopped, Stopped::StateLimit);
+    assert!(!report.passed());
+    assert_eq!(report.exit_code(), 3);
+    assert_eq!(status(&report, NO_DOUBLE_OWNERSHIP), Status::Unknown);
+}
+
+#[test]
+fn unordered_network_gives_the_same_verdicts() {
+    let cfg = Config::new(
+        Scenario::Healthy,
+        Sizes {
+            consumers: 2,
+            ..Sizes::default()
+        },
+        NetworkKind::Unordered,
+        Arc::from(strategy_from_name("AVG").unwrap()),
+    )
+    .unwrap();
+    let options = CheckOptions::default();
+    assert_passes(&check(cfg, &options, |_| {}));
+}
+
+#[test]
+fn bad_sizes_are_rejected_with_a_message() {
+    let bad = |sizes: Sizes| {
+        Config::new(
+            Scenario::Healthy,
+            sizes,
+            NetworkKind::Ordered,
+            Arc::from(strategy_from_name("AVG").unwrap()),
+        )
+        .err()
+    };
+    assert_eq!(
+        bad(Sizes {
+            consumers: 0,
+            ..Sizes::default()
+        }),
+        Some(ConfigError::OutOfRange {
+            size: Size::Consumers,
+            min: 1,
+            max: 16
+        })
+    );
+    assert_eq!(
+        bad(Sizes {
+            queues: 40,
+            ..Sizes::default()
+        }),
+        Some(ConfigError::TooManyQueues {
+            queues: 80,
+            max: 64
+        })
+    );
+    assert_eq!(
+        bad(Sizes {
+            joins: Some(9),
+            ..Sizes::default()
+        }),
+        Some(ConfigError::ExceedsConsumers { size: Size::Joins })
+    );
+}
+
+#[test]
+fn every_strategy_of_the_crate_can_be_checked() {
+    let sizes = Sizes {
+        consumers: 2,
+        ..Sizes::default()
+    };
+    for &name in rocketmq_rebalance::STRATEGY_NAMES {
+        let strategy = Arc::from(strategy_from_name(name).expect("a known name"));
+        let cfg = Config::new(Scenario::Healthy, sizes, NetworkKind::Ordered, strategy).unwrap();
+        let report = check(cfg, &CheckOptions::default(), |_| {});
+        assert!(report.complete(), "{name}");
+        assert_eq!(
+            status(&report, NO_DOUBLE_OWNERSHIP),
+            Status::Holds,
+            "{name}"
+        );
+        // With their default, empty configuration CONFIG and MACHINE_ROOM
+        // allocate nothing: every queue is left to nobody.
+        let converges = !matches!(name, "CONFIG" | "MACHINE_ROOM");
+        assert_eq!(report.guarantees_hold(), converges, "{name}: {report:#?}");
+    }
+}

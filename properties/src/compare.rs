@@ -1,0 +1,635 @@
+//! Every allocation strategy against the same changes of a consumer group (a consumer joins, one leaves, the topic gains
+//! queues), measured the same way.
+//!
+//! For each change and each group size the comparison reports
+//!
+//! - **balance**: the largest share minus the smallest, before and after;
+//! - **queues moved**: queues some consumer holds after the change that it
+//!   did not hold before (new queues count too), against the **lower bound**
+//!   any balanced strategy must move (the joiner's share, the leaver's share,
+//!   the new queues): their ratio, as the mean of each trial's ratio and as
+//!   total over total;
+//! - **disagreement**: while the change is seen by some consumers and not yet
+//!   by the others (each old member independently sees the new lists with
+//!   probability one half; a joiner sees them, a leaver is gone), how many
+//!   queues two consumers own at once and how many nobody owns;
+//! - **whole-group time** at one large size.
+//!
+//! ```
+//! use rocketmq_rebalance_properties::compare::{compare, Options};
+//!
+//! let options = Options {
+//!     consumers: vec![3, 5],
+//!     queues: vec![64],
+//!     trials: 2,
+//!     timing: None,
+//!     ..Options::default()
+//! };
+//! let report = compare(&options)?;
+//! let sticky = report.summaries.iter().find(|s| s.strategy == "STICKY").unwrap();
+//! assert!(sticky.max_balance <= 1);
+//! assert!(sticky.join.ratio_total >= 1.0);
+//! # Ok::<(), rocketmq_rebalance_properties::compare::CompareError>(())
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fmt;
+use std::time::Instant;
+
+use rocketmq_rebalance::java::compare_utf16;
+use rocketmq_rebalance::strategy::Sticky;
+use rocketmq_rebalance::workload::{bench_queues, broker_name, client_ids};
+use rocketmq_rebalance::{
+    AllocateError, AllocateStrategy, MessageQueue, StrategySpec, STRATEGY_NAMES,
+};
+use serde::Serialize;
+
+use crate::{balance, moved, movement_lower_bound};
+
+/// What changes between the two views of the group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    /// A new consumer joins.
+    Join,
+    /// A consumer leaves (its queues must go elsewhere).
+    Leave,
+    /// The topic gains a quarter more queues on the same brokers.
+    Grow,
+}
+
+impl Change {
+    /// Every change, in table order.
+    pub const ALL: [Change; 3] = [Change::Join, Change::Leave, Change::Grow];
+}
+
+/// What to compare and on which groups.
+#[derive(Debug, Clone, Serialize)]
+pub struct Options {
+    /// Group sizes (consumers before the change); each at least 2.
+    pub consumers: Vec<usize>,
+    /// Queue counts (before a growth); each at least 1.
+    pub queues: Vec<usize>,
+    /// Random groups per (consumers, queues) pair.
+    pub trials: usize,
+    /// Seed of the client ids, topics and views drawn.
+    pub seed: u64,
+    /// Strategies; `None` for every name in [`STRATEGY_NAMES`]. Those that
+    /// need a configuration ([`StrategySpec::configuration_needed`]) are
+    /// left out with the reason.
+    pub strategies: Option<Vec<StrategySpec>>,
+    /// Extra `STICKY` rows with these load windows (`STICKY-k`).
+    pub slacks: Vec<usize>,
+    /// Time one whole-group call at (queues, consumers); `None`: no timing.
+    pub timing: Option<(usize, usize)>,
+}
+
+impl Default for Options {
+    /// Groups of 2 to 40 consumers with 64 to 1,000 queues, 8 trials each,
+    /// slack 2, 3, 4 and 6 besides exact balance, timed at 100,000 queues
+    /// and 10,000 consumers.
+    fn default() -> Self {
+        Options {
+            consumers: vec![2, 3, 5, 8, 12, 16, 24, 32, 40],
+            queues: vec![64, 128, 256, 512, 1000],
+            trials: 8,
+            seed: 1,
+            strategies: None,
+            slacks: vec![2, 3, 4, 6],
+            timing: Some((100_000, 10_000)),
+        }
+    }
+}
+
+/// One strategy on one change at one size, averaged over the trials.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    /// Strategy name.
+    pub strategy: String,
+    /// The change.
+    pub change: Change,
+    /// Queues before the change.
+    pub queues: usize,
+    /// Consumers before the change.
+    pub consumers: usize,
+    /// Mean queues moved.
+    pub moved: f64,
+    /// Mean lower bound.
+    pub lower_bound: f64,
+    /// Mean of moved / lower bound over the trials with a positive bound.
+    pub ratio: f64,
+    /// Largest balance seen, before or after.
+    pub max_balance: usize,
+    /// Mean queues owned by two or more consumers while views disagree.
+    pub double_owned: f64,
+    /// Mean queues owned by nobody while views disagree.
+    pub orphaned: f64,
+}
+
+/// One change summed over every size, for one strategy.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ChangeSummary {
+    /// Mean over all trials (with a positive bound) of moved / bound.
+    pub ratio_mean: f64,
+    /// Total moved over total bound.
+    pub ratio_total: f64,
+    /// Mean queues owned twice while views disagree.
+    pub double_owned: f64,
+    /// Mean queues owned by nobody while views disagree.
+    pub orphaned: f64,
+    /// Mean over the trials (with a positive bound) of queues owned twice
+    /// over the lower bound: comparable across group sizes.
+    pub double_per_bound: f64,
+    /// The same for queues owned by nobody.
+    pub orphaned_per_bound: f64,
+}
+
+/// One strategy over everything.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Strategy name.
+    pub strategy: String,
+    /// A consumer joins.
+    pub join: ChangeSummary,
+    /// A consumer leaves.
+    pub leave: ChangeSummary,
+    /// The topic grows.
+    pub grow: ChangeSummary,
+    /// Largest balance seen anywhere.
+    pub max_balance: usize,
+    /// Median whole-group time in milliseconds at the timing size.
+    pub group_millis: Option<f64>,
+}
+
+/// A strategy left out, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    /// Strategy name.
+    pub strategy: String,
+    /// Why it is not compared.
+    pub reason: String,
+}
+
+/// Everything measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// What was compared.
+    pub options: Options,
+    /// Strategies left out.
+    pub skipped: Vec<Skipped>,
+    /// One line per strategy.
+    pub summaries: Vec<Summary>,
+    /// One line per strategy, change and size.
+    pub cells: Vec<Cell>,
+}
+
+/// Why a comparison cannot run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CompareError {
+    /// No group size, or one below 2 (a leave needs someone left).
+    GroupTooSmall,
+    /// No queue count, or a count of 0.
+    NoQueues,
+    /// No trials.
+    NoTrials,
+    /// A load window of 0.
+    ZeroSlack,
+    /// A timing size of 0 queues or 0 consumers.
+    EmptyTiming,
+    /// A strategy failed on a drawn group.
+    Allocation {
+        /// The strategy.
+        strategy: String,
+        /// Its failure.
+        error: AllocateError,
+    },
+}
+
+impl fmt::Display for CompareError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::GroupTooSmall => {
+                f.write_str("give group sizes of at least 2 (a leave needs someone left)")
+            }
+            Self::NoQueues => f.write_str("give queue counts of at least 1"),
+            Self::NoTrials => f.write_str("give at least 1 trial"),
+            Self::ZeroSlack => f.write_str("load windows are at least 1 wide"),
+            Self::EmptyTiming => f.write_str("time at least 1 queue and 1 consumer"),
+            Self::Allocation { strategy, error } => write!(f, "{strategy}: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for CompareError {}
+
+/// Runs the comparison. Fails on a group of fewer than 2 consumers, no
+/// queues, no trials, a zero load window or timing size, or a strategy that
+/// fails on a drawn group.
+pub fn compare(options: &Options) -> Result<Report, CompareError> {
+    validate(options)?;
+    let (contenders, skipped) = contenders(options);
+    let mut cells = Vec::new();
+    let mut trials: BTreeMap<(usize, Change), Vec<Trial>> = BTreeMap::new();
+    let mut rng = SplitMix(options.seed);
+    for &n in &options.consumers {
+        for &m in &options.queues {
+            let mut per: Vec<BTreeMap<Change, Vec<Trial>>> =
+                vec![BTreeMap::new(); contenders.len()];
+            for t in 0..options.trials {
+                let world = World::draw(&mut rng, n, m, t);
+                for (k, (_, strategy)) in contenders.iter().enumerate() {
+                    for change in Change::ALL {
+                        let trial = world.run(strategy.as_ref(), change)?;
+                        per[k].entry(change).or_default().push(trial);
+                    }
+                }
+            }
+            for (k, (name, _)) in contenders.iter().enumerate() {
+                for (change, ts) in std::mem::take(&mut per[k]) {
+                    cells.push(Cell::of(name, change, m, n, &ts));
+                    trials.entry((k, change)).or_default().extend(ts);
+                }
+            }
+        }
+    }
+    let summaries = contenders
+        .iter()
+        .enumerate()
+        .map(|(k, (name, strategy))| {
+            let of =
+                |change| ChangeSummary::of(trials.get(&(k, change)).map_or(&[][..], Vec::as_slice));
+            Summary {
+                strategy: name.clone(),
+                join: of(Change::Join),
+                leave: of(Change::Leave),
+                grow: of(Change::Grow),
+                max_balance: cells
+                    .iter()
+                    .filter(|c| &c.strategy == name)
+                    .map(|c| c.max_balance)
+                    .max()
+                    .unwrap_or(0),
+                group_millis: options
+                    .timing
+                    .map(|(q, c)| time_group(strategy.as_ref(), q, c)),
+            }
+        })
+        .collect();
+    Ok(Report {
+        options: options.clone(),
+        skipped,
+        summaries,
+        cells,
+    })
+}
+
+/// Checks the options before any work, so that a bad one fails at once.
+pub fn validate(options: &Options) -> Result<(), CompareError> {
+    if options.consumers.is_empty() || options.consumers.iter().any(|&n| n < 2) {
+        return Err(CompareError::GroupTooSmall);
+    }
+    if options.queues.is_empty() || options.queues.contains(&0) {
+        return Err(CompareError::NoQueues);
+    }
+    if options.trials == 0 {
+        return Err(CompareError::NoTrials);
+    }
+    if options.slacks.contains(&0) {
+        return Err(CompareError::ZeroSlack);
+    }
+    if options.timing.is_some_and(|(q, c)| q == 0 || c == 0) {
+        return Err(CompareError::EmptyTiming);
+    }
+    Ok(())
+}
+
+type Contenders = Vec<(String, Box<dyn AllocateStrategy>)>;
+
+fn contenders(options: &Options) -> (Contenders, Vec<Skipped>) {
+    let mut skipped = Vec::new();
+    let mut list: Contenders = Vec::new();
+    let specs: Vec<StrategySpec> = match &options.strategies {
+        Some(specs) => specs.clone(),
+        None => STRATEGY_NAMES
+            .iter()
+            .filter_map(|s| s.parse().ok())
+            .collect(),
+    };
+    for spec in specs {
+        let name = spec.name();
+        match spec.configuration_needed() {
+            Some(reason) => skipped.push(Skipped {
+                strategy: name,
+                reason: reason.to_string(),
+            }),
+            None => list.push((name, spec.build())),
+        }
+    }
+    for &k in &options.slacks {
+        let sticky = Sticky::with_slack(k);
+        let name = sticky.name().to_string();
+        if !list.iter().any(|(n, _)| *n == name) {
+            list.push((name, Box::new(sticky)));
+        }
+    }
+    (list, skipped)
+}
+
+/// One change measured once.
+#[derive(Debug, Clone, Copy)]
+struct Trial {
+    moved: usize,
+    bound: usize,
+    balance: usize,
+    double_owned: usize,
+    orphaned: usize,
+}
+
+impl Cell {
+    fn of(strategy: &str, change: Change, queues: usize, consumers: usize, ts: &[Trial]) -> Cell {
+        let s = ChangeSummary::of(ts);
+        Cell {
+            strategy: strategy.to_string(),
+            change,
+            queues,
+            consumers,
+            moved: mean(ts.iter().map(|t| t.moved as f64)),
+            lower_bound: mean(ts.iter().map(|t| t.bound as f64)),
+            ratio: s.ratio_mean,
+            max_balance: ts.iter().map(|t| t.balance).max().unwrap_or(0),
+            double_owned: s.double_owned,
+            orphaned: s.orphaned,
+        }
+    }
+}
+
+impl ChangeSummary {
+    fn of(ts: &[Trial]) -> ChangeSummary {
+        let total_moved: usize = ts.iter().map(|t| t.moved).sum();
+        let total_bound: usize = ts.iter().map(|t| t.bound).sum();
+        ChangeSummary {
+            ratio_mean: mean(
+                ts.iter()
+                    .filter(|t| t.bound > 0)
+                    .map(|t| t.moved as f64 / t.bound as f64),
+            ),
+            ratio_total: if total_bound == 0 {
+                0.0
+            } else {
+                total_moved as f64 / total_bound as f64
+            },
+            double_owned: mean(ts.iter().map(|t| t.double_owned as f64)),
+            orphaned: mean(ts.iter().map(|t| t.orphaned as f64)),
+            double_per_bound: per_bound(ts, |t| t.double_owned),
+            orphaned_per_bound: per_bound(ts, |t| t.orphaned),
+        }
+    }
+}
+
+fn per_bound(ts: &[Trial], count: impl Fn(&Trial) -> usize) -> f64 {
+    mean(
+        ts.iter()
+            .filter(|t| t.bound > 0)
+            .map(|t| count(t) as f64 / t.bound as f64),
+    )
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, count) = values.fold((0.0, 0usize), |(s, c), v| (s + v, c + 1));
+    if count == 0 {
+        0.0
+    } else {
+        sum / count as f64
+    }
+}
+
+/// One drawn group: its queues before and after growth, its members, a
+/// joiner, a leaver and which members see the new lists first.
+struct World {
+    queues: Vec<MessageQueue>,
+    grown: Vec<MessageQueue>,
+    members: Vec<String>,
+    joiner: String,
+    leaver: String,
+    /// Per member (and the joiner last): sees the new lists already.
+    sees_new: Vec<bool>,
+}
+
+impl World {
+    fn draw(rng: &mut SplitMix, n: usize, m: usize, trial: usize) -> World {
+        let topic = format!("Topic{trial}");
+        // Brokers of up to 32 queues; growth adds ids on the same brokers,
+        // so the grown list contains the old one.
+        let brokers = m.div_ceil(32).max(1);
+        let layout = |count: usize| -> Vec<MessageQueue> {
+            let mut qs: Vec<MessageQueue> = (0..count)
+                .map(|k| {
+                    MessageQueue::new(
+                        topic.as_str(),
+                        broker_name(k % brokers),
+                        i32::try_from(k / brokers).unwrap_or(i32::MAX),
+                    )
+                })
+                .collect();
+            qs.sort();
+            qs
+        };
+        let mut seen = HashSet::new();
+        let mut ids = Vec::with_capacity(n + 1);
+        while ids.len() < n + 1 {
+            let r = rng.next();
+            let id = format!(
+                "10.{}.{}.{}@{}",
+                r & 0xFF,
+                (r >> 8) & 0xFF,
+                (r >> 16) & 0xFF,
+                1000 + (r >> 24) % 64000
+            );
+            if seen.insert(id.clone()) {
+                ids.push(id);
+            }
+        }
+        let joiner = ids.pop().unwrap_or_default();
+        ids.sort_by(|a, b| compare_utf16(a, b));
+        let leaver = ids[(rng.next() % n as u64) as usize].clone();
+        let sees_new = (0..n).map(|_| rng.next() & 1 == 1).chain([true]).collect();
+        World {
+            queues: layout(m),
+            grown: layout(m + (m / 4).max(1)),
+            members: ids,
+            joiner,
+            leaver,
+            sees_new,
+        }
+    }
+
+    fn run(&self, strategy: &dyn AllocateStrategy, change: Change) -> Result<Trial, CompareError> {
+        let mut after_members = self.members.clone();
+        let mut after_queues = &self.queues;
+        match change {
+            Change::Join => {
+                after_members.push(self.joiner.clone());
+                after_members.sort_by(|a, b| compare_utf16(a, b));
+            }
+            Change::Leave => after_members.retain(|c| *c != self.leaver),
+            Change::Grow => after_queues = &self.grown,
+        }
+        let before = shares(strategy, &self.queues, &self.members)?;
+        let after = shares(strategy, after_queues, &after_members)?;
+        let moved_count = moved(&before, &after);
+        let bound = movement_lower_bound(&before, &after);
+        let balance_seen = balance(&before.iter().map(|(_, s)| s).collect::<Vec<_>>())
+            .max(balance(&after.iter().map(|(_, s)| s).collect::<Vec<_>>()));
+
+        // Who consumes what while the views disagree: each member by the
+        // view it has; the joiner by the new one; the leaver not at all.
+        let old: BTreeMap<&str, &Vec<MessageQueue>> =
+            before.iter().map(|(c, s)| (c.as_str(), s)).collect();
+        let new: BTreeMap<&str, &Vec<MessageQueue>> =
+            after.iter().map(|(c, s)| (c.as_str(), s)).collect();
+        let mut owners: BTreeMap<&MessageQueue, usize> = BTreeMap::new();
+        let participants = self
+            .members
+            .iter()
+            .zip(&self.sees_new)
+            .map(|(c, &sees)| (c.as_str(), sees))
+            .chain((change == Change::Join).then_some((self.joiner.as_str(), true)));
+        for (c, sees_new) in participants {
+            if change == Change::Leave && c == self.leaver {
+                continue;
+            }
+            let view = if sees_new { &new } else { &old };
+            for q in view.get(c).map(|s| s.iter()).into_iter().flatten() {
+                *owners.entry(q).or_default() += 1;
+            }
+        }
+        let all: BTreeSet<&MessageQueue> = after_queues.iter().collect();
+        let double_owned = owners.values().filter(|&&k| k > 1).count();
+        let orphaned = all.iter().filter(|q| !owners.contains_key(*q)).count();
+        Ok(Trial {
+            moved: moved_count,
+            bound,
+            balance: balance_seen,
+            double_owned,
+            orphaned,
+        })
+    }
+}
+
+/// The group's shares by client id, computed as the client does (sorted
+/// lists, which `World` keeps).
+fn shares(
+    strategy: &dyn AllocateStrategy,
+    queues: &[MessageQueue],
+    consumers: &[String],
+) -> Result<Vec<(String, Vec<MessageQueue>)>, CompareError> {
+    let group = strategy
+        .allocate_group("compare", queues, consumers)
+        .map_err(|error| CompareError::Allocation {
+            strategy: strategy.name().to_string(),
+            error,
+        })?;
+    Ok(consumers
+        .iter()
+        .cloned()
+        .zip(group.into_iter().map(|s| s.into_iter().cloned().collect()))
+        .collect())
+}
+
+/// Median of three whole-group calls on the benchmark workload, in ms.
+fn time_group(strategy: &dyn AllocateStrategy, queues: usize, consumers: usize) -> f64 {
+    let qs = bench_queues(queues);
+    let cs = client_ids(consumers);
+    let mut times: Vec<f64> = (0..3)
+        .map(|_| {
+            let start = Instant::now();
+            let result = strategy.allocate_group("compare", &qs, &cs);
+            let elapsed = start.elapsed().as_secs_f64() * 1000.0;
+            std::hint::black_box(result.is_ok());
+            elapsed
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[1]
+}
+
+/// SplitMix64: a small seeded generator, so reports are reproducible.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> Options {
+        Options {
+            consumers: vec![2, 5],
+            queues: vec![20],
+            trials: 2,
+            timing: None,
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn every_unskipped_strategy_is_compared() {
+        let report = compare(&small()).unwrap();
+        let names: Vec<&str> = report
+            .summaries
+            .iter()
+            .map(|s| s.strategy.as_str())
+            .collect();
+        for name in STRATEGY_NAMES {
+            let spec: StrategySpec = name.parse().unwrap();
+            let skipped = spec.configuration_needed().is_some();
+            assert_eq!(names.contains(&spec.name().as_str()), !skipped, "{name}");
+            assert_eq!(
+                report.skipped.iter().any(|s| s.strategy == spec.name()),
+                skipped
+            );
+        }
+        assert!(names.contains(&"STICKY-2"));
+        // 2 sizes x 3 changes per strategy
+        assert_eq!(report.cells.len(), names.len() * 2 * 3);
+    }
+
+    #[test]
+    fn moved_is_never_below_the_bound_and_sticky_is_balanced() {
+        let report = compare(&small()).unwrap();
+        for s in &report.summaries {
+            assert!(s.join.ratio_total >= 1.0 - 1e-9, "{}", s.strategy);
+            assert!(s.leave.ratio_total >= 1.0 - 1e-9, "{}", s.strategy);
+        }
+        let sticky = report
+            .summaries
+            .iter()
+            .find(|s| s.strategy == "STICKY")
+            .unwrap();
+        assert!(sticky.max_balance <= 1);
+    }
+
+    #[test]
+    fn bad_options_are_refused() {
+        let refused = |change: fn(&mut Options), error: CompareError| {
+            let mut o = small();
+            change(&mut o);
+            assert_eq!(compare(&o).unwrap_err(), error);
+        };
+        refused(|o| o.consumers = vec![1], CompareError::GroupTooSmall);
+        refused(|o| o.consumers.clear(), CompareError::GroupTooSmall);
+        refused(|o| o.queues = vec![0], CompareError::NoQueues);
+        refused(|o| o.trials = 0, CompareError::NoTrials);
+        refused(|o| o.slacks = vec![0], CompareError::ZeroSlack);
+        refused(|o| o.timing = Some((0, 3)), CompareError::EmptyTiming);
+    }
+}
