@@ -275,3 +275,34 @@ fn every_strategy_of_the_crate_can_be_checked() {
         assert_eq!(report.guarantees_hold(), converges, "{name}: {report:#?}");
     }
 }
+
+/// Every scenario's default state space, pinned: a change of the model that
+/// changes one is a decision to make visibly (here, and in
+/// `docs/performance.md`), and a new layer switched off must leave them all
+/// as they are.
+#[test]
+fn every_scenarios_state_space_is_pinned() {
+    let expected = [
+        (Scenario::Healthy, 56_916, 250_458),
+        (Scenario::InconsistentSubscription, 56_916, 250_458),
+        (Scenario::DuplicateClientId, 56_916, 250_458),
+        (Scenario::Crash, 1_146, 3_156),
+        (Scenario::RouteChange, 344, 1_031),
+        (Scenario::PartialPartition, 771, 2_181),
+        (Scenario::GracefulShutdown, 1_146, 3_156),
+    ];
+    assert_eq!(expected.len(), Scenario::ALL.len());
+    for (scenario, unique, generated) in expected {
+        let report = check(
+            config(scenario, scenario.default_sizes()),
+            &CheckOptions::default(),
+            |_| {},
+        );
+        assert!(report.complete(), "{scenario}");
+        assert_eq!(
+            (report.unique_states, report.states),
+            (unique, generated),
+            "{scenario}"
+        );
+    }
+}

@@ -35,7 +35,7 @@ pub const TRANSIENT_ORPHAN: &str = "transient orphaned queue";
 /// Name of the example of full convergence.
 pub const FULL_CONVERGENCE: &str = "full convergence";
 /// Name of the liveness property (checked by the fair-cycle search, not by
-/// Stateright: see [`crate::check::liveness`]).
+/// Stateright: the liveness check runs it).
 pub const CONVERGES: &str = "converges and stays converged";
 
 /// Every property Stateright checks, in report order.

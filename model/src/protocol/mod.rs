@@ -1,8 +1,8 @@
 //! The protocol as plain state machines, one per process, with no
 //! Stateright types (sans-IO): each is a pure function from a state and an
 //! input (a message or a timer) to a new state and outputs (messages to
-//! send, timers to arm or disarm). The Stateright shell
-//! ([`crate::shell`]) runs them; a real-network runner could too.
+//! send, timers to arm or disarm). The Stateright shell runs them; a
+//! real-network runner could too.
 //!
 //! - [`name_server`]: `NamesrvController`, `RouteInfoManager`: the routes.
 //! - [`broker`]: `ConsumerManager`, `ConsumerGroupInfo`: one member table.
