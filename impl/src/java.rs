@@ -78,23 +78,6 @@ pub fn split(s: &str, separator: char) -> Vec<&str> {
     parts
 }
 
-/// A string slice ordered as Java orders strings, for sorted maps and sorts
-/// that must iterate in Java's order (RocketMQ uses `TreeMap<String, _>`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct JavaStr<'a>(pub &'a str);
-
-impl Ord for JavaStr<'_> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        compare_utf16(self.0, other.0)
-    }
-}
-
-impl PartialOrd for JavaStr<'_> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
