@@ -118,6 +118,7 @@ public class Runner {
                     List<MessageQueue> mqAll = new ArrayList<>(queues);
                     List<String> cidAll = new ArrayList<>(ids);
                     if (sort) {
+                        // What RebalanceImpl.rebalanceByTopic does before it calls the strategy.
                         Collections.sort(mqAll);
                         Collections.sort(cidAll);
                     }

@@ -2,12 +2,15 @@
 """Fresh conformance cases: random inputs like those of tests/data/allocate-java.jsonl,
 with expected results computed by the unchanged RocketMQ Java strategies.
 
-    python3 tests/java/fresh_cases.py SEED COUNT [--edge] [--classes DIR] > fresh.jsonl
+    python3 tests/java/fresh_cases.py SEED COUNT [--edge | --client] [--classes DIR] > fresh.jsonl
 
 --edge adds corner cases the shipped sample does not have (odd machine-room
-separators, negative and large queue ids, look-alike client ids). The classes
-come from tests/java/build.sh (default target/java-harness). Check the crate
-against them with `rebalance allocate --cases fresh.jsonl --check`.
+separators, negative and large queue ids, look-alike client ids). --client
+writes client-level cases like those of tests/data/rebalance-java.jsonl: both
+lists sorted first, as RebalanceImpl.rebalanceByTopic sorts them, and names
+whose Java order (UTF-16 code units) differs from their UTF-8 byte order. The
+classes come from tests/java/build.sh (default target/java-harness). Check the
+crate against them with `rebalance allocate --cases fresh.jsonl --check`.
 """
 import argparse
 import json
@@ -105,6 +108,112 @@ def case(rng, edge):
     return c
 
 
+# Client-level cases (--client). The characters come in classes whose Java
+# order and UTF-8 byte order disagree: a supplementary character is a
+# surrogate pair in UTF-16 (0xD800..0xDBFF first), so it sorts after ASCII and
+# the BMP below the surrogates but before U+E000..U+FFFF, while its four UTF-8
+# bytes sort after all of them.
+ASCII = list('09AZ_az~.')
+BMP_LOW = ['é', 'ÿ', 'Ā', '中', 'あ', '\ud7ff']  # below the surrogates
+BMP_HIGH = ['\ue000', '\uf900', '\uff01', '\uff5e', '\ufffd', '\uffff']  # above them
+ASTRAL = ['\U00010000', '\U0001f600', '\U0001f601', '\U00020000', '\U0002a6d6', '\U0010ffff']
+CLASSES = [ASCII, BMP_LOW, BMP_HIGH, ASTRAL]
+CLIENT_ROOMS = ['bj', 'hz', '机房', 'ｈｚ', 'r\U00020000', 'r\uff01', '\U0001f600', '\ufffd']
+VIRTUAL_NODES = [0, 1, 2, 3, 5, 10, 10, 10, 16, 32, 100]
+
+
+def tricky(rng, count):
+    """`count` characters, the non-ASCII classes as likely as ASCII."""
+    return ''.join(rng.choice(rng.choice(CLASSES)) for _ in range(count))
+
+
+def stems(rng, bases):
+    """One to three stems: names that ids or brokers share, so that they differ
+    in their tails."""
+    return list(dict.fromkeys(rng.choice(bases) + tricky(rng, rng.choice([0, 0, 1]))
+                              for _ in range(rng.randint(1, 3))))
+
+
+def client_ids(rng, strategy):
+    """A consumer list as findConsumerIdList answers it: distinct ids mostly,
+    sharing stems, some prefixes of others, now and then a duplicate."""
+    bases = ['10.0.0.%d@' % rng.randint(1, 9), '192.168.1.1@DEFAULT', 'cid', '', 'c\U0001f600', 'c\uff01']
+    common = stems(rng, bases)
+    count = rng.randint(1, 8) if rng.random() < 0.85 else rng.randint(9, 40)
+    ids = []
+    while len(ids) < count:
+        r = rng.random()
+        if ids and r < 0.2:
+            cid = rng.choice(ids) + tricky(rng, rng.randint(1, 2))  # a longer id with it as prefix
+        elif ids and r < 0.25:
+            cid = rng.choice(ids)[:-1]  # a shorter one
+        else:
+            cid = rng.choice(common) + tricky(rng, rng.randint(1, 3))
+        if strategy == 'MACHINE_ROOM_NEARBY' and '-' not in cid:
+            cid = rng.choice(CLIENT_ROOMS) + '-' + cid
+        if cid:
+            ids.append(cid)
+    if rng.random() < 0.1:
+        for _ in range(rng.choice([1, 1, 2])):
+            ids.insert(rng.randint(0, len(ids)), rng.choice(ids))
+    return ids
+
+
+def broker_names(rng, strategy):
+    """Broker names sharing stems; `room@broker` for MACHINE_ROOM, `room-broker`
+    for MACHINE_ROOM_NEARBY."""
+    common = stems(rng, ['broker-', 'broker-a', 'b', 'broker\U00020000', 'broker\uff01'])
+    names = []
+    for _ in range(rng.choice([1, 2, 2, 3, 4]) if rng.random() < 0.9 else rng.randint(5, 8)):
+        name = rng.choice(common) + tricky(rng, rng.randint(1, 2))
+        if strategy == 'MACHINE_ROOM':
+            name = rng.choice(CLIENT_ROOMS) + '@' + name
+        elif strategy == 'MACHINE_ROOM_NEARBY':
+            name = rng.choice(CLIENT_ROOMS) + '-' + name
+        names.append(name)
+    return list(dict.fromkeys(names))
+
+
+def client_queues(rng, strategy):
+    """The topic's queue set, distinct queues in a random order (the client
+    sorts a copy of a HashSet): a random subset of every broker's queues
+    0..n-1. Most cases have one topic, as a rebalance of one topic has; some
+    have several so that the topic comparison is exercised too."""
+    topics = ['Topic' + tricky(rng, rng.randint(0, 2))]
+    if rng.random() < 0.3:
+        topics += ['Topic' + tricky(rng, rng.randint(1, 3)) for _ in range(rng.randint(1, 3))]
+        topics = list(dict.fromkeys(topics))
+    result = []
+    for topic in topics:
+        for broker in broker_names(rng, strategy):
+            count = rng.randint(1, 8) if rng.random() < 0.9 else rng.randint(9, 16)
+            result += [{'topic': topic, 'broker': broker, 'queue_id': q}
+                       for q in range(count) if rng.random() >= 0.1]
+    rng.shuffle(result)
+    return result[:rng.randint(1, 24) if rng.random() < 0.85 else rng.randint(25, 48)]
+
+
+def client_case(rng):
+    strategy = rng.choice(STRATEGIES)
+    c = {'strategy': strategy, 'sort': True}
+    if strategy == 'CONSISTENT_HASH':
+        c['virtual_nodes'] = rng.choice(VIRTUAL_NODES)
+    if strategy == 'MACHINE_ROOM':
+        c['consumer_idcs'] = sorted(rng.sample(CLIENT_ROOMS, rng.randint(1, len(CLIENT_ROOMS))))
+    c['queues'] = [] if rng.random() < 0.02 else client_queues(rng, strategy)
+    ids = [] if rng.random() < 0.02 else client_ids(rng, strategy)
+    rng.shuffle(ids)
+    c['consumers'] = ids
+    callers = list(dict.fromkeys(ids))
+    if ids and rng.random() < 0.15:
+        # A client not (or no longer) in the list, looking like one that is.
+        callers.append(rng.choice(ids) + rng.choice(ASTRAL + BMP_HIGH))
+    if rng.random() < 0.02:
+        callers.append('')
+    c['results'] = [{'current': x} for x in callers]
+    return c
+
+
 def hexed(s):
     return s.encode('utf-8').hex() if s else '-'
 
@@ -134,7 +243,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('seed', type=int)
     parser.add_argument('count', type=int)
-    parser.add_argument('--edge', action='store_true', help='add corner cases beyond the sample')
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument('--edge', action='store_true', help='add corner cases beyond the sample')
+    mode.add_argument('--client', action='store_true', help='client-level cases: sorted lists, UTF-16 order')
     here = os.path.dirname(os.path.abspath(__file__))
     parser.add_argument('--classes', default=os.path.join(here, '..', '..', 'target', 'java-harness'))
     args = parser.parse_args()
@@ -142,7 +253,7 @@ def main():
         sys.exit('no Runner.class in %s: run tests/java/build.sh ROCKETMQ_CHECKOUT first' % args.classes)
 
     rng = random.Random(args.seed)
-    cases = [case(rng, args.edge) for _ in range(args.count)]
+    cases = [client_case(rng) if args.client else case(rng, args.edge) for _ in range(args.count)]
     java = subprocess.run(['java', '-cp', args.classes, 'Runner'],
                           input=''.join(runner_line(c) + '\n' for c in cases),
                           capture_output=True, text=True, encoding='utf-8', check=True)
