@@ -13,7 +13,8 @@ use rocketmq_rebalance_model::{Config, ConfigError, NetworkKind, Scenario};
 pub struct ModelArgs {
     /// Situation to check: healthy, inconsistent-subscription,
     /// duplicate-client-id, crash, route-change, partial-partition,
-    /// graceful-shutdown.
+    /// graceful-shutdown, broker-scale-out, broker-scale-in, queue-scale-in,
+    /// nameserver-partition, stale-route.
     #[arg(long, default_value = "healthy")]
     pub scenario: Scenario,
     /// Consumers in the group (scenario default: 3).
@@ -50,9 +51,33 @@ pub struct ModelArgs {
     /// (graceful-shutdown: 1).
     #[arg(long)]
     pub leaves: Option<usize>,
-    /// Route changes, each adding one queue (route-change: 1).
+    /// Route changes, each adding one queue (route-change, stale-route: 1).
     #[arg(long)]
     pub route_changes: Option<usize>,
+    /// Route changes, each removing one queue of the first topic
+    /// (queue-scale-in: 1).
+    #[arg(long)]
+    pub queue_removals: Option<usize>,
+    /// Brokers that join the route with their queues, after the first
+    /// --brokers (broker-scale-out: 1).
+    #[arg(long)]
+    pub broker_joins: Option<usize>,
+    /// Brokers that leave the route, the last one first (broker-scale-in: 1).
+    #[arg(long)]
+    pub broker_leaves: Option<usize>,
+    /// Name servers; consumer i polls name server i mod N (default 1;
+    /// nameserver-partition: 2).
+    #[arg(long)]
+    pub name_servers: Option<usize>,
+    /// Partitions between the last broker and the last name server, which
+    /// then drops it until the partition heals: 0 or 1
+    /// (nameserver-partition: 1).
+    #[arg(long)]
+    pub name_server_partitions: Option<usize>,
+    /// Consumers (the first ones) that may each miss one route update, their
+    /// name server unreachable for a poll (stale-route: 1).
+    #[arg(long)]
+    pub stale_routes: Option<usize>,
     /// Consumers (the first ones) that may each lose one
     /// NOTIFY_CONSUMER_IDS_CHANGED (default 0).
     #[arg(long)]
@@ -80,6 +105,15 @@ impl ModelArgs {
         set(&mut sizes.crashes, self.crashes);
         set(&mut sizes.leaves, self.leaves);
         set(&mut sizes.route_changes, self.route_changes);
+        set(&mut sizes.queue_removals, self.queue_removals);
+        set(&mut sizes.broker_joins, self.broker_joins);
+        set(&mut sizes.broker_leaves, self.broker_leaves);
+        set(&mut sizes.name_servers, self.name_servers);
+        set(
+            &mut sizes.name_server_partitions,
+            self.name_server_partitions,
+        );
+        set(&mut sizes.stale_routes, self.stale_routes);
         set(&mut sizes.lost_notifications, self.lost_notifications);
         set(&mut sizes.failed_queries, self.failed_queries);
         if self.joins.is_some() {
@@ -101,8 +135,14 @@ fn flag(size: Size) -> &'static str {
         Size::Crashes => "--crashes",
         Size::Leaves => "--leaves",
         Size::RouteChanges => "--route-changes",
+        Size::QueueRemovals => "--queue-removals",
+        Size::BrokerJoins => "--broker-joins",
+        Size::BrokerLeaves => "--broker-leaves",
+        Size::NameServers => "--name-servers",
+        Size::NameServerPartitions => "--name-server-partitions",
         Size::LostNotifications => "--lost-notifications",
         Size::FailedQueries => "--failed-queries",
+        Size::StaleRoutes => "--stale-routes",
     }
 }
 

@@ -36,7 +36,10 @@ fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-const SHIPPED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/allocate-java.jsonl");
+const SHIPPED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/data/allocate-java.jsonl"
+);
 
 /// One AVG case over two queues and two consumers, with `expected` as the
 /// first consumer's answer.

@@ -79,7 +79,13 @@ fn bad_input_exits_2_with_a_message() {
 #[test]
 fn an_unwritable_picture_path_fails_at_once() {
     let mut child = Command::new(REBALANCE)
-        .args(["compare", "--trials", "100000", "--svg", "/no/such/dir/moved.svg"])
+        .args([
+            "compare",
+            "--trials",
+            "100000",
+            "--svg",
+            "/no/such/dir/moved.svg",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

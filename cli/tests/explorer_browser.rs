@@ -158,7 +158,12 @@ fn the_explorer_shows_the_double_owned_queue_of_a_counterexample() {
     // The sequence diagram speaks RocketMQ too, never Rust's debug forms.
     assert!(dom.contains("GET_CONSUMER_LIST_BY_GROUP (TopicA)</text>"));
     assert!(dom.contains("consumer list [c1 c2 c2]</text>"));
-    for debug in ["ConsumerList {", "GetConsumerList {", "Deliver {", "Timeout("] {
+    for debug in [
+        "ConsumerList {",
+        "GetConsumerList {",
+        "Deliver {",
+        "Timeout(",
+    ] {
         assert!(!dom.contains(debug), "{debug} on the page");
     }
 

@@ -18,7 +18,7 @@ use crate::properties::Group;
 use crate::protocol::consumer::subscribed;
 use crate::protocol::Phase;
 use crate::shell::{Action, Envelope, RebalanceModel, SystemState};
-use crate::trace::{describe_action, describe_message, phase_word};
+use crate::trace::{describe_action, describe_message, describe_route, phase_word};
 
 /// How a queue of the current route is held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +61,7 @@ impl Holding {
 pub fn holdings(model: &RebalanceModel, state: &SystemState) -> Vec<(usize, Holding)> {
     let group = Group::of(model, state);
     let cfg = group.cfg;
-    let route = group.name_server().route;
+    let route = group.true_route();
     let current: QueueSet =
         (0..cfg.topic_names.len()).fold(0, |set, t| set | cfg.route_queues(route, t));
     members_of(current)
@@ -94,7 +94,7 @@ fn ownership_svg(model: &RebalanceModel, state: &SystemState) -> (String, u32) {
     let _ = write!(
         svg,
         r#"<text x="6" y="16" font-weight="bold">ownership (route version {})</text>"#,
-        group.name_server().route
+        group.name_server().version
     );
     for (column, (q, holding)) in queues.iter().enumerate() {
         let x = left + column as u32 * cell;
@@ -237,10 +237,10 @@ fn views(model: &RebalanceModel, state: &SystemState) -> Vec<String> {
             .map(|b| cfg.broker_names[b].as_str())
             .collect();
         lines.push(format!(
-            "{}: {}, route v{}, subscribes {}, last used {}{}",
+            "{}: {}, route {}, subscribes {}, last used {}{}",
             spec.name,
             phase_word(consumer.phase),
-            consumer.route,
+            describe_route(cfg, consumer.route),
             topics.join(","),
             used.join("; "),
             if unreachable.is_empty() {

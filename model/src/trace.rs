@@ -2,9 +2,10 @@
 
 use stateright::Path;
 
-use crate::config::Config;
+use crate::config::{members_of, Config, Route, RouteStep};
 use crate::properties::Group;
-use crate::protocol::{ConsumerState, Message, Phase, Timer};
+use crate::protocol::name_server::partitioned;
+use crate::protocol::{ConsumerState, Message, Peer, Phase, Timer};
 use crate::shell::{Action, RebalanceModel, SystemState};
 
 /// Describes a path as numbered lines: one per step, an indented line for
@@ -44,10 +45,16 @@ pub fn describe_path(model: &RebalanceModel, path: &Path<SystemState, Action>) -
 pub fn describe_state(model: &RebalanceModel, state: &SystemState) -> Vec<String> {
     let cfg = &*model.cfg;
     let group = Group::of(model, state);
-    let mut lines = vec![format!(
-        "namesrv: route version {}",
-        group.name_server().route
-    )];
+    let name_servers = group.name_server();
+    let mut lines = vec![format!("namesrv: route version {}", name_servers.version)];
+    for (n, name) in cfg.name_server_names.iter().enumerate() {
+        if name_servers.dropped[n] != 0 {
+            lines.push(format!(
+                "{name}: has dropped {}",
+                broker_list(cfg, name_servers.dropped[n])
+            ));
+        }
+    }
     for (b, broker) in group.brokers().enumerate() {
         lines.push(format!(
             "{}: members {}",
@@ -128,9 +135,10 @@ pub fn describe_action(
             model.peer_name(env.dst),
             describe_message(cfg, &env.msg)
         ),
+        Action::Timeout(Peer::NameServer, timer) => describe_name_server_timer(cfg, before, timer),
         Action::Timeout(peer, timer) => {
             let topic = match (before, peer) {
-                (Some(state), crate::protocol::Peer::Consumer(c)) if cfg.topic_names.len() > 1 => {
+                (Some(state), Peer::Consumer(c)) if cfg.topic_names.len() > 1 => {
                     let due = state.consumers[usize::from(*c)].due;
                     format!(
                         " {}",
@@ -152,23 +160,32 @@ pub fn describe_action(
 /// for.
 pub fn describe_message(cfg: &Config, msg: &Message) -> String {
     match msg {
-        Message::Heartbeat => "HEART_BEAT".into(),
-        Message::Unregister => "UNREGISTER_CLIENT".into(),
+        Message::Heartbeat { epoch } => format!("HEART_BEAT{}", on_connection(*epoch)),
+        Message::Unregister { epoch } => format!("UNREGISTER_CLIENT{}", on_connection(*epoch)),
         Message::NotifyConsumerIdsChanged => "NOTIFY_CONSUMER_IDS_CHANGED".into(),
-        Message::GetConsumerList { topic } => format!(
-            "GET_CONSUMER_LIST_BY_GROUP ({})",
-            cfg.topic_names[usize::from(*topic)]
+        Message::GetConsumerList { topic, epoch } => format!(
+            "GET_CONSUMER_LIST_BY_GROUP ({}){}",
+            cfg.topic_names[usize::from(*topic)],
+            on_connection(*epoch)
         ),
         Message::ConsumerList { members, .. } => {
             format!("consumer list {}", cfg.member_labels(*members))
         }
-        Message::RouteData { version } => format!(
-            "route poll returns version {version}, {} {}",
+        Message::RouteData { route } => format!(
+            "route poll returns {}, {} {}",
+            describe_route(cfg, *route),
             cfg.topic_names[0],
-            cfg.queue_labels(cfg.route_queues(*version, 0))
+            cfg.queue_labels(cfg.route_queues(*route, 0))
         ),
-        Message::SilenceExpired => "(silent for 120 s: scan expires it, nobody notified)".into(),
+        Message::SilenceExpired { epoch } => format!(
+            "(silent for 120 s{}: scan expires it, nobody notified)",
+            on_connection(*epoch)
+        ),
         Message::PeriodicTick => "(periodic rebalance tick sees the expiry)".into(),
+        Message::LaterPoll { route } => format!(
+            "(a later route poll succeeds: {})",
+            describe_route(cfg, *route)
+        ),
     }
 }
 
@@ -181,11 +198,84 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
             "rebalance{topic}, asks {}",
             cfg.broker_names[usize::from(*broker)]
         ),
-        Timer::RouteChange => "route change (queue added)".into(),
+        Timer::Connect { broker } => format!(
+            "connects to {}, heartbeat, rebalance",
+            cfg.broker_names[usize::from(*broker)]
+        ),
+        Timer::RouteChange | Timer::Partition | Timer::Heal => {
+            describe_name_server_timer(cfg, None, timer)
+        }
         Timer::Tick => "periodic rebalance tick".into(),
         Timer::LoseNotification => "its next NOTIFY_CONSUMER_IDS_CHANGED will be lost".into(),
         Timer::FailQuery => {
             "its next GET_CONSUMER_LIST_BY_GROUP will fail (broker unreachable)".into()
         }
+        Timer::MissRoute => "its next route poll will fail (name server unreachable)".into(),
+    }
+}
+
+/// A connection other than the first, named: `on connection 2`.
+fn on_connection(epoch: u8) -> String {
+    if epoch == 0 {
+        String::new()
+    } else {
+        format!(" on connection {}", epoch + 1)
+    }
+}
+
+/// Broker names of a bit set: `broker-a, broker-c`.
+fn broker_list(cfg: &Config, brokers: u8) -> String {
+    members_of(u64::from(brokers))
+        .map(|b| cfg.broker_names[b].as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A cached or served route: `version 1`, `version 0 without broker-b`.
+pub fn describe_route(cfg: &Config, route: Route) -> String {
+    if route.dropped == 0 {
+        format!("version {}", route.version)
+    } else {
+        format!(
+            "version {} without {}",
+            route.version,
+            broker_list(cfg, route.dropped)
+        )
+    }
+}
+
+/// The name servers' events: an operator's route change (named by the
+/// step it takes from `before`), a partition and its end.
+fn describe_name_server_timer(cfg: &Config, before: Option<&SystemState>, timer: &Timer) -> String {
+    let (n, broker) = partitioned(cfg);
+    let (server, broker) = (&cfg.name_server_names[n], &cfg.broker_names[broker]);
+    match timer {
+        Timer::RouteChange => {
+            let step = before.and_then(|s| cfg.script.get(usize::from(s.name_server.version)));
+            match step {
+                Some(RouteStep::AddQueue(b)) => {
+                    format!(
+                        "namesrv: route change (queue added on {})",
+                        cfg.broker_names[*b]
+                    )
+                }
+                Some(RouteStep::RemoveQueue(b)) => {
+                    format!(
+                        "namesrv: route change (queue removed on {})",
+                        cfg.broker_names[*b]
+                    )
+                }
+                Some(RouteStep::AddBroker(b)) => {
+                    format!("namesrv: {} joins the route", cfg.broker_names[*b])
+                }
+                Some(RouteStep::RemoveBroker(b)) => {
+                    format!("namesrv: {} leaves the route", cfg.broker_names[*b])
+                }
+                None => "namesrv: route change".into(),
+            }
+        }
+        Timer::Partition => format!("{server} drops {broker} (no registration for 120 s)"),
+        Timer::Heal => format!("{server} hears from {broker} again"),
+        other => format!("namesrv: {other:?}"),
     }
 }

@@ -1,7 +1,7 @@
 //! The sans-IO state machines on their own: one input, the exact outputs.
 
 use rocketmq_rebalance::strategy_from_name;
-use rocketmq_rebalance_model::config::{Config, NetworkKind, Scenario, Sizes};
+use rocketmq_rebalance_model::config::{Config, NetworkKind, Route, Scenario, Sizes};
 use rocketmq_rebalance_model::protocol::{
     BrokerState, ConsumerState, Message, Output, Peer, Phase, Timer,
 };
@@ -27,9 +27,10 @@ fn a_new_member_makes_the_broker_notify_every_member_itself_included() {
     let broker = BrokerState {
         members: 0b011,
         closed: 0,
+        epochs: 0,
     };
     let (next, out) = broker
-        .on_message(Peer::Consumer(2), &Message::Heartbeat)
+        .on_message(Peer::Consumer(2), &Message::Heartbeat { epoch: 0 })
         .expect("a join changes the table");
     assert_eq!(next.members, 0b111);
     let notified: Vec<Peer> = sends(&out).into_iter().map(|(to, _)| to).collect();
@@ -39,7 +40,7 @@ fn a_new_member_makes_the_broker_notify_every_member_itself_included() {
         .all(|(_, m)| *m == Message::NotifyConsumerIdsChanged));
     // A member's next heartbeat changes nothing and is pruned.
     assert!(next
-        .on_message(Peer::Consumer(2), &Message::Heartbeat)
+        .on_message(Peer::Consumer(2), &Message::Heartbeat { epoch: 0 })
         .is_none());
 }
 
@@ -48,14 +49,15 @@ fn expiry_notifies_nobody_but_unregistering_does() {
     let broker = BrokerState {
         members: 0b111,
         closed: 0,
+        epochs: 0,
     };
     let (expired, out) = broker
-        .on_message(Peer::Consumer(0), &Message::SilenceExpired)
+        .on_message(Peer::Consumer(0), &Message::SilenceExpired { epoch: 0 })
         .unwrap();
     assert_eq!(expired.members, 0b110);
     assert!(sends(&out).iter().all(|(_, m)| *m == Message::PeriodicTick));
     let (left, out) = broker
-        .on_message(Peer::Consumer(0), &Message::Unregister)
+        .on_message(Peer::Consumer(0), &Message::Unregister { epoch: 0 })
         .unwrap();
     assert_eq!(left.members, 0b110);
     assert!(sends(&out)
@@ -64,7 +66,7 @@ fn expiry_notifies_nobody_but_unregistering_does() {
     // A closed connection never registers again, even if a heartbeat
     // overtook the close on an unordered network.
     assert!(left
-        .on_message(Peer::Consumer(0), &Message::Heartbeat)
+        .on_message(Peer::Consumer(0), &Message::Heartbeat { epoch: 0 })
         .is_none());
 }
 
@@ -73,9 +75,13 @@ fn the_broker_lists_every_member_whatever_the_topic() {
     let broker = BrokerState {
         members: 0b101,
         closed: 0,
+        epochs: 0,
     };
     let (_, out) = broker
-        .on_message(Peer::Consumer(1), &Message::GetConsumerList { topic: 1 })
+        .on_message(
+            Peer::Consumer(1),
+            &Message::GetConsumerList { topic: 1, epoch: 0 },
+        )
         .unwrap();
     assert_eq!(
         sends(&out),
@@ -116,7 +122,10 @@ fn a_rebalance_asks_one_broker_and_applies_its_answer_with_plan_update() {
     assert!(out.contains(&Output::Disarm(Timer::Rebalance { broker: 0 })));
     assert_eq!(
         sends(&out),
-        [(Peer::Broker(1), Message::GetConsumerList { topic: 0 })]
+        [(
+            Peer::Broker(1),
+            Message::GetConsumerList { topic: 0, epoch: 0 }
+        )]
     );
     // A wake-up while the query is in flight keeps the topic due.
     let (woken, _) = asking
@@ -131,7 +140,7 @@ fn a_rebalance_asks_one_broker_and_applies_its_answer_with_plan_update() {
     assert_eq!(done.views[0], Some(0b111));
     assert_eq!(
         done.owned,
-        cfg.allocate(0, 0, 0b111, 2).unwrap(),
+        cfg.allocate(Route::default(), 0, 0b111, 2).unwrap(),
         "AVG's share of the third of three consumers"
     );
     assert_eq!(done.due, 1, "the wake-up during the query is not lost");

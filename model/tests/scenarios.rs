@@ -3,7 +3,7 @@
 
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::check::Stopped;
-use rocketmq_rebalance_model::config::{ConfigError, Size};
+use rocketmq_rebalance_model::config::{ConfigError, Route, Size};
 use rocketmq_rebalance_model::properties::{
     Group, AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, FULL_CONVERGENCE, NO_DOUBLE_OWNERSHIP,
     TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
@@ -117,7 +117,7 @@ fn inconsistent_subscription_leaves_queues_unconsumed_for_ever() {
             let unconsumed: usize = (0..cfg.topic_names.len())
                 .map(|t| {
                     let all: Vec<usize> = (0..cfg.queues.len())
-                        .filter(|&q| cfg.route_queues(0, t) & (1 << q) != 0)
+                        .filter(|&q| cfg.route_queues(Route::default(), t) & (1 << q) != 0)
                         .collect();
                     orphaned(&all, &group.shares(cfg.topic_queues(t))).len()
                 })

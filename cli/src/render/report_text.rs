@@ -7,10 +7,11 @@ use std::io::Write;
 use rocketmq_rebalance_model::check::{PropertyReport, Report, Status};
 use rocketmq_rebalance_model::Config;
 
-/// The configuration in one line.
+/// The configuration in one line: always the sizes of the first model, then
+/// every other budget that is not zero.
 pub fn summary(config: &Config) -> String {
     let sizes = &config.sizes;
-    format!(
+    let mut line = format!(
         "scenario {}, strategy {}, network {}, consumers {}, brokers {}, topics {}, queues per broker {}, joins {}, crashes {}, leaves {}, route changes {}, lost notifications {}, failed queries {}",
         config.scenario,
         config.strategy.name(),
@@ -25,7 +26,21 @@ pub fn summary(config: &Config) -> String {
         sizes.route_changes,
         sizes.lost_notifications,
         sizes.failed_queries,
-    )
+    );
+    let others = [
+        ("queue removals", sizes.queue_removals),
+        ("broker joins", sizes.broker_joins),
+        ("broker leaves", sizes.broker_leaves),
+        ("name server partitions", sizes.name_server_partitions),
+        ("stale routes", sizes.stale_routes),
+    ];
+    if sizes.name_servers > 1 {
+        line += &format!(", name servers {}", sizes.name_servers);
+    }
+    for (name, value) in others.into_iter().filter(|(_, v)| *v > 0) {
+        line += &format!(", {name} {value}");
+    }
+    line
 }
 
 /// The verdict in the report's words.

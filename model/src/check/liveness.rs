@@ -39,6 +39,8 @@ fn is_environment(timer: &Timer) -> bool {
             | Timer::RouteChange
             | Timer::LoseNotification
             | Timer::FailQuery
+            | Timer::Partition
+            | Timer::MissRoute
     )
 }
 

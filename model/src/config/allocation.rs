@@ -7,10 +7,10 @@ use std::sync::RwLock;
 use rocketmq_rebalance::{rebalance_allocate, MessageQueue};
 
 use super::bits::{members_of, ConsumerSet, QueueSet};
-use super::Config;
+use super::{Config, Route};
 
-/// Allocation memo key: route version, topic, members, consumer.
-type AllocKey = (u8, u8, ConsumerSet, u8);
+/// Allocation memo key: route, topic, members, consumer.
+type AllocKey = (Route, u8, ConsumerSet, u8);
 
 /// Allocation results by key. The model is deterministic, so memoising the
 /// strategy's answers changes nothing but speed.
@@ -18,13 +18,13 @@ type AllocKey = (u8, u8, ConsumerSet, u8);
 pub struct Memo(RwLock<HashMap<AllocKey, Option<QueueSet>>>);
 
 impl Config {
-    /// What `consumer` gets of `topic` when route `route` is cached and the
+    /// What `consumer` gets of `topic` when `route` is cached and the
     /// broker listed `members`: RocketMQ's `rebalanceByTopic` through
     /// [`rebalance_allocate`] (both lists sorted in Java order). `None` when
     /// the strategy fails (RocketMQ then logs and keeps what it has).
     pub fn allocate(
         &self,
-        route: u8,
+        route: Route,
         topic: usize,
         members: ConsumerSet,
         consumer: usize,

@@ -23,10 +23,12 @@ pub use error::ConfigError;
 pub use network::{NetworkKind, UnknownNetwork};
 pub use scenario::{Scenario, UnknownScenario};
 pub use sizes::{Size, Sizes};
-pub use universe::{ConsumerSpec, QueueInfo};
+pub use universe::{ConsumerSpec, Layout, QueueInfo, Route, RouteStep};
 
 /// The most route changes a run may make.
 pub const MAX_ROUTE_CHANGES: usize = 200;
+/// The most name servers.
+pub const MAX_NAME_SERVERS: usize = 4;
 
 /// A complete, validated model configuration.
 pub struct Config {
@@ -47,14 +49,20 @@ pub struct Config {
     pub group: String,
     /// Topic names.
     pub topic_names: Vec<String>,
-    /// Broker names.
+    /// Broker names: the first `sizes.brokers`, then those that may join.
     pub broker_names: Vec<String>,
+    /// Name server names.
+    pub name_server_names: Vec<String>,
     /// One entry per consumer.
     pub consumers: Vec<ConsumerSpec>,
     /// Every queue of every route version.
     pub queues: Vec<QueueInfo>,
-    /// `routes[v][topic]`: the queues of route version `v` for one topic.
-    routes: Vec<Vec<QueueSet>>,
+    /// The operators' route changes, in the order a run applies them.
+    pub script: Vec<RouteStep>,
+    /// `routes[v]`: the route after `v` steps of the script.
+    routes: Vec<Layout>,
+    /// `on_broker[b]`: every queue broker `b` may host.
+    on_broker: Vec<QueueSet>,
     memo: allocation::Memo,
 }
 
@@ -96,6 +104,7 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
         (Size::Leaves, sizes.leaves),
         (Size::LostNotifications, sizes.lost_notifications),
         (Size::FailedQueries, sizes.failed_queries),
+        (Size::StaleRoutes, sizes.stale_routes),
     ];
     if let Some(&(size, _)) = budgets.iter().find(|(_, n)| *n > sizes.consumers) {
         return Err(ConfigError::ExceedsConsumers { size });
@@ -130,6 +139,7 @@ impl Config {
         validate(scenario, &sizes)?;
         let topic_names = universe::topic_names(&sizes);
         let broker_names = universe::broker_names(&sizes);
+        let name_server_names = universe::name_server_names(&sizes);
         let routes = universe::routes(&sizes, &topic_names, &broker_names);
         if routes.queues.len() > MAX_QUEUES {
             return Err(ConfigError::TooManyQueues {
@@ -145,10 +155,13 @@ impl Config {
             periodic_ticks: false,
             group: "GID_rebalance".into(),
             consumers: universe::consumer_specs(scenario, &sizes),
+            script: universe::route_script(&sizes),
             topic_names,
             broker_names,
+            name_server_names,
             queues: routes.queues,
             routes: routes.versions,
+            on_broker: routes.on_broker,
             memo: allocation::Memo::default(),
         })
     }
@@ -160,14 +173,29 @@ impl Config {
         self
     }
 
-    /// The last route version the name server will publish.
+    /// The last version of the route script.
     pub fn last_route(&self) -> u8 {
         (self.routes.len() - 1) as u8
     }
 
-    /// Queues of `topic` in route version `route`.
-    pub fn route_queues(&self, route: u8, topic: usize) -> QueueSet {
-        self.routes[route as usize][topic]
+    /// Queues of `topic` in `route`.
+    pub fn route_queues(&self, route: Route, topic: usize) -> QueueSet {
+        let dropped =
+            members_of(u64::from(route.dropped)).fold(0, |set, b| set | self.on_broker[b]);
+        self.routes[usize::from(route.version)].queues[topic] & !dropped
+    }
+
+    /// Brokers `route` lists.
+    pub fn route_brokers(&self, route: Route) -> u8 {
+        self.routes[usize::from(route.version)].brokers & !route.dropped
+    }
+
+    /// The route in force: the script at `version`, nothing dropped.
+    pub fn true_route(version: u8) -> Route {
+        Route {
+            version,
+            dropped: 0,
+        }
     }
 
     /// Queues of `topic` in any route version.
@@ -175,12 +203,18 @@ impl Config {
         set_of(self.queues.len(), |q| self.queues[q].topic == topic)
     }
 
+    /// Consumers that poll name server `n`.
+    pub fn polling(&self, n: usize) -> ConsumerSet {
+        set_of(self.consumers.len(), |c| self.consumers[c].name_server == n) as ConsumerSet
+    }
+
     /// Consumers that never join, crash or leave: registered from the start.
     pub fn initial_members(&self) -> ConsumerSet {
         set_of(self.consumers.len(), |c| !self.consumers[c].joins) as ConsumerSet
     }
 
-    /// Consumers that can reach `broker`.
+    /// Consumers that can reach `broker` (the network allows it; whether
+    /// they talk to it depends on their routes).
     pub fn reachable_from(&self, broker: usize) -> ConsumerSet {
         set_of(self.consumers.len(), |c| {
             self.consumers[c].unreachable & (1 << broker) == 0

@@ -27,6 +27,19 @@ pub enum Scenario {
     PartialPartition,
     /// The last consumer shuts down gracefully (scale-in, rolling deploy).
     GracefulShutdown,
+    /// A new broker with queues joins the route (broker scale-out).
+    BrokerScaleOut,
+    /// The last broker leaves the route (broker scale-in, or an upgrade).
+    BrokerScaleIn,
+    /// The first topic loses a read queue (queue scale-in).
+    QueueScaleIn,
+    /// Two name servers; the last broker is cut off from the last one,
+    /// which drops it from its routes until the partition heals.
+    NameserverPartition,
+    /// A queue is added while the first consumer cannot reach its name
+    /// server: its route poll fails and it keeps the old route until a later
+    /// poll succeeds.
+    StaleRoute,
 }
 
 impl Scenario {
@@ -39,6 +52,11 @@ impl Scenario {
         Self::RouteChange,
         Self::PartialPartition,
         Self::GracefulShutdown,
+        Self::BrokerScaleOut,
+        Self::BrokerScaleIn,
+        Self::QueueScaleIn,
+        Self::NameserverPartition,
+        Self::StaleRoute,
     ];
 
     /// The name used on the command line.
@@ -51,6 +69,11 @@ impl Scenario {
             Self::RouteChange => "route-change",
             Self::PartialPartition => "partial-partition",
             Self::GracefulShutdown => "graceful-shutdown",
+            Self::BrokerScaleOut => "broker-scale-out",
+            Self::BrokerScaleIn => "broker-scale-in",
+            Self::QueueScaleIn => "queue-scale-in",
+            Self::NameserverPartition => "nameserver-partition",
+            Self::StaleRoute => "stale-route",
         }
     }
 
@@ -77,6 +100,38 @@ impl Scenario {
             },
             Self::GracefulShutdown => Sizes {
                 leaves: 1,
+                joins: Some(0),
+                queues: 3,
+                ..base
+            },
+            // Two consumers: a third broker multiplies every consumer's
+            // choices, and two already show a broker that lists nobody yet.
+            Self::BrokerScaleOut => Sizes {
+                consumers: 2,
+                broker_joins: 1,
+                joins: Some(0),
+                ..base
+            },
+            Self::BrokerScaleIn => Sizes {
+                broker_leaves: 1,
+                joins: Some(0),
+                ..base
+            },
+            Self::QueueScaleIn => Sizes {
+                queue_removals: 1,
+                joins: Some(0),
+                queues: 3,
+                ..base
+            },
+            Self::NameserverPartition => Sizes {
+                name_servers: 2,
+                name_server_partitions: 1,
+                joins: Some(0),
+                ..base
+            },
+            Self::StaleRoute => Sizes {
+                route_changes: 1,
+                stale_routes: 1,
                 joins: Some(0),
                 queues: 3,
                 ..base

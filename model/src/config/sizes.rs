@@ -21,11 +21,31 @@ pub struct Sizes {
     pub crashes: usize,
     /// How many consumers (the last ones) may shut down gracefully.
     pub leaves: usize,
-    /// Route changes the name server makes, each adding one queue.
+    /// Queue scale-outs: route changes that each add one read queue to the
+    /// first topic.
     pub route_changes: usize,
+    /// Queue scale-ins: route changes that each remove one read queue of
+    /// the first topic.
+    pub queue_removals: usize,
+    /// Broker scale-outs: brokers beyond the first `brokers` that join the
+    /// route with their queues.
+    pub broker_joins: usize,
+    /// Broker scale-ins (or upgrades): brokers that leave the route, the
+    /// last one first.
+    pub broker_leaves: usize,
+    /// Name servers; consumer `i` polls name server `i % name_servers`.
+    pub name_servers: usize,
+    /// Partitions between the last broker and the last name server, which
+    /// then drops the broker from its routes (its 120 s scan) until the
+    /// partition heals.
+    pub name_server_partitions: usize,
     /// How many consumers (the first ones) may each lose one
     /// `NOTIFY_CONSUMER_IDS_CHANGED` (a one-way message).
     pub lost_notifications: usize,
+    /// How many consumers (the first ones) may each miss one route update
+    /// (their name server unreachable for a poll) and see it at a later
+    /// poll.
+    pub stale_routes: usize,
     /// How many consumers (the first ones) may each have one
     /// `GET_CONSUMER_LIST_BY_GROUP` fail (its broker unreachable for it).
     pub failed_queries: usize,
@@ -44,7 +64,13 @@ impl Default for Sizes {
             crashes: 0,
             leaves: 0,
             route_changes: 0,
+            queue_removals: 0,
+            broker_joins: 0,
+            broker_leaves: 0,
+            name_servers: 1,
+            name_server_partitions: 0,
             lost_notifications: 0,
+            stale_routes: 0,
             failed_queries: 0,
         }
     }
@@ -77,10 +103,22 @@ pub enum Size {
     Leaves,
     /// [`Sizes::route_changes`].
     RouteChanges,
+    /// [`Sizes::queue_removals`].
+    QueueRemovals,
+    /// [`Sizes::broker_joins`].
+    BrokerJoins,
+    /// [`Sizes::broker_leaves`].
+    BrokerLeaves,
+    /// [`Sizes::name_servers`].
+    NameServers,
+    /// [`Sizes::name_server_partitions`].
+    NameServerPartitions,
     /// [`Sizes::lost_notifications`].
     LostNotifications,
     /// [`Sizes::failed_queries`].
     FailedQueries,
+    /// [`Sizes::stale_routes`].
+    StaleRoutes,
 }
 
 impl Size {
@@ -95,8 +133,14 @@ impl Size {
             Self::Crashes => "crashes",
             Self::Leaves => "leaves",
             Self::RouteChanges => "route changes",
+            Self::QueueRemovals => "queue removals",
+            Self::BrokerJoins => "broker joins",
+            Self::BrokerLeaves => "broker leaves",
+            Self::NameServers => "name servers",
+            Self::NameServerPartitions => "name server partitions",
             Self::LostNotifications => "lost notifications",
             Self::FailedQueries => "failed queries",
+            Self::StaleRoutes => "stale routes",
         }
     }
 }

@@ -26,10 +26,14 @@ pub struct ConsumerSpec {
     pub may_leave: bool,
     /// Brokers it cannot reach, as a bit set of broker indices.
     pub unreachable: u8,
+    /// The name server it polls for routes.
+    pub name_server: usize,
     /// May lose one notification.
     pub may_lose_notification: bool,
     /// May have one consumer-list query fail.
     pub may_fail_query: bool,
+    /// May miss one route update.
+    pub may_miss_route: bool,
 }
 
 /// One queue of the universe: every queue that any route version has.
@@ -45,12 +49,50 @@ pub struct QueueInfo {
     pub label: String,
 }
 
+/// A route as a name server serves it and a consumer caches it: the
+/// version of the operators' script it has reached, less the brokers it has
+/// dropped (a name server drops a broker it has not heard from for 120 s).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct Route {
+    /// Steps of the route script applied.
+    pub version: u8,
+    /// Brokers left out, as a bit set of broker indices.
+    pub dropped: u8,
+}
+
+/// One operator change of the route, in the order a run applies them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RouteStep {
+    /// One read queue more for the first topic on this broker (queue
+    /// scale-out).
+    AddQueue(usize),
+    /// One read queue less for the first topic on this broker (queue
+    /// scale-in).
+    RemoveQueue(usize),
+    /// This broker joins the route with its queues (broker scale-out).
+    AddBroker(usize),
+    /// This broker leaves the route (broker scale-in or upgrade).
+    RemoveBroker(usize),
+}
+
+/// The route after some number of steps: which brokers it lists, and the
+/// queues of each topic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Brokers in the route, as a bit set of broker indices.
+    pub brokers: u8,
+    /// `queues[topic]`: the topic's queues.
+    pub queues: Vec<QueueSet>,
+}
+
 /// The queues of every topic in every route version.
 pub struct Routes {
     /// Every queue of every route version.
     pub queues: Vec<QueueInfo>,
-    /// `versions[v][topic]`: the queues of route version `v` for one topic.
-    pub versions: Vec<Vec<QueueSet>>,
+    /// `versions[v]`: the route after `v` steps of the script.
+    pub versions: Vec<Layout>,
+    /// `on_broker[b]`: every queue hosted by broker `b`.
+    pub on_broker: Vec<QueueSet>,
 }
 
 fn letter(index: usize) -> char {
@@ -64,31 +106,67 @@ pub fn topic_names(sizes: &Sizes) -> Vec<String> {
         .collect()
 }
 
-/// `broker-a`, `broker-b`, ...
+/// `broker-a`, `broker-b`, ...: the first `sizes.brokers`, then those that
+/// join later.
 pub fn broker_names(sizes: &Sizes) -> Vec<String> {
-    (0..sizes.brokers)
+    (0..sizes.brokers + sizes.broker_joins)
         .map(|b| format!("broker-{}", letter(b)))
         .collect()
 }
 
-/// Route version `v` adds `v` queues, one at a time, round robin over the
-/// brokers, to the first topic.
+/// `namesrv` alone, else `namesrv-1`, `namesrv-2`, ...
+pub fn name_server_names(sizes: &Sizes) -> Vec<String> {
+    if sizes.name_servers == 1 {
+        return vec!["namesrv".into()];
+    }
+    (1..=sizes.name_servers)
+        .map(|n| format!("namesrv-{n}"))
+        .collect()
+}
+
+/// The steps a run's environment may take, in order: queues added (round
+/// robin over the first brokers), queues removed (the same way), brokers
+/// added (the spare ones, after the first `sizes.brokers`), brokers removed
+/// (the last of the first ones first).
+pub fn route_script(sizes: &Sizes) -> Vec<RouteStep> {
+    let brokers = sizes.brokers;
+    (0..sizes.route_changes)
+        .map(|k| RouteStep::AddQueue(k % brokers))
+        .chain((0..sizes.queue_removals).map(|k| RouteStep::RemoveQueue(k % brokers)))
+        .chain((0..sizes.broker_joins).map(|k| RouteStep::AddBroker(brokers + k)))
+        .chain((0..sizes.broker_leaves).map(|k| RouteStep::RemoveBroker(brokers - 1 - k)))
+        .collect()
+}
+
+/// Every route version of the script, and the queue universe they draw on.
 pub fn routes(sizes: &Sizes, topic_names: &[String], broker_names: &[String]) -> Routes {
-    let queue_count = |topic: usize, broker: usize, version: usize| {
-        let added = if topic == 0 {
-            (0..version)
-                .filter(|change| change % sizes.brokers == broker)
-                .count()
-        } else {
-            0
-        };
-        sizes.queues + added
+    let brokers = broker_names.len();
+    // counts[topic][broker] of each version, and whether each broker is in.
+    let mut counts = vec![vec![sizes.queues; brokers]; sizes.topics];
+    let mut listed: u8 = ((1u16 << sizes.brokers) - 1) as u8;
+    let mut history = vec![(listed, counts.clone())];
+    for step in route_script(sizes) {
+        match step {
+            RouteStep::AddQueue(b) => counts[0][b] += 1,
+            RouteStep::RemoveQueue(b) => counts[0][b] = counts[0][b].saturating_sub(1),
+            RouteStep::AddBroker(b) => listed |= 1 << b,
+            RouteStep::RemoveBroker(b) => listed &= !(1 << b),
+        }
+        history.push((listed, counts.clone()));
+    }
+    // A queue id exists if some version has it.
+    let most = |topic: usize, broker: usize| {
+        history
+            .iter()
+            .map(|(_, c)| c[topic][broker])
+            .max()
+            .unwrap_or(0)
     };
     let mut queues = Vec::new();
     let mut index_of = HashMap::new();
     for (topic, topic_name) in topic_names.iter().enumerate() {
         for (broker, broker_name) in broker_names.iter().enumerate() {
-            for queue_id in 0..queue_count(topic, broker, sizes.route_changes) {
+            for queue_id in 0..most(topic, broker) {
                 index_of.insert((topic, broker, queue_id), queues.len());
                 let short = format!("{}{queue_id}", letter(broker));
                 queues.push(QueueInfo {
@@ -104,21 +182,36 @@ pub fn routes(sizes: &Sizes, topic_names: &[String], broker_names: &[String]) ->
             }
         }
     }
-    let versions = (0..=sizes.route_changes)
-        .map(|version| {
-            (0..sizes.topics)
+    let versions = history
+        .iter()
+        .map(|(listed, counts)| Layout {
+            brokers: *listed,
+            queues: (0..sizes.topics)
                 .map(|topic| {
-                    (0..sizes.brokers)
+                    (0..brokers)
+                        .filter(|b| listed & (1 << b) != 0)
                         .flat_map(|broker| {
-                            (0..queue_count(topic, broker, version))
-                                .map(move |queue_id| (topic, broker, queue_id))
+                            (0..counts[topic][broker]).map(move |id| (topic, broker, id))
                         })
                         .fold(0, |set, key| set | 1 << index_of[&key])
                 })
-                .collect()
+                .collect(),
         })
         .collect();
-    Routes { queues, versions }
+    let on_broker = (0..brokers)
+        .map(|b| {
+            queues
+                .iter()
+                .enumerate()
+                .filter(|(_, q)| q.broker == b)
+                .fold(0, |set, (i, _)| set | 1 << i)
+        })
+        .collect();
+    Routes {
+        queues,
+        versions,
+        on_broker,
+    }
 }
 
 /// The consumers of `scenario`: who joins, crashes, leaves, what each
@@ -154,8 +247,10 @@ pub fn consumer_specs(scenario: Scenario, sizes: &Sizes) -> Vec<ConsumerSpec> {
                 may_crash: i < sizes.crashes,
                 may_leave: i >= n - sizes.leaves,
                 unreachable,
+                name_server: i % sizes.name_servers,
                 may_lose_notification: i < sizes.lost_notifications,
                 may_fail_query: i < sizes.failed_queries,
+                may_miss_route: i < sizes.stale_routes,
             }
         })
         .collect()

@@ -3,9 +3,10 @@
 
 use rocketmq_rebalance_properties::{double_owned, is_partition, orphaned};
 
+use crate::config::Route;
 use crate::config::{members_of, Config, ConsumerSet, QueueSet};
-use crate::protocol::consumer::{candidates, subscribed};
-use crate::protocol::{BrokerState, ConsumerState, NameServerState, Phase};
+use crate::protocol::consumer::subscribed;
+use crate::protocol::{BrokerState, ConsumerState, NameServerState, Peer, Phase, Timer};
 use crate::shell::{RebalanceModel, SystemState};
 
 /// One system state seen by role; borrowing only, so that evaluating a
@@ -27,9 +28,15 @@ impl<'a> Group<'a> {
         }
     }
 
-    /// The name server.
+    /// The name servers.
     pub fn name_server(&self) -> &'a NameServerState {
         &self.state.name_server
+    }
+
+    /// The route in force: the operators' script as far as it went, every
+    /// broker of it listed.
+    pub fn true_route(&self) -> Route {
+        Config::true_route(self.state.name_server.version)
     }
 
     /// Brokers, by index.
@@ -81,9 +88,9 @@ impl<'a> Group<'a> {
     /// the model stops: it runs a rebalance only when woken (see
     /// `docs/spec.md`).
     pub fn settled(&self) -> bool {
-        let idle = self
-            .consumers()
-            .all(|c| c.phase != Phase::Running || (c.due == 0 && c.querying.is_none()));
+        let idle = self.consumers().enumerate().all(|(i, c)| {
+            c.phase != Phase::Running || (c.due == 0 && c.querying.is_none() && !self.connecting(i))
+        });
         idle && self
             .state
             .network
@@ -91,17 +98,24 @@ impl<'a> Group<'a> {
             .all(|env| self.model.delivery_changes_nothing(self.state, env))
     }
 
-    /// Periodic work is a no-op: every live consumer holds the current
-    /// route, and every broker it can reach lists the members its last
-    /// allocation used, so a route poll or a rebalance tick, whichever
-    /// broker it asks, changes nothing.
+    /// Consumer `i` is about to open a connection (its `Connect` timer is
+    /// armed): its heartbeat there is still to come.
+    fn connecting(&self, i: usize) -> bool {
+        let timers = self.state.timers[self.model.index_of(Peer::Consumer(i as u8))];
+        timers.iter().any(|t| matches!(t, Timer::Connect { .. }))
+    }
+
+    /// Periodic work is a no-op: every live consumer holds the route its
+    /// name server serves, and every broker it talks to lists the members
+    /// its last allocation used, so a route poll or a rebalance tick,
+    /// whichever broker it asks, changes nothing.
     pub fn ticks_are_no_ops(&self) -> bool {
-        let route = self.name_server().route;
         self.consumers().enumerate().all(|(i, c)| {
+            let polled = self.name_server().route(self.cfg.consumers[i].name_server);
             c.phase != Phase::Running
-                || (c.route == route
+                || (c.route == polled
                     && subscribed(self.cfg, i).all(|t| {
-                        candidates(self.cfg, i)
+                        c.targets(self.cfg, i)
                             .all(|b| c.views[t] == Some(self.state.brokers[usize::from(b)].members))
                     }))
         })
@@ -115,12 +129,12 @@ impl<'a> Group<'a> {
         self.settled() && self.ticks_are_no_ops()
     }
 
-    /// Converged: every live consumer holds the current route and the list
+    /// Converged: every live consumer holds the route in force and the list
     /// of live consumers, and the queues of each subscribed topic are
     /// partitioned among its live subscribers.
     pub fn converged(&self) -> bool {
         let live = self.live();
-        let route = self.name_server().route;
+        let route = self.true_route();
         let agree = self.consumers().enumerate().all(|(i, c)| {
             c.phase != Phase::Running
                 || (c.route == route && subscribed(self.cfg, i).all(|t| c.views[t] == Some(live)))
@@ -140,7 +154,7 @@ impl<'a> Group<'a> {
     /// Some queue of the current route is owned by nobody although a live
     /// subscriber of its topic has completed a rebalance of it.
     pub fn has_orphan_after_rebalance(&self) -> bool {
-        let route = self.name_server().route;
+        let route = self.true_route();
         let held = self
             .consumers()
             .filter(|c| c.phase == Phase::Running)

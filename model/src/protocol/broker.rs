@@ -5,48 +5,113 @@
 use crate::config::{members_of, Config, ConsumerSet};
 use crate::protocol::message::{Message, Output, Peer, Step};
 
-/// One broker's member table.
+/// One broker's member table and what it knows of each consumer's
+/// connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct BrokerState {
     /// Registered consumers (channels), by consumer index.
     pub members: ConsumerSet,
-    /// Consumers whose connection closed (unregistered or expired). Over
-    /// TCP nothing arrives after a close; on the unordered networks a late
-    /// heartbeat could, and must not register a dead consumer again.
+    /// Consumers whose newest known connection is closed (unregistered or
+    /// expired): nothing arrives on it any more, so a late message on it
+    /// (possible on the unordered networks) must not register anyone.
     pub closed: ConsumerSet,
+    /// Each consumer's newest known connection epoch, four bits a consumer.
+    pub epochs: u64,
+}
+
+/// How a message's connection compares with the newest the broker knows.
+#[derive(Debug, PartialEq, Eq)]
+enum Connection {
+    /// An older connection, or the newest one closed: nothing can arrive
+    /// on it.
+    Dead,
+    /// The newest known connection, open.
+    Current,
+    /// A newer connection than any the broker knew.
+    New,
 }
 
 impl BrokerState {
-    /// The table at start: consumers that are already running.
+    /// The table at start: consumers that are already running, if the
+    /// broker is in the initial route.
     pub fn start(cfg: &Config, broker: usize) -> Self {
+        let members = if broker < cfg.sizes.brokers {
+            cfg.initial_members() & cfg.reachable_from(broker)
+        } else {
+            0
+        };
         Self {
-            members: cfg.initial_members() & cfg.reachable_from(broker),
+            members,
             closed: 0,
+            epochs: 0,
+        }
+    }
+
+    /// The newest connection epoch known of consumer `c`.
+    pub fn epoch(&self, c: u8) -> u8 {
+        (self.epochs >> (4 * c) & 0xF) as u8
+    }
+
+    fn connection(&self, c: u8, epoch: u8) -> Connection {
+        let known = self.epoch(c);
+        if epoch > known {
+            Connection::New
+        } else if epoch < known || self.closed & 1 << c != 0 {
+            Connection::Dead
+        } else {
+            Connection::Current
         }
     }
 
     /// Handles a message from `from`: dispatches to the protocol step it
-    /// starts.
+    /// starts. Whatever arrives on a dead connection is ignored.
     pub fn on_message(&self, from: Peer, msg: &Message) -> Step<Self> {
         let Peer::Consumer(c) = from else {
             return None;
         };
+        let epoch = match msg {
+            Message::Heartbeat { epoch }
+            | Message::Unregister { epoch }
+            | Message::GetConsumerList { epoch, .. }
+            | Message::SilenceExpired { epoch } => *epoch,
+            _ => return None,
+        };
+        let connection = self.connection(c, epoch);
+        if connection == Connection::Dead {
+            return None;
+        }
+        let current = if connection == Connection::New {
+            self.open(c, epoch)
+        } else {
+            *self
+        };
         let bit: ConsumerSet = 1 << c;
-        match msg {
-            Message::Heartbeat => self.register(bit),
-            Message::Unregister => self.unregister(bit),
-            Message::SilenceExpired => self.expire(bit),
-            Message::GetConsumerList { topic } => Some(self.consumer_list(from, *topic)),
+        let step = match msg {
+            Message::Heartbeat { .. } => current.register(bit),
+            Message::Unregister { .. } => current.unregister(bit),
+            Message::SilenceExpired { .. } => current.expire(bit),
+            Message::GetConsumerList { topic, .. } => Some(current.consumer_list(from, *topic)),
             _ => None,
+        };
+        // A new connection is news even when the message changes nothing.
+        step.or_else(|| (connection == Connection::New).then(|| (current, Vec::new())))
+    }
+
+    /// A new connection of consumer `c`: its older ones are closed.
+    fn open(&self, c: u8, epoch: u8) -> Self {
+        let shift = 4 * u32::from(c);
+        Self {
+            closed: self.closed & !(1 << c),
+            epochs: self.epochs & !(0xF << shift) | u64::from(epoch) << shift,
+            ..*self
         }
     }
 
     /// `ConsumerManager.registerConsumer`: a new channel in the group
-    /// notifies every member, the new one included. Subscriptions never
-    /// change in the model, so a heartbeat of a known member changes
-    /// nothing.
+    /// notifies every member, the new one included. A heartbeat of a known
+    /// member changes nothing.
     fn register(&self, bit: ConsumerSet) -> Step<Self> {
-        if self.members & bit != 0 || self.closed & bit != 0 {
+        if self.members & bit != 0 {
             return None;
         }
         let next = Self {
@@ -80,12 +145,10 @@ impl BrokerState {
     }
 
     fn close(&self, bit: ConsumerSet, tell_members: Message) -> Step<Self> {
-        if self.closed & bit != 0 {
-            return None;
-        }
         let next = Self {
             members: self.members & !bit,
             closed: self.closed | bit,
+            ..*self
         };
         let outputs = if self.members & bit != 0 {
             next.notify(tell_members)

@@ -2,7 +2,7 @@
 //! `MQClientInstance`): no leader; each consumer computes its own share
 //! from the member list of one broker and its cached route.
 
-use crate::config::{members_of, Config, ConsumerSet, QueueSet, MAX_TOPICS};
+use crate::config::{members_of, Config, ConsumerSet, QueueSet, Route, MAX_TOPICS};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 use rocketmq_rebalance::plan_update;
 
@@ -24,8 +24,9 @@ pub enum Phase {
 pub struct ConsumerState {
     /// Life cycle.
     pub phase: Phase,
-    /// Cached route version (`topicSubscribeInfoTable`).
-    pub route: u8,
+    /// Cached route (`topicSubscribeInfoTable`): its queues are what it
+    /// allocates, its brokers whom it heartbeats and asks.
+    pub route: Route,
     /// Topics whose rebalance is due (bit set): wake-ups merge into it.
     pub due: u8,
     /// The topic whose `GET_CONSUMER_LIST_BY_GROUP` is in flight: the
@@ -38,6 +39,9 @@ pub struct ConsumerState {
     pub views: [Option<ConsumerSet>; MAX_TOPICS],
     /// Faults the environment has scheduled for it and not yet applied.
     pub faults: Faults,
+    /// Per broker, the epoch of its connection there, four bits a broker:
+    /// a new connection after the old one closed is the next epoch.
+    pub epochs: u32,
 }
 
 /// Faults the environment has armed for a consumer's next message or call.
@@ -47,6 +51,8 @@ pub struct Faults {
     pub lose_next_notification: bool,
     /// The next `GET_CONSUMER_LIST_BY_GROUP` fails.
     pub fail_next_query: bool,
+    /// The next route poll fails.
+    pub miss_next_route: bool,
 }
 
 /// Every state is hashed for its fingerprint: one packed word per field
@@ -56,12 +62,15 @@ impl std::hash::Hash for ConsumerState {
         let querying = self.querying.map_or(0, |t| u64::from(t) + 1);
         h.write_u64(
             self.phase as u64
-                | u64::from(self.route) << 8
+                | u64::from(self.route.version) << 8
                 | u64::from(self.due) << 16
                 | querying << 24
                 | u64::from(self.faults.lose_next_notification) << 32
-                | u64::from(self.faults.fail_next_query) << 33,
+                | u64::from(self.faults.fail_next_query) << 33
+                | u64::from(self.faults.miss_next_route) << 34
+                | u64::from(self.route.dropped) << 40,
         );
+        h.write_u32(self.epochs);
         h.write_u64(self.owned);
         let views = self.views.iter().fold(0u128, |acc, v| {
             acc << 17 | v.map_or(0, |m| 1 << 16 | u128::from(m))
@@ -82,10 +91,10 @@ impl ConsumerState {
         state.phase = Phase::Running;
         for topic in subscribed(cfg, me) {
             // The member list of a broker this consumer reaches.
-            let members = candidates(cfg, me).next().map_or(0, |b| {
+            let members = state.targets(cfg, me).next().map_or(0, |b| {
                 cfg.initial_members() & cfg.reachable_from(usize::from(b))
             });
-            if let Some(share) = cfg.allocate(0, topic, members, me) {
+            if let Some(share) = cfg.allocate(state.route, topic, members, me) {
                 state.owned |= share;
             }
             state.views[topic] = Some(members);
@@ -101,12 +110,17 @@ impl ConsumerState {
             (Phase::Idle, Timer::Join) => Some(self.join(cfg, me)),
             (Phase::Running, Timer::Rebalance { broker }) => self.rebalance(cfg, me, *broker),
             (Phase::Running, Timer::Tick) => self.periodic_tick(cfg, me),
+            (Phase::Running, Timer::Connect { broker }) => Some(self.connect(cfg, me, *broker)),
             (Phase::Running, Timer::LoseNotification) => Some(self.schedule_fault(Faults {
                 lose_next_notification: true,
                 ..self.faults
             })),
             (Phase::Running, Timer::FailQuery) => Some(self.schedule_fault(Faults {
                 fail_next_query: true,
+                ..self.faults
+            })),
+            (Phase::Running, Timer::MissRoute) => Some(self.schedule_fault(Faults {
+                miss_next_route: true,
                 ..self.faults
             })),
             (Phase::Running, Timer::Shutdown) if spec.may_leave => Some(self.shutdown(cfg, me)),
@@ -118,9 +132,17 @@ impl ConsumerState {
     /// Handles a message: dispatches to the protocol step it starts.
     pub fn on_message(&self, cfg: &Config, me: usize, msg: &Message) -> Step<Self> {
         match (self.phase, msg) {
-            (Phase::Idle, Message::RouteData { version }) => self.cache_route(*version),
-            (Phase::Running, Message::RouteData { version }) => {
-                Some(self.route_changed(cfg, me, *version))
+            (Phase::Idle, Message::RouteData { route }) => self.cache_route(*route),
+            (Phase::Running, Message::RouteData { route }) if self.faults.miss_next_route => {
+                Some(self.miss_route(me, *route))
+            }
+            (Phase::Running, Message::RouteData { route }) => {
+                Some(self.route_changed(cfg, me, *route))
+            }
+            (Phase::Running, Message::LaterPoll { route })
+                if *route != self.route && route.version >= self.route.version =>
+            {
+                Some(self.route_changed(cfg, me, *route))
             }
             (Phase::Running, Message::NotifyConsumerIdsChanged)
                 if self.faults.lose_next_notification =>
@@ -147,7 +169,7 @@ impl ConsumerState {
             due: topic_mask(cfg, me),
             ..*self
         };
-        let mut outputs = broadcast(cfg, me, Message::Heartbeat);
+        let mut outputs = next.broadcast(cfg, me, |epoch| Message::Heartbeat { epoch });
         outputs.extend(next.environment_timers(cfg, me));
         outputs.extend(next.schedule(cfg, me));
         (next, outputs)
@@ -169,13 +191,17 @@ impl ConsumerState {
             querying: Some(topic),
             ..*self
         };
-        let mut outputs: Vec<Output> = candidates(cfg, me)
+        let mut outputs: Vec<Output> = self
+            .targets(cfg, me)
             .filter(|&b| b != broker)
             .map(|b| Output::Disarm(Timer::Rebalance { broker: b }))
             .collect();
         outputs.push(Output::Send(
             Peer::Broker(broker),
-            Message::GetConsumerList { topic },
+            Message::GetConsumerList {
+                topic,
+                epoch: self.epoch(broker),
+            },
         ));
         Some((next, outputs))
     }
@@ -197,7 +223,8 @@ impl ConsumerState {
         outputs.extend(next.schedule(cfg, me));
         if next.due == 0 {
             outputs.extend(
-                candidates(cfg, me).map(|b| Output::Disarm(Timer::Rebalance { broker: b })),
+                self.targets(cfg, me)
+                    .map(|b| Output::Disarm(Timer::Rebalance { broker: b })),
             );
         }
         (next, outputs)
@@ -222,8 +249,8 @@ impl ConsumerState {
     /// `DefaultMQPushConsumerImpl.shutdown`: drops every process queue and
     /// sends `UNREGISTER_CLIENT` to every broker (`unregisterClientWithLock`).
     fn shutdown(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
-        let mut outputs = self.stop_timers(cfg, me);
-        outputs.extend(broadcast(cfg, me, Message::Unregister));
+        let mut outputs = self.stop_timers(cfg);
+        outputs.extend(self.broadcast(cfg, me, |epoch| Message::Unregister { epoch }));
         (Self::empty(Phase::Left), outputs)
     }
 
@@ -231,31 +258,88 @@ impl ConsumerState {
     /// (`scanNotActiveChannel`) finds the silence 120 s later, which the
     /// model marks on each connection after its last heartbeat.
     fn crash(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
-        let mut outputs = self.stop_timers(cfg, me);
-        outputs.extend(broadcast(cfg, me, Message::SilenceExpired));
+        let mut outputs = self.stop_timers(cfg);
+        outputs.extend(self.broadcast(cfg, me, |epoch| Message::SilenceExpired { epoch }));
         (Self::empty(Phase::Crashed), outputs)
     }
 
     /// `updateTopicRouteInfoFromNameServer` at start: an idle consumer caches
     /// the route too.
-    fn cache_route(&self, version: u8) -> Step<Self> {
-        (version != self.route).then(|| {
-            let next = Self {
-                route: version,
-                ..*self
-            };
+    fn cache_route(&self, route: Route) -> Step<Self> {
+        (route != self.route).then(|| {
+            let next = Self { route, ..*self };
             (next, Vec::new())
         })
     }
 
     /// `updateTopicRouteInfoFromNameServer` sees a changed route: cached, and
-    /// acted on at the next rebalance, like a wake-up.
-    fn route_changed(&self, cfg: &Config, me: usize, version: u8) -> (Self, Vec<Output>) {
+    /// acted on at the next rebalance, like a wake-up. Brokers follow the
+    /// route (`cleanOfflineBroker`): it stops talking to those the route no
+    /// longer lists (their scans expire it 120 s later) and connects to
+    /// those it newly lists.
+    fn route_changed(&self, cfg: &Config, me: usize, route: Route) -> (Self, Vec<Output>) {
+        let mut next = Self { route, ..*self };
+        let before = self.target_set(cfg, me);
+        let after = next.target_set(cfg, me);
+        let mut outputs = Vec::new();
+        for broker in members_of(u64::from(before & !after)).map(|b| b as u8) {
+            outputs.push(Output::Send(
+                Peer::Broker(broker),
+                Message::SilenceExpired {
+                    epoch: self.epoch(broker),
+                },
+            ));
+            outputs.push(Output::Disarm(Timer::Rebalance { broker }));
+            outputs.push(Output::Disarm(Timer::Connect { broker }));
+            // The next connection there is a new one.
+            next.epochs = with_epoch(next.epochs, broker, self.epoch(broker) + 1);
+        }
+        for broker in members_of(u64::from(after & !before)).map(|b| b as u8) {
+            outputs.push(Output::Arm(Timer::Connect { broker }));
+            if next.due != 0 && next.querying.is_none() {
+                outputs.push(Output::Arm(Timer::Rebalance { broker }));
+            }
+        }
+        match next.wake(cfg, me) {
+            Some((woken, more)) => {
+                outputs.extend(more);
+                (woken, outputs)
+            }
+            None => (next, outputs),
+        }
+    }
+
+    /// A new connection to `broker` (`onChannelActive`): heartbeat there at
+    /// once, then rebalance.
+    fn connect(&self, cfg: &Config, me: usize, broker: u8) -> (Self, Vec<Output>) {
+        let mut outputs = vec![Output::Send(
+            Peer::Broker(broker),
+            Message::Heartbeat {
+                epoch: self.epoch(broker),
+            },
+        )];
+        match self.wake(cfg, me) {
+            Some((woken, more)) => {
+                outputs.extend(more);
+                (woken, outputs)
+            }
+            None => (*self, outputs),
+        }
+    }
+
+    /// A route poll that fails (`updateTopicRouteInfoFromNameServer` cannot
+    /// reach the name server): the cached route stays, and a later poll
+    /// returns the new one.
+    fn miss_route(&self, me: usize, route: Route) -> (Self, Vec<Output>) {
         let next = Self {
-            route: version,
+            faults: Faults {
+                miss_next_route: false,
+                ..self.faults
+            },
             ..*self
         };
-        next.wake(cfg, me).unwrap_or((next, Vec::new()))
+        let later = Message::LaterPoll { route };
+        (next, vec![Output::Send(Peer::Consumer(me as u8), later)])
     }
 
     /// A `NOTIFY_CONSUMER_IDS_CHANGED` lost on the way (one-way): the
@@ -324,7 +408,7 @@ impl ConsumerState {
         if self.due == 0 || self.querying.is_some() {
             return Vec::new();
         }
-        candidates(cfg, me)
+        self.targets(cfg, me)
             .map(|broker| Output::Arm(Timer::Rebalance { broker }))
             .collect()
     }
@@ -352,6 +436,7 @@ impl ConsumerState {
         [
             (spec.may_lose_notification, Timer::LoseNotification),
             (spec.may_fail_query, Timer::FailQuery),
+            (spec.may_miss_route, Timer::MissRoute),
             (cfg.periodic_ticks, Timer::Tick),
             (spec.may_leave, Timer::Shutdown),
             (spec.may_crash, Timer::Crash),
@@ -362,15 +447,16 @@ impl ConsumerState {
         .collect()
     }
 
-    fn stop_timers(&self, cfg: &Config, me: usize) -> Vec<Output> {
-        candidates(cfg, me)
-            .map(|broker| Timer::Rebalance { broker })
+    fn stop_timers(&self, cfg: &Config) -> Vec<Output> {
+        (0..cfg.broker_names.len() as u8)
+            .flat_map(|broker| [Timer::Rebalance { broker }, Timer::Connect { broker }])
             .chain([
                 Timer::Shutdown,
                 Timer::Crash,
                 Timer::Tick,
                 Timer::LoseNotification,
                 Timer::FailQuery,
+                Timer::MissRoute,
             ])
             .map(Output::Disarm)
             .collect()
@@ -381,14 +467,44 @@ impl ConsumerState {
     fn empty(phase: Phase) -> Self {
         Self {
             phase,
-            route: 0,
+            route: Route::default(),
             due: 0,
             querying: None,
             owned: 0,
             views: [None; MAX_TOPICS],
             faults: Faults::default(),
+            epochs: 0,
         }
     }
+
+    /// The epoch of its connection to `broker`.
+    pub fn epoch(&self, broker: u8) -> u8 {
+        (self.epochs >> (4 * broker) & 0xF) as u8
+    }
+
+    /// Brokers it heartbeats and may ask: those of its cached route that it
+    /// can reach (`cleanOfflineBroker`), as a bit set.
+    pub fn target_set(&self, cfg: &Config, me: usize) -> u8 {
+        cfg.route_brokers(self.route) & !cfg.consumers[me].unreachable
+    }
+
+    /// [`ConsumerState::target_set`], lowest broker first.
+    pub fn targets(&self, cfg: &Config, me: usize) -> impl Iterator<Item = u8> {
+        members_of(u64::from(self.target_set(cfg, me))).map(|b| b as u8)
+    }
+
+    /// `msg` (made with the connection's epoch) to every broker it talks to.
+    fn broadcast(&self, cfg: &Config, me: usize, msg: impl Fn(u8) -> Message) -> Vec<Output> {
+        self.targets(cfg, me)
+            .map(|b| Output::Send(Peer::Broker(b), msg(self.epoch(b))))
+            .collect()
+    }
+}
+
+/// `epochs` with `broker`'s epoch set to `epoch`.
+fn with_epoch(epochs: u32, broker: u8, epoch: u8) -> u32 {
+    let shift = 4 * u32::from(broker);
+    epochs & !(0xF << shift) | u32::from(epoch & 0xF) << shift
 }
 
 /// Topics `me` subscribes to.
@@ -398,16 +514,4 @@ pub fn subscribed(cfg: &Config, me: usize) -> impl Iterator<Item = usize> {
 
 fn topic_mask(cfg: &Config, me: usize) -> u8 {
     cfg.consumers[me].topics
-}
-
-/// Brokers `me` can reach; every broker hosts every topic.
-pub fn candidates(cfg: &Config, me: usize) -> impl Iterator<Item = u8> {
-    let unreachable = cfg.consumers[me].unreachable;
-    (0..cfg.broker_names.len() as u8).filter(move |b| unreachable & (1 << b) == 0)
-}
-
-fn broadcast(cfg: &Config, me: usize, msg: Message) -> Vec<Output> {
-    candidates(cfg, me)
-        .map(|b| Output::Send(Peer::Broker(b), msg))
-        .collect()
 }

@@ -1,12 +1,14 @@
 //! The vocabulary between actors: messages, timers, and the addresses and
 //! outputs the sans-IO state machines use instead of doing IO.
 
-use crate::config::{ConsumerSet, MAX_BROKERS};
+use crate::config::{ConsumerSet, Route, MAX_BROKERS};
 
 /// Who a message goes to or comes from, in domain terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub enum Peer {
-    /// The name server (`NamesrvController`).
+    /// The name servers (`NamesrvController`), as one actor: operators'
+    /// route changes reach them all, and each has its own view of which
+    /// brokers are alive.
     NameServer,
     /// A broker, by index.
     Broker(u8),
@@ -14,21 +16,33 @@ pub enum Peer {
     Consumer(u8),
 }
 
-/// A message on the wire. Payloads are reduced to what changes a decision:
-/// subscriptions are fixed per consumer, so a heartbeat needs no body.
+/// A message on the wire. Payloads are reduced to what changes a decision.
+///
+/// Messages from a consumer to a broker carry the epoch of the connection
+/// they travel on: a consumer opens a new connection (the next epoch) to a
+/// broker after the old one closed, and a broker ignores what arrives on a
+/// connection it knows is closed, as nothing arrives on a closed socket.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub enum Message {
     /// `HEART_BEAT`, consumer to broker: registers the consumer and its
     /// subscription (`ClientManageProcessor.heartBeat`).
-    Heartbeat,
+    Heartbeat {
+        /// Connection epoch.
+        epoch: u8,
+    },
     /// `UNREGISTER_CLIENT`, consumer to broker, on graceful shutdown.
-    Unregister,
+    Unregister {
+        /// Connection epoch.
+        epoch: u8,
+    },
     /// `NOTIFY_CONSUMER_IDS_CHANGED`, broker to every member, one-way.
     NotifyConsumerIdsChanged,
     /// `GET_CONSUMER_LIST_BY_GROUP` for the rebalance of one topic.
     GetConsumerList {
         /// Topic index being rebalanced.
         topic: u8,
+        /// Connection epoch.
+        epoch: u8,
     },
     /// The answer: the broker's member list of the group.
     ConsumerList {
@@ -41,18 +55,29 @@ pub enum Message {
     /// returns after a route change. Polls that return an unchanged route
     /// change nothing, so only changes are sent.
     RouteData {
-        /// Route version.
-        version: u8,
+        /// The route its name server now serves.
+        route: Route,
     },
     /// Not a RocketMQ message: marks the moment the broker's scan
-    /// (`ConsumerManager.scanNotActiveChannel`) finds a crashed consumer
-    /// silent for 120 s. It travels on the consumer's connection so it
-    /// cannot overtake the consumer's last heartbeat.
-    SilenceExpired,
+    /// (`ConsumerManager.scanNotActiveChannel`) finds a consumer silent for
+    /// 120 s on a connection (it crashed, or stopped talking to the broker).
+    /// It travels on that connection so it cannot overtake the consumer's
+    /// last heartbeat.
+    SilenceExpired {
+        /// The silent connection's epoch.
+        epoch: u8,
+    },
     /// Not a RocketMQ message: marks the moment a member's periodic
     /// rebalance tick would see a change made without notification (an
     /// expiry). The tick itself is abstracted; see `docs/spec.md`.
     PeriodicTick,
+    /// Not a RocketMQ message: a consumer that missed a route update (its
+    /// name server unreachable for that poll) sees it at a later poll, which
+    /// this marks; sent to itself.
+    LaterPoll {
+        /// The route the later poll returns.
+        route: Route,
+    },
 }
 
 /// A timer. Timers carry no duration: the checker fires any armed timer at
@@ -85,11 +110,27 @@ pub enum Timer {
     /// set (the liveness check): it makes every topic due again, so a group
     /// whose brokers disagree can rebalance for ever.
     Tick,
+    /// A consumer opens a connection to a broker its route lists and has no
+    /// open connection to: its next request there connects and heartbeats
+    /// at once (`onChannelActive`), then rebalances.
+    Connect {
+        /// Broker index.
+        broker: u8,
+    },
+    /// Environment: the partition between the last broker and the last name
+    /// server begins; that name server's scan drops the broker.
+    Partition,
+    /// The partition heals and the broker registers again. Partitions are
+    /// taken to end, so this is a protocol timer under fairness.
+    Heal,
+    /// Environment: this consumer's next route poll fails (its name server
+    /// unreachable), so it keeps its cached route until a later one.
+    MissRoute,
 }
 
 impl Timer {
     /// How many distinct timers there are: [`Timer::index`] is below it.
-    pub const COUNT: u32 = 7 + MAX_BROKERS as u32;
+    pub const COUNT: u32 = 10 + 2 * MAX_BROKERS as u32;
 
     /// A dense index that keeps the order of the variants, so that a set of
     /// timers can be one word and iterate in `Ord` order.
@@ -103,6 +144,10 @@ impl Timer {
             Self::LoseNotification => 4 + MAX_BROKERS as u32,
             Self::FailQuery => 5 + MAX_BROKERS as u32,
             Self::Tick => 6 + MAX_BROKERS as u32,
+            Self::Connect { broker } => 7 + MAX_BROKERS as u32 + u32::from(broker),
+            Self::Partition => 7 + 2 * MAX_BROKERS as u32,
+            Self::Heal => 8 + 2 * MAX_BROKERS as u32,
+            Self::MissRoute => 9 + 2 * MAX_BROKERS as u32,
         }
     }
 
@@ -120,6 +165,12 @@ impl Timer {
             i if i == 4 + BROKERS => Self::LoseNotification,
             i if i == 5 + BROKERS => Self::FailQuery,
             i if i == 6 + BROKERS => Self::Tick,
+            i if (7 + BROKERS..7 + 2 * BROKERS).contains(&i) => Self::Connect {
+                broker: (i - 7 - BROKERS) as u8,
+            },
+            i if i == 7 + 2 * BROKERS => Self::Partition,
+            i if i == 8 + 2 * BROKERS => Self::Heal,
+            i if i == 9 + 2 * BROKERS => Self::MissRoute,
             _ => return None,
         })
     }

@@ -1,26 +1,48 @@
-//! The name server (`NamesrvController`, `RouteInfoManager`): holds the
-//! route of every topic and changes it a bounded number of times.
+//! The name servers (`NamesrvController`, `RouteInfoManager`): the route of
+//! every topic, changed by operators a bounded number of times, and each
+//! name server's own view of which brokers are alive.
+//!
+//! Name servers share nothing; brokers register with each of them. One
+//! actor stands for all of them: an operator's change (a broker or a queue
+//! added or removed) reaches every name server, while a partition between a
+//! broker and one name server makes only that one drop the broker.
 
-use crate::config::Config;
+use crate::config::{Config, Route, MAX_NAME_SERVERS};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 
-/// The name server's state: which route version it serves.
+/// The name servers' state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct NameServerState {
-    /// Index into the configuration's route versions.
-    pub route: u8,
+    /// Steps of the operators' route script applied.
+    pub version: u8,
+    /// `dropped[n]`: brokers name server `n` has dropped, as a bit set.
+    pub dropped: [u8; MAX_NAME_SERVERS],
 }
 
 impl NameServerState {
-    /// The initial route, and the route-change timer when the budget allows.
+    /// The initial route, and the environment's timers its budgets allow.
     pub fn start(cfg: &Config) -> (Self, Vec<Output>) {
-        let state = Self { route: 0 };
-        let outputs = state.arm(cfg);
+        let state = Self {
+            version: 0,
+            dropped: [0; MAX_NAME_SERVERS],
+        };
+        let mut outputs = state.arm(cfg);
+        if cfg.sizes.name_server_partitions > 0 {
+            outputs.push(Output::Arm(Timer::Partition));
+        }
         (state, outputs)
     }
 
+    /// The route name server `n` serves.
+    pub fn route(&self, n: usize) -> Route {
+        Route {
+            version: self.version,
+            dropped: self.dropped[n],
+        }
+    }
+
     fn arm(&self, cfg: &Config) -> Vec<Output> {
-        if self.route < cfg.last_route() {
+        if self.version < cfg.last_route() {
             vec![Output::Arm(Timer::RouteChange)]
         } else {
             Vec::new()
@@ -31,31 +53,68 @@ impl NameServerState {
     pub fn on_timer(&self, cfg: &Config, timer: &Timer) -> Step<Self> {
         match timer {
             Timer::RouteChange => self.change_route(cfg),
+            Timer::Partition => Some(self.drop_broker(cfg)),
+            Timer::Heal => Some(self.heal(cfg)),
             _ => None,
         }
     }
 
-    /// An operator changes the route (`RouteInfoManager.registerBroker` with
-    /// one read queue more). Every consumer's next route poll
-    /// (`getRouteInfoByTopic`) returns it, so it is sent to every consumer.
+    /// An operator changes the route: the next step of the script, which
+    /// brokers register with every name server
+    /// (`RouteInfoManager.registerBroker`).
     fn change_route(&self, cfg: &Config) -> Step<Self> {
-        if self.route >= cfg.last_route() {
+        if self.version >= cfg.last_route() {
             return None;
         }
         let next = Self {
-            route: self.route + 1,
+            version: self.version + 1,
+            ..*self
         };
-        let mut outputs: Vec<Output> = (0..cfg.consumers.len())
-            .map(|c| {
-                Output::Send(
-                    Peer::Consumer(c as u8),
-                    Message::RouteData {
-                        version: next.route,
-                    },
-                )
-            })
-            .collect();
+        let mut outputs = next.publish(cfg, 0..cfg.name_server_names.len());
         outputs.extend(next.arm(cfg));
         Some((next, outputs))
     }
+
+    /// `RouteInfoManager.scanNotActiveBroker`: the last name server has not
+    /// heard from the last broker for 120 s and drops it from its routes.
+    fn drop_broker(&self, cfg: &Config) -> (Self, Vec<Output>) {
+        let (n, broker) = partitioned(cfg);
+        let mut next = *self;
+        next.dropped[n] |= 1 << broker;
+        let mut outputs = next.publish(cfg, n..n + 1);
+        outputs.push(Output::Arm(Timer::Heal));
+        (next, outputs)
+    }
+
+    /// The partition heals: the broker's next registration reaches the name
+    /// server again.
+    fn heal(&self, cfg: &Config) -> (Self, Vec<Output>) {
+        let (n, broker) = partitioned(cfg);
+        let mut next = *self;
+        next.dropped[n] &= !(1 << broker);
+        let outputs = next.publish(cfg, n..n + 1);
+        (next, outputs)
+    }
+
+    /// The next route poll (`getRouteInfoByTopic`) of every consumer of the
+    /// name servers `servers` returns their new route, so it is sent to
+    /// those consumers. Polls that return an unchanged route change nothing,
+    /// so only changes are sent.
+    fn publish(&self, cfg: &Config, servers: std::ops::Range<usize>) -> Vec<Output> {
+        servers
+            .flat_map(|n| {
+                let route = self.route(n);
+                (0..cfg.consumers.len())
+                    .filter(move |&c| cfg.consumers[c].name_server == n)
+                    .map(move |c| {
+                        Output::Send(Peer::Consumer(c as u8), Message::RouteData { route })
+                    })
+            })
+            .collect()
+    }
+}
+
+/// The name server and the broker a partition separates: the last of each.
+pub fn partitioned(cfg: &Config) -> (usize, usize) {
+    (cfg.name_server_names.len() - 1, cfg.sizes.brokers - 1)
 }

@@ -96,7 +96,7 @@ mod tests {
         Envelope {
             src: Peer::Consumer(src),
             dst: Peer::Broker(dst),
-            msg: Message::GetConsumerList { topic },
+            msg: Message::GetConsumerList { topic, epoch: 0 },
         }
     }
 
