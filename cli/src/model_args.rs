@@ -14,7 +14,8 @@ pub struct ModelArgs {
     /// Situation to check: healthy, inconsistent-subscription,
     /// duplicate-client-id, crash, route-change, partial-partition,
     /// graceful-shutdown, broker-scale-out, broker-scale-in, queue-scale-in,
-    /// nameserver-partition, stale-route.
+    /// nameserver-partition, stale-route, broker-restart, rolling-upgrade,
+    /// zombie-consumer.
     #[arg(long, default_value = "healthy")]
     pub scenario: Scenario,
     /// Consumers in the group (scenario default: 3).
@@ -44,11 +45,25 @@ pub struct ModelArgs {
     /// and graceful-shutdown: 0; --joins equal to --consumers: a cold start).
     #[arg(long)]
     pub joins: Option<usize>,
-    /// Consumers (the first ones) that may crash (crash: 1).
+    /// Consumers (the first ones) whose host may die or be cut off: brokers
+    /// expire them silently after 120 s (crash: 1).
     #[arg(long)]
     pub crashes: Option<usize>,
-    /// Consumers (the last ones) that may shut down gracefully
-    /// (graceful-shutdown: 1).
+    /// Consumers (the first ones) whose process may be killed on a live
+    /// host: their connections close and brokers notify the group at once.
+    #[arg(long)]
+    pub kills: Option<usize>,
+    /// Consumers (the first ones) that may pause or be cut off for over 120 s
+    /// while alive: expired by brokers, they keep consuming (zombies) and
+    /// reconnect (zombie-consumer: 1).
+    #[arg(long)]
+    pub expiries: Option<usize>,
+    /// Brokers (the first ones) that may restart, losing their member
+    /// tables (broker-restart: 1).
+    #[arg(long)]
+    pub broker_restarts: Option<usize>,
+    /// Consumers that may shut down gracefully: the last ones, or the first
+    /// ones in rolling-upgrade (graceful-shutdown, rolling-upgrade: 1).
     #[arg(long)]
     pub leaves: Option<usize>,
     /// Route changes, each adding one queue (route-change, stale-route: 1).
@@ -103,6 +118,9 @@ impl ModelArgs {
         set(&mut sizes.topics, self.topics);
         set(&mut sizes.queues, self.queues);
         set(&mut sizes.crashes, self.crashes);
+        set(&mut sizes.kills, self.kills);
+        set(&mut sizes.expiries, self.expiries);
+        set(&mut sizes.broker_restarts, self.broker_restarts);
         set(&mut sizes.leaves, self.leaves);
         set(&mut sizes.route_changes, self.route_changes);
         set(&mut sizes.queue_removals, self.queue_removals);
@@ -133,6 +151,9 @@ fn flag(size: Size) -> &'static str {
         Size::Queues => "--queues",
         Size::Joins => "--joins",
         Size::Crashes => "--crashes",
+        Size::Kills => "--kills",
+        Size::Expiries => "--expiries",
+        Size::BrokerRestarts => "--broker-restarts",
         Size::Leaves => "--leaves",
         Size::RouteChanges => "--route-changes",
         Size::QueueRemovals => "--queue-removals",

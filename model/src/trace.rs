@@ -129,12 +129,38 @@ pub fn describe_action(
 ) -> String {
     let cfg = &*model.cfg;
     match action {
-        Action::Deliver(env) => format!(
-            "{} -> {}: {}",
-            model.peer_name(env.src),
-            model.peer_name(env.dst),
-            describe_message(cfg, &env.msg)
-        ),
+        Action::Deliver(env) => {
+            let (src, dst) = (model.peer_name(env.src), model.peer_name(env.dst));
+            match env.msg {
+                // Markers of the environment are events, not messages.
+                Message::SilenceExpired { .. } => {
+                    format!("{src}'s connection to {dst} expires (silent 120 s: scan removes it, nobody notified)")
+                }
+                Message::ChannelClosed { .. } => {
+                    format!(
+                        "{src}'s connection to {dst} closes (process died: {dst} notices at once)"
+                    )
+                }
+                Message::ConnectionClosed { .. } => {
+                    format!("{dst} sees {src} close its connection")
+                }
+                Message::PeriodicTick => {
+                    format!("{dst}: periodic rebalance tick (sees a change made at {src} without notice)")
+                }
+                Message::LaterPoll { route } => format!(
+                    "{dst}: a later route poll succeeds, {}",
+                    describe_route(cfg, route)
+                ),
+                _ => format!("{src} -> {dst}: {}", describe_message(cfg, &env.msg)),
+            }
+        }
+        Action::Timeout(Peer::Broker(b), timer) => {
+            format!(
+                "{} {}",
+                cfg.broker_names[usize::from(*b)],
+                describe_timer(cfg, "", timer)
+            )
+        }
         Action::Timeout(Peer::NameServer, timer) => describe_name_server_timer(cfg, before, timer),
         Action::Timeout(peer, timer) => {
             let topic = match (before, peer) {
@@ -177,10 +203,16 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
             cfg.topic_names[0],
             cfg.queue_labels(cfg.route_queues(*route, 0))
         ),
-        Message::SilenceExpired { epoch } => format!(
+        Message::SilenceExpired { epoch, .. } => format!(
             "(silent for 120 s{}: scan expires it, nobody notified)",
             on_connection(*epoch)
         ),
+        Message::ChannelClosed { epoch } => {
+            format!("(process died: connection{} closes)", on_connection(*epoch))
+        }
+        Message::ConnectionClosed { epoch } => {
+            format!("(closes the channel{})", on_connection(*epoch))
+        }
         Message::PeriodicTick => "(periodic rebalance tick sees the expiry)".into(),
         Message::LaterPoll { route } => format!(
             "(a later route poll succeeds: {})",
@@ -211,6 +243,9 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
             "its next GET_CONSUMER_LIST_BY_GROUP will fail (broker unreachable)".into()
         }
         Timer::MissRoute => "its next route poll will fail (name server unreachable)".into(),
+        Timer::Kill => "process killed (host alive: connections close)".into(),
+        Timer::Pause => "pauses over 120 s while alive (GC or network blip)".into(),
+        Timer::Restart => "restarts (member table lost)".into(),
     }
 }
 

@@ -28,6 +28,9 @@ pub fn summary(config: &Config) -> String {
         sizes.failed_queries,
     );
     let others = [
+        ("kills", sizes.kills),
+        ("expiries", sizes.expiries),
+        ("broker restarts", sizes.broker_restarts),
         ("queue removals", sizes.queue_removals),
         ("broker joins", sizes.broker_joins),
         ("broker leaves", sizes.broker_leaves),

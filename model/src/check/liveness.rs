@@ -41,6 +41,9 @@ fn is_environment(timer: &Timer) -> bool {
             | Timer::FailQuery
             | Timer::Partition
             | Timer::MissRoute
+            | Timer::Kill
+            | Timer::Pause
+            | Timer::Restart
     )
 }
 

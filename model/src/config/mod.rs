@@ -101,6 +101,8 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
     let budgets = [
         (Size::Joins, sizes.joiners()),
         (Size::Crashes, sizes.crashes),
+        (Size::Kills, sizes.kills),
+        (Size::Expiries, sizes.expiries),
         (Size::Leaves, sizes.leaves),
         (Size::LostNotifications, sizes.lost_notifications),
         (Size::FailedQueries, sizes.failed_queries),

@@ -40,6 +40,16 @@ pub enum Scenario {
     /// server: its route poll fails and it keeps the old route until a later
     /// poll succeeds.
     StaleRoute,
+    /// The first broker restarts (an upgrade): its member table is lost and
+    /// members register again on their new connections.
+    BrokerRestart,
+    /// A consumer upgrade: the first consumer shuts down and a new one (a
+    /// new client id) joins, in either order.
+    RollingUpgrade,
+    /// The first consumer pauses (GC) or is cut off for over 120 s while
+    /// alive: brokers expire it, it keeps consuming its queues, then
+    /// reconnects.
+    ZombieConsumer,
 }
 
 impl Scenario {
@@ -57,6 +67,9 @@ impl Scenario {
         Self::QueueScaleIn,
         Self::NameserverPartition,
         Self::StaleRoute,
+        Self::BrokerRestart,
+        Self::RollingUpgrade,
+        Self::ZombieConsumer,
     ];
 
     /// The name used on the command line.
@@ -74,6 +87,9 @@ impl Scenario {
             Self::QueueScaleIn => "queue-scale-in",
             Self::NameserverPartition => "nameserver-partition",
             Self::StaleRoute => "stale-route",
+            Self::BrokerRestart => "broker-restart",
+            Self::RollingUpgrade => "rolling-upgrade",
+            Self::ZombieConsumer => "zombie-consumer",
         }
     }
 
@@ -126,6 +142,28 @@ impl Scenario {
             Self::NameserverPartition => Sizes {
                 name_servers: 2,
                 name_server_partitions: 1,
+                joins: Some(0),
+                ..base
+            },
+            // Two consumers: with three, every reconnection notifies every
+            // member and the liveness graph passes 30 s.
+            Self::BrokerRestart => Sizes {
+                consumers: 2,
+                broker_restarts: 1,
+                joins: Some(0),
+                ..base
+            },
+            // Two consumers running and a third, the new version, joining:
+            // with three running the join and the leave together pass 30 s.
+            Self::RollingUpgrade => Sizes {
+                joins: Some(1),
+                leaves: 1,
+                ..base
+            },
+            // Two consumers: the zombie and one that takes its queues.
+            Self::ZombieConsumer => Sizes {
+                consumers: 2,
+                expiries: 1,
                 joins: Some(0),
                 ..base
             },

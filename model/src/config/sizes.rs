@@ -17,8 +17,18 @@ pub struct Sizes {
     /// start registered and balanced. `None` means all of them (a cold
     /// start). The default, one, is a scale-out of a running group.
     pub joins: Option<usize>,
-    /// How many consumers (the first ones) may crash.
+    /// How many consumers (the first ones) may crash: their host dies or is
+    /// cut off, and brokers expire them silently.
     pub crashes: usize,
+    /// How many consumers (the first ones) may have their process killed:
+    /// their connections close and brokers notify the group at once.
+    pub kills: usize,
+    /// How many consumers (the first ones) may pause or be cut off for over
+    /// 120 s while alive: brokers expire them, they keep their queues (a
+    /// zombie) and reconnect later.
+    pub expiries: usize,
+    /// How many brokers (the first ones) may restart, losing their tables.
+    pub broker_restarts: usize,
     /// How many consumers (the last ones) may shut down gracefully.
     pub leaves: usize,
     /// Queue scale-outs: route changes that each add one read queue to the
@@ -62,6 +72,9 @@ impl Default for Sizes {
             queues: 2,
             joins: Some(1),
             crashes: 0,
+            kills: 0,
+            expiries: 0,
+            broker_restarts: 0,
             leaves: 0,
             route_changes: 0,
             queue_removals: 0,
@@ -99,6 +112,12 @@ pub enum Size {
     Joins,
     /// [`Sizes::crashes`].
     Crashes,
+    /// [`Sizes::kills`].
+    Kills,
+    /// [`Sizes::expiries`].
+    Expiries,
+    /// [`Sizes::broker_restarts`].
+    BrokerRestarts,
     /// [`Sizes::leaves`].
     Leaves,
     /// [`Sizes::route_changes`].
@@ -131,6 +150,9 @@ impl Size {
             Self::Queues => "queues",
             Self::Joins => "joins",
             Self::Crashes => "crashes",
+            Self::Kills => "kills",
+            Self::Expiries => "expiries",
+            Self::BrokerRestarts => "broker restarts",
             Self::Leaves => "leaves",
             Self::RouteChanges => "route changes",
             Self::QueueRemovals => "queue removals",

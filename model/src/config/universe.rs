@@ -20,8 +20,12 @@ pub struct ConsumerSpec {
     pub topics: u8,
     /// Starts unregistered and joins during the run.
     pub joins: bool,
-    /// May crash once.
+    /// May crash once (its host dies).
     pub may_crash: bool,
+    /// May be killed once (its process dies).
+    pub may_be_killed: bool,
+    /// May pause once for over 120 s, alive.
+    pub may_pause: bool,
     /// May shut down gracefully once.
     pub may_leave: bool,
     /// Brokers it cannot reach, as a bit set of broker indices.
@@ -245,7 +249,15 @@ pub fn consumer_specs(scenario: Scenario, sizes: &Sizes) -> Vec<ConsumerSpec> {
                 topics,
                 joins: i >= n - joins,
                 may_crash: i < sizes.crashes,
-                may_leave: i >= n - sizes.leaves,
+                may_be_killed: i < sizes.kills,
+                may_pause: i < sizes.expiries,
+                // A rolling upgrade stops the old consumers, the first ones;
+                // the new ones are the joiners, the last ones.
+                may_leave: if scenario == Scenario::RollingUpgrade {
+                    i < sizes.leaves
+                } else {
+                    i >= n - sizes.leaves
+                },
                 unreachable,
                 name_server: i % sizes.name_servers,
                 may_lose_notification: i < sizes.lost_notifications,

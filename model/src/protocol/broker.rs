@@ -3,7 +3,7 @@
 //! nothing: each learns members from the heartbeats it receives.
 
 use crate::config::{members_of, Config, ConsumerSet};
-use crate::protocol::message::{Message, Output, Peer, Step};
+use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 
 /// One broker's member table and what it knows of each consumer's
 /// connection.
@@ -33,18 +33,49 @@ enum Connection {
 
 impl BrokerState {
     /// The table at start: consumers that are already running, if the
-    /// broker is in the initial route.
-    pub fn start(cfg: &Config, broker: usize) -> Self {
+    /// broker is in the initial route; and the restart its budget allows.
+    pub fn start(cfg: &Config, broker: usize) -> (Self, Vec<Output>) {
         let members = if broker < cfg.sizes.brokers {
             cfg.initial_members() & cfg.reachable_from(broker)
         } else {
             0
         };
-        Self {
+        let state = Self {
             members,
             closed: 0,
             epochs: 0,
+        };
+        let outputs = if broker < cfg.sizes.broker_restarts {
+            vec![Output::Arm(Timer::Restart)]
+        } else {
+            Vec::new()
+        };
+        (state, outputs)
+    }
+
+    /// Handles a timer: dispatches to the step it starts.
+    pub fn on_timer(&self, timer: &Timer) -> Step<Self> {
+        match timer {
+            Timer::Restart => Some(self.restart()),
+            _ => None,
         }
+    }
+
+    /// The broker restarts (an upgrade): the member table is lost, and every
+    /// member's connection closes, which the member sees.
+    fn restart(&self) -> (Self, Vec<Output>) {
+        let next = Self {
+            members: 0,
+            closed: self.closed | self.members,
+            ..*self
+        };
+        let outputs = members_of(u64::from(self.members))
+            .map(|c| {
+                let epoch = self.epoch(c as u8);
+                Output::Send(Peer::Consumer(c as u8), Message::ConnectionClosed { epoch })
+            })
+            .collect();
+        (next, outputs)
     }
 
     /// The newest connection epoch known of consumer `c`.
@@ -73,7 +104,8 @@ impl BrokerState {
             Message::Heartbeat { epoch }
             | Message::Unregister { epoch }
             | Message::GetConsumerList { epoch, .. }
-            | Message::SilenceExpired { epoch } => *epoch,
+            | Message::SilenceExpired { epoch, .. }
+            | Message::ChannelClosed { epoch } => *epoch,
             _ => return None,
         };
         let connection = self.connection(c, epoch);
@@ -89,8 +121,11 @@ impl BrokerState {
         let step = match msg {
             Message::Heartbeat { .. } => current.register(bit),
             Message::Unregister { .. } => current.unregister(bit),
-            Message::SilenceExpired { .. } => current.expire(bit),
-            Message::GetConsumerList { topic, .. } => Some(current.consumer_list(from, *topic)),
+            Message::ChannelClosed { .. } => current.channel_closed(bit),
+            Message::SilenceExpired { alive, .. } => current.expire(from, bit, epoch, *alive),
+            Message::GetConsumerList { topic, .. } => {
+                Some(current.consumer_list(from, *topic, epoch))
+            }
             _ => None,
         };
         // A new connection is news even when the message changes nothing.
@@ -127,19 +162,32 @@ impl BrokerState {
         self.close(bit, Message::NotifyConsumerIdsChanged)
     }
 
+    /// `ConsumerManager.doChannelCloseEvent`: the connection of a consumer
+    /// whose process died closes, and the remaining members are notified at
+    /// once.
+    fn channel_closed(&self, bit: ConsumerSet) -> Step<Self> {
+        self.close(bit, Message::NotifyConsumerIdsChanged)
+    }
+
     /// `ConsumerManager.scanNotActiveChannel` removes a channel silent for
-    /// 120 s and notifies nobody: members find out at their next tick.
-    fn expire(&self, bit: ConsumerSet) -> Step<Self> {
-        self.close(bit, Message::PeriodicTick)
+    /// 120 s and notifies nobody: members find out at their next tick. It
+    /// closes the channel too, which a consumer still alive sees.
+    fn expire(&self, from: Peer, bit: ConsumerSet, epoch: u8, alive: bool) -> Step<Self> {
+        let (next, mut outputs) = self.close(bit, Message::PeriodicTick)?;
+        if alive {
+            outputs.push(Output::Send(from, Message::ConnectionClosed { epoch }));
+        }
+        Some((next, outputs))
     }
 
     /// `ConsumerManageProcessor.getConsumerListByGroup`: every member of the
     /// group, whatever topic it subscribes to
     /// (`ConsumerGroupInfo.getAllClientId`).
-    fn consumer_list(&self, from: Peer, topic: u8) -> (Self, Vec<Output>) {
+    fn consumer_list(&self, from: Peer, topic: u8, epoch: u8) -> (Self, Vec<Output>) {
         let answer = Message::ConsumerList {
             topic,
             members: self.members,
+            epoch,
         };
         (*self, vec![Output::Send(from, answer)])
     }

@@ -29,9 +29,9 @@ pub struct ConsumerState {
     pub route: Route,
     /// Topics whose rebalance is due (bit set): wake-ups merge into it.
     pub due: u8,
-    /// The topic whose `GET_CONSUMER_LIST_BY_GROUP` is in flight: the
-    /// rebalance service is one thread, blocked on it.
-    pub querying: Option<u8>,
+    /// The `GET_CONSUMER_LIST_BY_GROUP` in flight: the rebalance service is
+    /// one thread, blocked on it.
+    pub querying: Option<Query>,
     /// Queues it consumes (`processQueueTable`).
     pub owned: QueueSet,
     /// Per topic, the member list its last allocation used. Not kept by
@@ -42,6 +42,18 @@ pub struct ConsumerState {
     /// Per broker, the epoch of its connection there, four bits a broker:
     /// a new connection after the old one closed is the next epoch.
     pub epochs: u32,
+}
+
+/// A question in flight: which topic, asked of which broker, on which
+/// connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Query {
+    /// Topic index.
+    pub topic: u8,
+    /// Broker index.
+    pub broker: u8,
+    /// The connection's epoch.
+    pub epoch: u8,
 }
 
 /// Faults the environment has armed for a consumer's next message or call.
@@ -59,16 +71,18 @@ pub struct Faults {
 /// group instead of a write per field.
 impl std::hash::Hash for ConsumerState {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        let querying = self.querying.map_or(0, |t| u64::from(t) + 1);
+        let querying = self.querying.map_or(0, |q| {
+            1 | u64::from(q.topic) << 1 | u64::from(q.broker) << 3 | u64::from(q.epoch) << 6
+        });
         h.write_u64(
             self.phase as u64
                 | u64::from(self.route.version) << 8
                 | u64::from(self.due) << 16
-                | querying << 24
-                | u64::from(self.faults.lose_next_notification) << 32
-                | u64::from(self.faults.fail_next_query) << 33
-                | u64::from(self.faults.miss_next_route) << 34
-                | u64::from(self.route.dropped) << 40,
+                | u64::from(self.faults.lose_next_notification) << 24
+                | u64::from(self.faults.fail_next_query) << 25
+                | u64::from(self.faults.miss_next_route) << 26
+                | u64::from(self.route.dropped) << 32
+                | querying << 40,
         );
         h.write_u32(self.epochs);
         h.write_u64(self.owned);
@@ -125,12 +139,19 @@ impl ConsumerState {
             })),
             (Phase::Running, Timer::Shutdown) if spec.may_leave => Some(self.shutdown(cfg, me)),
             (Phase::Running, Timer::Crash) if spec.may_crash => Some(self.crash(cfg, me)),
+            (Phase::Running, Timer::Kill) if spec.may_be_killed => Some(self.kill(cfg, me)),
+            (Phase::Running, Timer::Pause) if spec.may_pause => Some(self.pause(cfg, me)),
             _ => None,
         }
     }
 
-    /// Handles a message: dispatches to the protocol step it starts.
-    pub fn on_message(&self, cfg: &Config, me: usize, msg: &Message) -> Step<Self> {
+    /// Handles a message from `from`: dispatches to the protocol step it
+    /// starts.
+    pub fn on_message(&self, cfg: &Config, me: usize, from: Peer, msg: &Message) -> Step<Self> {
+        let broker = match from {
+            Peer::Broker(b) => Some(b),
+            _ => None,
+        };
         match (self.phase, msg) {
             (Phase::Idle, Message::RouteData { route }) => self.cache_route(*route),
             (Phase::Running, Message::RouteData { route }) if self.faults.miss_next_route => {
@@ -152,10 +173,28 @@ impl ConsumerState {
             (Phase::Running, Message::NotifyConsumerIdsChanged | Message::PeriodicTick) => {
                 self.wake(cfg, me)
             }
-            (Phase::Running, Message::ConsumerList { topic, members })
-                if self.querying == Some(*topic) =>
+            (
+                Phase::Running,
+                Message::ConsumerList {
+                    topic,
+                    members,
+                    epoch,
+                },
+            ) if broker.is_some_and(|b| {
+                self.querying
+                    == Some(Query {
+                        topic: *topic,
+                        broker: b,
+                        epoch: *epoch,
+                    })
+            }) =>
             {
                 Some(self.allocate(cfg, me, usize::from(*topic), *members))
+            }
+            (Phase::Running, Message::ConnectionClosed { epoch })
+                if broker.is_some_and(|b| self.epoch(b) == *epoch) =>
+            {
+                broker.map(|b| self.connection_closed(cfg, me, b))
             }
             _ => None,
         }
@@ -188,7 +227,11 @@ impl ConsumerState {
         let topic = self.due.trailing_zeros() as u8;
         let next = Self {
             due: self.due & !(1 << topic),
-            querying: Some(topic),
+            querying: Some(Query {
+                topic,
+                broker,
+                epoch: self.epoch(broker),
+            }),
             ..*self
         };
         let mut outputs: Vec<Output> = self
@@ -259,8 +302,50 @@ impl ConsumerState {
     /// model marks on each connection after its last heartbeat.
     fn crash(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let mut outputs = self.stop_timers(cfg);
-        outputs.extend(self.broadcast(cfg, me, |epoch| Message::SilenceExpired { epoch }));
+        outputs.extend(self.broadcast(cfg, me, |epoch| Message::SilenceExpired {
+            epoch,
+            alive: false,
+        }));
         (Self::empty(Phase::Crashed), outputs)
+    }
+
+    /// The process dies on a live host: the kernel closes its connections,
+    /// which every broker sees at once (`doChannelCloseEvent`).
+    fn kill(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
+        let mut outputs = self.stop_timers(cfg);
+        outputs.extend(self.broadcast(cfg, me, |epoch| Message::ChannelClosed { epoch }));
+        (Self::empty(Phase::Crashed), outputs)
+    }
+
+    /// A pause (a long GC) or a network blip of over 120 s: each broker's
+    /// scan expires it, silently, and closes its channel. It knows nothing
+    /// yet, and keeps its queues.
+    fn pause(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
+        let expired = self.broadcast(cfg, me, |epoch| Message::SilenceExpired {
+            epoch,
+            alive: true,
+        });
+        (*self, expired)
+    }
+
+    /// It sees a broker close its connection: a question in flight there
+    /// gets no answer (the round ends and counts as balanced), and its next
+    /// request opens a new connection (`Connect`).
+    fn connection_closed(&self, cfg: &Config, me: usize, broker: u8) -> (Self, Vec<Output>) {
+        let mut next = Self {
+            epochs: with_epoch(self.epochs, broker, self.epoch(broker) + 1),
+            ..*self
+        };
+        let mut outputs = Vec::new();
+        if self.querying.is_some_and(|q| q.broker == broker) {
+            next.querying = None;
+            outputs.extend(self.retry_later(cfg, me));
+            outputs.extend(next.schedule(cfg, me));
+        }
+        if next.target_set(cfg, me) & 1 << broker != 0 {
+            outputs.push(Output::Arm(Timer::Connect { broker }));
+        }
+        (next, outputs)
     }
 
     /// `updateTopicRouteInfoFromNameServer` at start: an idle consumer caches
@@ -287,6 +372,7 @@ impl ConsumerState {
                 Peer::Broker(broker),
                 Message::SilenceExpired {
                     epoch: self.epoch(broker),
+                    alive: false,
                 },
             ));
             outputs.push(Output::Disarm(Timer::Rebalance { broker }));
@@ -440,6 +526,8 @@ impl ConsumerState {
             (cfg.periodic_ticks, Timer::Tick),
             (spec.may_leave, Timer::Shutdown),
             (spec.may_crash, Timer::Crash),
+            (spec.may_be_killed, Timer::Kill),
+            (spec.may_pause, Timer::Pause),
         ]
         .into_iter()
         .filter(|(armed, _)| *armed)
@@ -457,6 +545,8 @@ impl ConsumerState {
                 Timer::LoseNotification,
                 Timer::FailQuery,
                 Timer::MissRoute,
+                Timer::Kill,
+                Timer::Pause,
             ])
             .map(Output::Disarm)
             .collect()

@@ -50,6 +50,8 @@ pub enum Message {
         topic: u8,
         /// Members (by consumer index, so equal client ids stay distinct).
         members: ConsumerSet,
+        /// Epoch of the connection the question came on.
+        epoch: u8,
     },
     /// What the consumer's next route poll (`updateTopicRouteInfoFromNameServer`)
     /// returns after a route change. Polls that return an unchanged route
@@ -65,6 +67,23 @@ pub enum Message {
     /// last heartbeat.
     SilenceExpired {
         /// The silent connection's epoch.
+        epoch: u8,
+        /// The consumer is alive (a pause or a network blip, not a dead
+        /// host): it will see the channel the broker closes.
+        alive: bool,
+    },
+    /// Not a RocketMQ message: the TCP connection of a consumer whose process
+    /// died closes (the kernel closes its sockets), which the broker sees at
+    /// once (`channelInactive`, `ConsumerManager.doChannelCloseEvent`).
+    ChannelClosed {
+        /// The closed connection's epoch.
+        epoch: u8,
+    },
+    /// Not a RocketMQ message: the broker closed this connection (its scan
+    /// expired the consumer, or the broker restarted); the client sees the
+    /// channel close and opens a new one at its next request.
+    ConnectionClosed {
+        /// The closed connection's epoch.
         epoch: u8,
     },
     /// Not a RocketMQ message: marks the moment a member's periodic
@@ -126,11 +145,20 @@ pub enum Timer {
     /// Environment: this consumer's next route poll fails (its name server
     /// unreachable), so it keeps its cached route until a later one.
     MissRoute,
+    /// Environment: this consumer's process dies on a live host: its
+    /// connections close and every broker notices at once.
+    Kill,
+    /// Environment: this live consumer pauses (a long GC) or is cut off (a
+    /// network blip) for over 120 s: every broker expires it while it keeps
+    /// its queues.
+    Pause,
+    /// Environment: this broker restarts and loses its member table.
+    Restart,
 }
 
 impl Timer {
     /// How many distinct timers there are: [`Timer::index`] is below it.
-    pub const COUNT: u32 = 10 + 2 * MAX_BROKERS as u32;
+    pub const COUNT: u32 = 13 + 2 * MAX_BROKERS as u32;
 
     /// A dense index that keeps the order of the variants, so that a set of
     /// timers can be one word and iterate in `Ord` order.
@@ -148,6 +176,9 @@ impl Timer {
             Self::Partition => 7 + 2 * MAX_BROKERS as u32,
             Self::Heal => 8 + 2 * MAX_BROKERS as u32,
             Self::MissRoute => 9 + 2 * MAX_BROKERS as u32,
+            Self::Kill => 10 + 2 * MAX_BROKERS as u32,
+            Self::Pause => 11 + 2 * MAX_BROKERS as u32,
+            Self::Restart => 12 + 2 * MAX_BROKERS as u32,
         }
     }
 
@@ -171,6 +202,9 @@ impl Timer {
             i if i == 7 + 2 * BROKERS => Self::Partition,
             i if i == 8 + 2 * BROKERS => Self::Heal,
             i if i == 9 + 2 * BROKERS => Self::MissRoute,
+            i if i == 10 + 2 * BROKERS => Self::Kill,
+            i if i == 11 + 2 * BROKERS => Self::Pause,
+            i if i == 12 + 2 * BROKERS => Self::Restart,
             _ => return None,
         })
     }

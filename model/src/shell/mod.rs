@@ -107,9 +107,9 @@ impl RebalanceModel {
     pub fn initial_state(&self) -> SystemState {
         let cfg = &*self.cfg;
         let (name_server, ns_out) = NameServerState::start(cfg);
-        let brokers = (0..cfg.broker_names.len())
+        let (brokers, broker_out): (Vec<_>, Vec<_>) = (0..cfg.broker_names.len())
             .map(|b| BrokerState::start(cfg, b))
-            .collect();
+            .unzip();
         let (consumers, consumer_out): (Vec<_>, Vec<_>) = (0..cfg.consumers.len())
             .map(|c| ConsumerState::start(cfg, c))
             .unzip();
@@ -121,6 +121,9 @@ impl RebalanceModel {
             timers: vec![TimerSet::default(); self.peers().count()],
         };
         self.carry_out(&mut state, Peer::NameServer, ns_out);
+        for (b, outputs) in broker_out.into_iter().enumerate() {
+            self.carry_out(&mut state, Peer::Broker(b as u8), outputs);
+        }
         for (c, outputs) in consumer_out.into_iter().enumerate() {
             self.carry_out(&mut state, Peer::Consumer(c as u8), outputs);
         }
@@ -189,7 +192,10 @@ impl RebalanceModel {
             }
             Peer::Consumer(c) => {
                 let current = &state.consumers[usize::from(c)];
-                Change::of(current, current.on_message(cfg, usize::from(c), &env.msg))
+                Change::of(
+                    current,
+                    current.on_message(cfg, usize::from(c), env.src, &env.msg),
+                )
             }
             Peer::NameServer => None,
         }
@@ -206,7 +212,10 @@ impl RebalanceModel {
                 let current = &state.consumers[usize::from(c)];
                 Change::of(current, current.on_timer(cfg, usize::from(c), timer))
             }
-            Peer::Broker(_) => None,
+            Peer::Broker(b) => {
+                let current = &state.brokers[usize::from(b)];
+                Change::of(current, current.on_timer(timer))
+            }
         }
     }
 
