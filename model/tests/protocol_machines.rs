@@ -2,6 +2,7 @@
 
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::config::{Config, NetworkKind, Route, Scenario, Sizes};
+use rocketmq_rebalance_model::protocol::consumer::Query;
 use rocketmq_rebalance_model::protocol::{
     BrokerState, ConsumerState, Message, Output, Peer, Phase, Timer,
 };
@@ -52,7 +53,10 @@ fn expiry_notifies_nobody_but_unregistering_does() {
         epochs: 0,
     };
     let (expired, out) = broker
-        .on_message(Peer::Consumer(0), &Message::SilenceExpired { epoch: 0 })
+        .on_message(Peer::Consumer(0), &Message::SilenceExpired {
+            epoch: 0,
+            alive: false,
+        })
         .unwrap();
     assert_eq!(expired.members, 0b110);
     assert!(sends(&out).iter().all(|(_, m)| *m == Message::PeriodicTick));
@@ -89,7 +93,8 @@ fn the_broker_lists_every_member_whatever_the_topic() {
             Peer::Consumer(1),
             Message::ConsumerList {
                 topic: 1,
-                members: 0b101
+                members: 0b101,
+                epoch: 0
             }
         )]
     );
@@ -118,7 +123,14 @@ fn a_rebalance_asks_one_broker_and_applies_its_answer_with_plan_update() {
     let (asking, out) = running
         .on_timer(&cfg, 2, &Timer::Rebalance { broker: 1 })
         .unwrap();
-    assert_eq!(asking.querying, Some(0));
+    assert_eq!(
+        asking.querying,
+        Some(Query {
+            topic: 0,
+            broker: 1,
+            epoch: 0
+        })
+    );
     assert!(out.contains(&Output::Disarm(Timer::Rebalance { broker: 0 })));
     assert_eq!(
         sends(&out),
@@ -129,13 +141,14 @@ fn a_rebalance_asks_one_broker_and_applies_its_answer_with_plan_update() {
     );
     // A wake-up while the query is in flight keeps the topic due.
     let (woken, _) = asking
-        .on_message(&cfg, 2, &Message::NotifyConsumerIdsChanged)
+        .on_message(&cfg, 2, Peer::Broker(0), &Message::NotifyConsumerIdsChanged)
         .unwrap();
     let answer = Message::ConsumerList {
         topic: 0,
         members: 0b111,
+        epoch: 0,
     };
-    let (done, out) = woken.on_message(&cfg, 2, &answer).unwrap();
+    let (done, out) = woken.on_message(&cfg, 2, Peer::Broker(1), &answer).unwrap();
     assert_eq!(done.querying, None);
     assert_eq!(done.views[0], Some(0b111));
     assert_eq!(
@@ -151,7 +164,9 @@ fn a_rebalance_asks_one_broker_and_applies_its_answer_with_plan_update() {
         querying: None,
         ..done
     };
-    assert!(idle_again.on_message(&cfg, 2, &answer).is_none());
+    assert!(idle_again
+        .on_message(&cfg, 2, Peer::Broker(1), &answer)
+        .is_none());
 }
 
 #[test]
@@ -160,6 +175,6 @@ fn wake_ups_merge() {
     let (idle, _) = ConsumerState::start(&cfg, 2);
     let (running, _) = idle.on_timer(&cfg, 2, &Timer::Join).unwrap();
     assert!(running
-        .on_message(&cfg, 2, &Message::NotifyConsumerIdsChanged)
+        .on_message(&cfg, 2, Peer::Broker(0), &Message::NotifyConsumerIdsChanged)
         .is_none());
 }

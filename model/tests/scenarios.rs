@@ -290,6 +290,14 @@ fn every_scenarios_state_space_is_pinned() {
         (Scenario::RouteChange, 344, 1_031),
         (Scenario::PartialPartition, 771, 2_181),
         (Scenario::GracefulShutdown, 1_146, 3_156),
+        (Scenario::BrokerScaleOut, 16_778, 53_714),
+        (Scenario::BrokerScaleIn, 68_542, 270_386),
+        (Scenario::QueueScaleIn, 344, 1_031),
+        (Scenario::NameserverPartition, 31_653, 123_158),
+        (Scenario::StaleRoute, 1_031, 3_434),
+        (Scenario::BrokerRestart, 1_542, 4_284),
+        (Scenario::RollingUpgrade, 1_130_777, 5_629_193),
+        (Scenario::ZombieConsumer, 47_063, 188_056),
     ];
     assert_eq!(expected.len(), Scenario::ALL.len());
     for (scenario, unique, generated) in expected {
