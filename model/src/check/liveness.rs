@@ -19,7 +19,7 @@ use crate::search::{
     encode_path, find_fair_bad_cycle, fingerprint, path_of, Classify, Graph, Lasso, Limits,
 };
 use crate::shell::{Action, RebalanceModel, SystemState};
-use crate::trace::describe_path;
+use crate::trace::{cycle_marker, describe_path};
 
 /// Fairness classes and convergence for [`RebalanceModel`].
 #[derive(Debug, Clone, Copy, Default)]
@@ -112,15 +112,7 @@ fn describe_lasso(model: &RebalanceModel, lasso: &Lasso) -> Vec<String> {
     };
     let mut lines = describe_path(model, &path);
     let prefix_steps = lasso.prefix.len().saturating_sub(1);
-    let marker = if lasso.cycle.is_empty() {
-        format!("-- from step {prefix_steps} on, nothing fair changes the state: it stays like this for ever --")
-    } else {
-        format!(
-            "-- steps {} to {} repeat for ever (a fair cycle that never stays converged) --",
-            prefix_steps + 1,
-            prefix_steps + lasso.cycle.len()
-        )
-    };
+    let marker = cycle_marker(prefix_steps, lasso.cycle.len());
     let at = lines
         .iter()
         .position(|l| l.starts_with(&format!("{}. ", prefix_steps + 1)) || l == "final state:")
