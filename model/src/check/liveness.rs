@@ -80,13 +80,7 @@ pub fn check_liveness(model: &RebalanceModel, limits: Limits) -> (PropertyReport
         (None, None) => Status::Holds,
         (None, Some(_)) => Status::Unknown,
     };
-    let (trace, explorer_path) = match &lasso {
-        Some(lasso) => (
-            Some(describe_lasso(model, lasso)),
-            Some(format!("#/steps/{}", encode_path(&lasso.explorer_path()))),
-        ),
-        None => (None, None),
-    };
+    let path = lasso.as_ref().map(Lasso::explorer_path);
     let stats = LivenessStats {
         states: graph.len(),
         edges: graph.edge_count(),
@@ -98,8 +92,14 @@ pub fn check_liveness(model: &RebalanceModel, limits: Limits) -> (PropertyReport
         name: CONVERGES.to_string(),
         expectation: Expectation::Eventually,
         status,
-        trace,
-        explorer_path,
+        trace: lasso.as_ref().map(|lasso| describe_lasso(model, lasso)),
+        explorer_path: path
+            .as_ref()
+            .map(|indices| format!("#/steps/{}", encode_path(indices))),
+        path,
+        cycle_start: lasso
+            .as_ref()
+            .map(|lasso| lasso.prefix.len().saturating_sub(1)),
     };
     (report, stats)
 }
