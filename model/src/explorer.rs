@@ -53,9 +53,10 @@ pub fn state_svg(view: &StateView) -> Svg {
     let longest = labels.iter().map(String::len).max().unwrap_or(0);
     let left = text_width(longest).max(182) + 8;
     let mut width = left + ownership.queues.len() as u32 * cell;
-    // A light card under the picture: Stateright's page is dark.
+    // A light card under the picture, as wide as whatever holds it:
+    // Stateright's page is dark.
     let mut svg =
-        String::from(r##"<rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="#fafafa"/>"##);
+        String::from(r##"<rect x="0" y="0" width="100%" height="{HEIGHT}" fill="#fafafa"/>"##);
     let _ = write!(
         svg,
         r#"<text x="6" y="16" font-weight="bold">{}</text>"#,
@@ -153,11 +154,8 @@ pub fn state_svg(view: &StateView) -> Svg {
         }
     }
     let height = y + 20;
-    let body =
-        svg.replacen("{WIDTH}", &width.to_string(), 1)
-            .replacen("{HEIGHT}", &height.to_string(), 1);
     Svg {
-        body,
+        body: svg.replacen("{HEIGHT}", &height.to_string(), 1),
         width,
         height,
     }
@@ -194,7 +192,7 @@ pub fn sequence_svg(sequence: &Sequence, cycle_start: Option<usize>) -> Svg {
     let mut svg = String::new();
     let _ = write!(
         svg,
-        r##"<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/><text x="6" y="16" font-weight="bold">sequence</text>"##
+        r##"<rect x="0" y="0" width="100%" height="{height}" fill="#ffffff"/><text x="6" y="16" font-weight="bold">sequence</text>"##
     );
     if let Some(start) = cycle_start.filter(|&s| s < steps) {
         let (from, to) = (y(start + 1) - row / 2 - 4, y(steps) + row / 2 - 4);
