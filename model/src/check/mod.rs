@@ -253,7 +253,14 @@ fn drive(
                 name: p.name.to_string(),
                 expectation,
                 status: Status::of(expectation, found.is_some(), complete),
-                trace: chosen.as_ref().map(|(path, _)| describe_path(model, path)),
+                // A simulation's path can be one the model does not replay
+                // (see docs/spec.md): then it keeps its trace, without a
+                // path.
+                trace: chosen
+                    .as_ref()
+                    .map(|(path, _)| path)
+                    .or(found)
+                    .map(|path| describe_path(model, path)),
                 explorer_path: chosen
                     .as_ref()
                     .map(|(_, indices)| format!("#/steps/{}", encode_path(indices))),
