@@ -544,3 +544,64 @@ const SCRIPT: &str = r##"
   root.setAttribute("data-script", "ok");
 })();
 "##;
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use rocketmq_rebalance_model::check::{Expectation, Status, Stopped};
+    use rocketmq_rebalance_model::{build_model, Config, NetworkKind, Scenario};
+
+    use super::*;
+
+    /// A report with one violated property whose trace has no path to
+    /// replay, and words that would be markup if not escaped.
+    fn report_without_path(model: &RebalanceModel) -> Report {
+        let cfg = &model.cfg;
+        Report {
+            scenario: cfg.scenario,
+            strategy: cfg.strategy.name().to_string(),
+            network: cfg.network,
+            sizes: cfg.sizes,
+            stopped: Stopped::Simulation,
+            states: 1,
+            unique_states: 1,
+            max_depth: 1,
+            seconds: 0.0,
+            unique_states_per_second: 0.0,
+            properties: vec![PropertyReport {
+                name: "a <b> & \"c\"".into(),
+                expectation: Expectation::Always,
+                status: Status::Violated,
+                trace: Some(vec!["1. <script>alert(1)</script>".into()]),
+                explorer_path: None,
+                path: None,
+                cycle_start: None,
+            }],
+            liveness: None,
+        }
+    }
+
+    #[test]
+    fn a_trace_without_a_path_is_shown_as_text_and_every_word_is_escaped() {
+        let avg = Arc::from(rocketmq_rebalance::strategy_from_name("AVG").unwrap());
+        let scenario = Scenario::Healthy;
+        let cfg = Config::new(
+            scenario,
+            scenario.default_sizes(),
+            NetworkKind::Ordered,
+            avg,
+        )
+        .unwrap();
+        let model = build_model(cfg);
+        let page = html_report(&report_without_path(&model), &model, "http://x");
+        assert!(page.contains(r#"<section class="trace" id="a-b-c" data-last="0">"#));
+        assert!(page.contains("counterexample to &quot;a &lt;b&gt; &amp; &quot;c&quot;&quot;"));
+        assert!(page.contains(
+            "<details class=\"text-trace\" open><summary>the trace as text</summary><pre>1. &lt;script&gt;alert(1)&lt;/script&gt;\n</pre>"
+        ));
+        assert!(!page.contains("<script>alert"));
+        assert!(!page.contains(r#"class="walk""#));
+        assert!(page.contains(r#"<span class="outcome failed">failed</span>"#));
+    }
+}
