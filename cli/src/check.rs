@@ -1,13 +1,17 @@
 //! `rebalance check`: model-checks the rebalance protocol for a scenario.
 
 use clap::Args;
-use rocketmq_rebalance_model::{check, CheckOptions, Progress, Search};
+use rocketmq_rebalance_model::check::{check_model, checked_model};
+use rocketmq_rebalance_model::{CheckOptions, Progress, Search};
+use std::fs::File;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::input::bad_input;
 use crate::model_args::ModelArgs;
+use crate::render::html::html_report;
 use crate::render::report_text::{summary, write_report};
 
 /// Flags of `rebalance check`.
@@ -49,6 +53,14 @@ pub struct CheckArgs {
     /// counterexample is printed with the URL that opens its path there.
     #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:3000")]
     explorer_url: String,
+    /// Also write the report as one self-contained HTML page to FILE (no
+    /// network access needed: open it from disk, a CI artifact or a static
+    /// host): the verdicts, and every counterexample and example step by
+    /// step with each state's ownership picture and views, the sequence
+    /// diagram and a lasso's cycle marked. An unwritable FILE is refused
+    /// before the check runs; writing it never changes the exit status.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 /// Runs `rebalance check`: exit 0 when complete and every property holds,
@@ -65,6 +77,14 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Err(message) => return bad_input(message),
     };
     let summary = summary(&config);
+    // Created now, so that a bad path is refused before a long check.
+    let html = match &args.html {
+        Some(path) => match File::create(path) {
+            Ok(file) => Some((path, file)),
+            Err(e) => return bad_input(format!("cannot write --html {}: {e}", path.display())),
+        },
+        None => None,
+    };
     let options = CheckOptions {
         search: match (args.bfs, args.simulate) {
             (true, _) => Search::Bfs,
@@ -84,7 +104,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
         liveness: args.liveness,
     };
     eprintln!("checking {summary}");
-    let report = check(config, &options, print_progress);
+    let model = checked_model(config, &options);
+    let report = check_model(model.clone(), &options, print_progress);
     let mut stdout = std::io::stdout().lock();
     let written = if args.json {
         serde_json::to_string(&report)
@@ -95,6 +116,22 @@ pub fn run(args: CheckArgs) -> ExitCode {
     };
     if let Err(e) = written {
         eprintln!("error: cannot write the report: {e}");
+    }
+    if let Some((path, mut file)) = html {
+        let started = Instant::now();
+        let page = html_report(&report, &model, &args.explorer_url);
+        match file.write_all(page.as_bytes()) {
+            Ok(()) => eprintln!(
+                "html report: {} ({} bytes, {:.1} ms)",
+                path.display(),
+                page.len(),
+                started.elapsed().as_secs_f64() * 1000.0
+            ),
+            Err(e) => eprintln!(
+                "error: cannot write the HTML report {}: {e}",
+                path.display()
+            ),
+        }
     }
     ExitCode::from(report.exit_code())
 }

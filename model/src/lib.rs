@@ -33,7 +33,8 @@
 //! checked on every reachable state; [`check()`] runs them, and liveness
 //! under fairness when asked, into a [`Report`]. [`search`] holds the
 //! model-agnostic searches (shortest counterexamples, fair cycles);
-//! [`trace`] and [`explorer`] render states and paths in RocketMQ's words.
+//! [`trace`] describes states and paths in RocketMQ's words, [`view`] as
+//! data that [`explorer`] and the HTML report draw.
 //! `docs/spec.md` is the full specification.
 //!
 //! | property | promise |
@@ -63,6 +64,7 @@ pub mod protocol;
 pub mod search;
 pub mod shell;
 pub mod trace;
+pub mod view;
 
 pub use check::{check, CheckOptions, Progress, Report, Search, Status};
 pub use config::{Config, ConfigError, NetworkKind, Scenario, Sizes};

@@ -5,30 +5,22 @@ use stateright::Path;
 use crate::config::{members_of, Config, Route, RouteStep};
 use crate::properties::Group;
 use crate::protocol::name_server::partitioned;
-use crate::protocol::{ConsumerState, Message, Peer, Phase, Timer};
+use crate::protocol::{BrokerState, ConsumerState, Message, NameServerState, Peer, Phase, Timer};
 use crate::shell::{Action, RebalanceModel, SystemState};
 
 /// Describes a path as numbered lines: one per step, an indented line for
 /// each consumer whose owned queues or member view changed, and a summary
 /// of the final state.
 pub fn describe_path(model: &RebalanceModel, path: &Path<SystemState, Action>) -> Vec<String> {
-    let cfg = &*model.cfg;
     let steps = path.clone().into_vec();
     let mut lines = Vec::new();
     for (number, pair) in steps.windows(2).enumerate() {
         let (before, action) = &pair[0];
         let (after, _) = &pair[1];
         let Some(action) = action else { continue };
-        lines.push(format!(
-            "{}. {}",
-            number + 1,
-            describe_action(model, Some(before), action)
-        ));
-        for (i, (old, new)) in before.consumers.iter().zip(&after.consumers).enumerate() {
-            if old.owned != new.owned || old.views != new.views {
-                lines.push(format!("   {}", describe_consumer(cfg, i, new)));
-            }
-        }
+        let (what, changes) = describe_step(model, before, action, after);
+        lines.push(format!("{}. {what}", number + 1));
+        lines.extend(changes.into_iter().map(|l| format!("   {l}")));
     }
     if let Some((last, _)) = steps.last() {
         lines.push("final state:".into());
@@ -41,11 +33,64 @@ pub fn describe_path(model: &RebalanceModel, path: &Path<SystemState, Action>) -
     lines
 }
 
+/// One step in the trace's words: the action taken in `before`, and a line
+/// for each consumer whose owned queues or member view it changed (as they
+/// are in `after`).
+pub fn describe_step(
+    model: &RebalanceModel,
+    before: &SystemState,
+    action: &Action,
+    after: &SystemState,
+) -> (String, Vec<String>) {
+    let cfg = &*model.cfg;
+    let changes = before
+        .consumers
+        .iter()
+        .zip(&after.consumers)
+        .enumerate()
+        .filter(|(_, (old, new))| old.owned != new.owned || old.views != new.views)
+        .map(|(i, (_, new))| describe_consumer(cfg, i, new))
+        .collect();
+    (describe_action(model, Some(before), action), changes)
+}
+
+/// The line that marks a lasso's cycle: the `len` steps after step `start`
+/// repeat for ever, or, with none, the state after step `start` stays.
+pub fn cycle_marker(start: usize, len: usize) -> String {
+    if len == 0 {
+        format!("-- from step {start} on, nothing fair changes the state: it stays like this for ever --")
+    } else {
+        format!(
+            "-- steps {} to {} repeat for ever (a fair cycle that never stays converged) --",
+            start + 1,
+            start + len
+        )
+    }
+}
+
 /// One line per broker and consumer of a state.
 pub fn describe_state(model: &RebalanceModel, state: &SystemState) -> Vec<String> {
     let cfg = &*model.cfg;
     let group = Group::of(model, state);
-    let name_servers = group.name_server();
+    let mut lines = describe_name_servers(cfg, group.name_server());
+    lines.extend(
+        group
+            .brokers()
+            .enumerate()
+            .map(|(b, broker)| describe_broker(cfg, b, broker)),
+    );
+    lines.extend(
+        group
+            .consumers()
+            .enumerate()
+            .map(|(i, consumer)| describe_consumer(cfg, i, consumer)),
+    );
+    lines
+}
+
+/// The name servers: the route version they serve, and each one's dropped
+/// brokers.
+pub fn describe_name_servers(cfg: &Config, name_servers: &NameServerState) -> Vec<String> {
     let mut lines = vec![format!("namesrv: route version {}", name_servers.version)];
     for (n, name) in cfg.name_server_names.iter().enumerate() {
         if name_servers.dropped[n] != 0 {
@@ -55,17 +100,16 @@ pub fn describe_state(model: &RebalanceModel, state: &SystemState) -> Vec<String
             ));
         }
     }
-    for (b, broker) in group.brokers().enumerate() {
-        lines.push(format!(
-            "{}: members {}",
-            cfg.broker_names[b],
-            cfg.member_labels(broker.members)
-        ));
-    }
-    for (i, consumer) in group.consumers().enumerate() {
-        lines.push(describe_consumer(cfg, i, consumer));
-    }
     lines
+}
+
+/// A broker: its member table, by client id.
+pub fn describe_broker(cfg: &Config, b: usize, broker: &BrokerState) -> String {
+    format!(
+        "{}: members {}",
+        cfg.broker_names[b],
+        cfg.member_labels(broker.members)
+    )
 }
 
 /// A consumer's name, with its client id when that differs.
@@ -88,7 +132,9 @@ pub fn phase_word(phase: Phase) -> &'static str {
     }
 }
 
-fn describe_consumer(cfg: &Config, i: usize, c: &ConsumerState) -> String {
+/// A consumer: its phase and, once it has rebalanced, the member lists it
+/// used and the queues it owns.
+pub fn describe_consumer(cfg: &Config, i: usize, c: &ConsumerState) -> String {
     let name = consumer_name(cfg, i);
     let views: Vec<String> = c
         .views

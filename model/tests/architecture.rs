@@ -15,6 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["shell"],
     &["properties"],
     &["trace"],
+    &["view"],
     &["explorer"],
     &["model"],
     &["check"],

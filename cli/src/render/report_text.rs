@@ -57,6 +57,65 @@ pub fn status_word(status: Status) -> &'static str {
     }
 }
 
+/// How the run ended, its counts and, with liveness, the graph's figures:
+/// the lines between the configuration and the verdicts.
+pub fn run_lines(report: &Report) -> Vec<String> {
+    let mut lines = vec![
+        if report.complete() {
+            "complete: every reachable state visited".to_string()
+        } else {
+            format!("INCOMPLETE: stopped by {}", report.stopped)
+        },
+        format!(
+            "{} states, {} unique, max depth {}, {:.2} s, {:.0} unique states/s",
+            report.states,
+            report.unique_states,
+            report.max_depth,
+            report.seconds,
+            report.unique_states_per_second
+        ),
+    ];
+    if let Some(l) = &report.liveness {
+        lines.push(format!(
+            "liveness graph: {} states, {} transitions, {} bytes/state, {:.2} s",
+            l.states, l.edges, l.bytes_per_state, l.seconds
+        ));
+    }
+    lines
+}
+
+/// What a property's trace shows: a `counterexample` of a violated
+/// property, an `example` of a found one.
+pub fn trace_kind(status: Status) -> Option<&'static str> {
+    match status {
+        Status::Violated => Some("counterexample"),
+        Status::Found => Some("example"),
+        _ => None,
+    }
+}
+
+/// The heading of a trace: `counterexample to "no queue stays double-owned":`.
+pub fn trace_heading(kind: &str, p: &PropertyReport) -> String {
+    format!("{kind} to \"{}\":", p.name)
+}
+
+/// The URL that opens `path` (`#/steps/...`) in the explorer at
+/// `explorer_url`.
+pub fn explorer_link(explorer_url: &str, path: &str) -> String {
+    format!("{}/{path}", explorer_url.trim_end_matches('/'))
+}
+
+/// How to start the explorer that opens the report's paths: a liveness run
+/// checks the model with the periodic tick, which `explore` adds with
+/// `--liveness`.
+pub fn explorer_note(report: &Report) -> &'static str {
+    if report.liveness.is_some() {
+        "(rebalance explore with the same model flags and --liveness)"
+    } else {
+        "(rebalance explore with the same model flags)"
+    }
+}
+
 /// Writes the whole text report.
 pub fn write_report(
     out: &mut impl Write,
@@ -65,26 +124,8 @@ pub fn write_report(
     explorer_url: &str,
 ) -> std::io::Result<()> {
     writeln!(out, "{summary}")?;
-    if report.complete() {
-        writeln!(out, "complete: every reachable state visited")?;
-    } else {
-        writeln!(out, "INCOMPLETE: stopped by {}", report.stopped)?;
-    }
-    writeln!(
-        out,
-        "{} states, {} unique, max depth {}, {:.2} s, {:.0} unique states/s",
-        report.states,
-        report.unique_states,
-        report.max_depth,
-        report.seconds,
-        report.unique_states_per_second
-    )?;
-    if let Some(l) = &report.liveness {
-        writeln!(
-            out,
-            "liveness graph: {} states, {} transitions, {} bytes/state, {:.2} s",
-            l.states, l.edges, l.bytes_per_state, l.seconds
-        )?;
+    for line in run_lines(report) {
+        writeln!(out, "{line}")?;
     }
     for p in &report.properties {
         writeln!(
@@ -100,28 +141,19 @@ pub fn write_report(
         .iter()
         .filter(|p| p.status == Status::Violated)
     {
-        write_trace(out, "counterexample", p, explorer_url)?;
-    }
-    Ok(())
-}
-
-fn write_trace(
-    out: &mut impl Write,
-    kind: &str,
-    p: &PropertyReport,
-    explorer_url: &str,
-) -> std::io::Result<()> {
-    writeln!(out)?;
-    writeln!(out, "{kind} to \"{}\":", p.name)?;
-    if let Some(path) = &p.explorer_path {
-        writeln!(
-            out,
-            "  explorer: {}/{path}  (rebalance explore with the same model flags)",
-            explorer_url.trim_end_matches('/')
-        )?;
-    }
-    for line in p.trace.iter().flatten() {
-        writeln!(out, "  {line}")?;
+        writeln!(out)?;
+        writeln!(out, "{}", trace_heading("counterexample", p))?;
+        if let Some(path) = &p.explorer_path {
+            writeln!(
+                out,
+                "  explorer: {}  {}",
+                explorer_link(explorer_url, path),
+                explorer_note(report)
+            )?;
+        }
+        for line in p.trace.iter().flatten() {
+            writeln!(out, "  {line}")?;
+        }
     }
     Ok(())
 }

@@ -19,7 +19,7 @@ use crate::search::{
     encode_path, find_fair_bad_cycle, fingerprint, path_of, Classify, Graph, Lasso, Limits,
 };
 use crate::shell::{Action, RebalanceModel, SystemState};
-use crate::trace::describe_path;
+use crate::trace::{cycle_marker, describe_path};
 
 /// Fairness classes and convergence for [`RebalanceModel`].
 #[derive(Debug, Clone, Copy, Default)]
@@ -83,13 +83,7 @@ pub fn check_liveness(model: &RebalanceModel, limits: Limits) -> (PropertyReport
         (None, None) => Status::Holds,
         (None, Some(_)) => Status::Unknown,
     };
-    let (trace, explorer_path) = match &lasso {
-        Some(lasso) => (
-            Some(describe_lasso(model, lasso)),
-            Some(format!("#/steps/{}", encode_path(&lasso.explorer_path()))),
-        ),
-        None => (None, None),
-    };
+    let path = lasso.as_ref().map(Lasso::explorer_path);
     let stats = LivenessStats {
         states: graph.len(),
         edges: graph.edge_count(),
@@ -101,8 +95,14 @@ pub fn check_liveness(model: &RebalanceModel, limits: Limits) -> (PropertyReport
         name: CONVERGES.to_string(),
         expectation: Expectation::Eventually,
         status,
-        trace,
-        explorer_path,
+        trace: lasso.as_ref().map(|lasso| describe_lasso(model, lasso)),
+        explorer_path: path
+            .as_ref()
+            .map(|indices| format!("#/steps/{}", encode_path(indices))),
+        path,
+        cycle_start: lasso
+            .as_ref()
+            .map(|lasso| lasso.prefix.len().saturating_sub(1)),
     };
     (report, stats)
 }
@@ -115,15 +115,7 @@ fn describe_lasso(model: &RebalanceModel, lasso: &Lasso) -> Vec<String> {
     };
     let mut lines = describe_path(model, &path);
     let prefix_steps = lasso.prefix.len().saturating_sub(1);
-    let marker = if lasso.cycle.is_empty() {
-        format!("-- from step {prefix_steps} on, nothing fair changes the state: it stays like this for ever --")
-    } else {
-        format!(
-            "-- steps {} to {} repeat for ever (a fair cycle that never stays converged) --",
-            prefix_steps + 1,
-            prefix_steps + lasso.cycle.len()
-        )
-    };
+    let marker = cycle_marker(prefix_steps, lasso.cycle.len());
     let at = lines
         .iter()
         .position(|l| l.starts_with(&format!("{}. ", prefix_steps + 1)) || l == "final state:")

@@ -14,7 +14,7 @@ use stateright::{Checker, Model, UniformChooser};
 use crate::config::Config;
 use crate::model::build_model;
 use crate::properties::PROPERTIES;
-use crate::search::{encode_path, path_of, shortest_path_to_bad, Limits, Predicate};
+use crate::search::{encode_path, indices_of, path_of, shortest_path_to_bad, Limits, Predicate};
 use crate::shell::RebalanceModel;
 use crate::trace::describe_path;
 
@@ -85,7 +85,23 @@ impl Progress {
 /// safety properties, then liveness when `options.liveness` asks for it.
 /// A simulation without `timeout` or `max_states` never ends.
 pub fn check(cfg: Config, options: &CheckOptions, progress: impl FnMut(&Progress)) -> Report {
-    let model = build_model(cfg.with_periodic_ticks(options.liveness));
+    check_model(checked_model(cfg, options), options, progress)
+}
+
+/// The model that [`check`] explores for `cfg`: with the periodic rebalance
+/// tick when `options.liveness` asks for it. The paths of its report
+/// ([`PropertyReport::path`]) are paths of this model.
+pub fn checked_model(cfg: Config, options: &CheckOptions) -> RebalanceModel {
+    build_model(cfg.with_periodic_ticks(options.liveness))
+}
+
+/// [`check`] on a model built by [`checked_model`] with the same options,
+/// for a caller that keeps the model to replay the report's paths.
+pub fn check_model(
+    model: RebalanceModel,
+    options: &CheckOptions,
+    progress: impl FnMut(&Progress),
+) -> Report {
     let start = Instant::now();
     let mut report = check_safety(model.clone(), options, start, progress);
     if options.liveness {
@@ -230,19 +246,26 @@ fn drive(
                         .and_then(|indices| Some((path_of(model, &indices)?, indices)))
                 });
             let found = discoveries.get(p.name);
+            let chosen = shortest
+                .or_else(|| found.and_then(|path| Some((path.clone(), indices_of(model, path)?))));
             let expectation = Expectation::from(p.expectation.clone());
             PropertyReport {
                 name: p.name.to_string(),
                 expectation,
                 status: Status::of(expectation, found.is_some(), complete),
-                trace: match &shortest {
-                    Some((path, _)) => Some(describe_path(model, path)),
-                    None => found.map(|path| describe_path(model, path)),
-                },
-                explorer_path: match &shortest {
-                    Some((_, indices)) => Some(format!("#/steps/{}", encode_path(indices))),
-                    None => found.map(|path| format!("#/steps/{}", path.encode(model))),
-                },
+                // A simulation's path can be one the model does not replay
+                // (see docs/spec.md): then it keeps its trace, without a
+                // path.
+                trace: chosen
+                    .as_ref()
+                    .map(|(path, _)| path)
+                    .or(found)
+                    .map(|path| describe_path(model, path)),
+                explorer_path: chosen
+                    .as_ref()
+                    .map(|(_, indices)| format!("#/steps/{}", encode_path(indices))),
+                path: chosen.map(|(_, indices)| indices),
+                cycle_start: None,
             }
         })
         .collect();

@@ -145,6 +145,17 @@ pub struct PropertyReport {
     /// The path to open in Stateright's explorer (`#/steps/...`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explorer_path: Option<String>,
+    /// The same path as Explorer action indices: the initial state's index,
+    /// then one per step. Replayed on the checked model
+    /// ([`crate::check::checked_model`]) they rebuild every state of the
+    /// trace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<u32>>,
+    /// For a lasso (a counterexample of an `eventually` property): the
+    /// steps taken before its cycle. The steps after it repeat for ever;
+    /// when it is the last step, the last state stays for ever.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycle_start: Option<usize>,
 }
 
 /// Figures of one liveness check.

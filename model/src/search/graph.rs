@@ -410,6 +410,27 @@ where
     out
 }
 
+/// The Explorer action indices of a Stateright path (what `Path::encode`
+/// prints), or `None` when a step is not one of the model's actions.
+pub fn indices_of<M>(model: &M, path: &stateright::Path<M::State, M::Action>) -> Option<Vec<u32>>
+where
+    M: Model,
+    M::State: Clone + PartialEq,
+    M::Action: Clone + PartialEq,
+{
+    let steps = path.clone().into_vec();
+    let (init, _) = steps.first()?;
+    let mut indices = vec![model.init_states().iter().position(|s| s == init)? as u32];
+    let mut actions = Vec::new();
+    for (state, action) in &steps {
+        let Some(action) = action else { continue };
+        actions.clear();
+        model.actions(state, &mut actions);
+        indices.push(actions.iter().position(|a| a == action)? as u32);
+    }
+    Some(indices)
+}
+
 /// Explorer's path text for action indices: `0/3/1`.
 pub fn encode_path(indices: &[u32]) -> String {
     indices
@@ -464,6 +485,8 @@ mod tests {
             .collect();
         assert_eq!(states, [0, 3, 6]);
         assert_eq!(encode_path(&[0, 1, 1]), "0/1/1");
+        let path = path_of(&Counter, &[0, 1, 1]).expect("a path of the model");
+        assert_eq!(indices_of(&Counter, &path), Some(vec![0, 1, 1]));
     }
 
     /// [`Counter`] cut at 5: the graph is partial, and says so.
