@@ -274,10 +274,11 @@ fn consumer_details(cfg: &Config, i: usize, c: &ConsumerState) -> String {
         details.push(format!("cannot reach {}", unreachable.join(",")));
     }
     if c.phase == Phase::Running {
-        if let Some(topic) = c.querying {
+        if let Some(query) = c.querying {
             details.push(format!(
-                "waiting for the member list of {}",
-                cfg.topic_names[usize::from(topic)]
+                "waiting for the member list of {} from {}",
+                cfg.topic_names[usize::from(query.topic)],
+                cfg.broker_names[usize::from(query.broker)]
             ));
         }
         if c.due != 0 {
@@ -292,6 +293,9 @@ fn consumer_details(cfg: &Config, i: usize, c: &ConsumerState) -> String {
     }
     if c.faults.fail_next_query {
         details.push("its next GET_CONSUMER_LIST_BY_GROUP fails".into());
+    }
+    if c.faults.miss_next_route {
+        details.push("its next route poll fails".into());
     }
     if c.faults.miss_next_route {
         details.push("its next route poll fails".into());

@@ -53,10 +53,13 @@ fn expiry_notifies_nobody_but_unregistering_does() {
         epochs: 0,
     };
     let (expired, out) = broker
-        .on_message(Peer::Consumer(0), &Message::SilenceExpired {
-            epoch: 0,
-            alive: false,
-        })
+        .on_message(
+            Peer::Consumer(0),
+            &Message::SilenceExpired {
+                epoch: 0,
+                alive: false,
+            },
+        )
         .unwrap();
     assert_eq!(expired.members, 0b110);
     assert!(sends(&out).iter().all(|(_, m)| *m == Message::PeriodicTick));
