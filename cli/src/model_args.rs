@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use rocketmq_rebalance::StrategySpec;
-use rocketmq_rebalance_model::config::Size;
+use rocketmq_rebalance_model::config::{Assignment, ProtocolOptions, Size};
 use rocketmq_rebalance_model::{Config, ConfigError, NetworkKind, Scenario};
 
 /// Scenario, sizes, strategy, network and fault budgets.
@@ -15,7 +15,7 @@ pub struct ModelArgs {
     /// duplicate-client-id, crash, route-change, partial-partition,
     /// graceful-shutdown, broker-scale-out, broker-scale-in, queue-scale-in,
     /// nameserver-partition, stale-route, broker-restart, rolling-upgrade,
-    /// zombie-consumer.
+    /// zombie-consumer, subscription-flap.
     #[arg(long, default_value = "healthy")]
     pub scenario: Scenario,
     /// Consumers in the group (scenario default: 3).
@@ -93,6 +93,29 @@ pub struct ModelArgs {
     /// name server unreachable for a poll (stale-route: 1).
     #[arg(long)]
     pub stale_routes: Option<usize>,
+    /// Consumers (the first ones) that may each change their subscription
+    /// once at runtime, on the last topic (default 0).
+    #[arg(long)]
+    pub subscription_changes: Option<usize>,
+    /// Model each broker's per-group subscription table, replaced by every
+    /// heartbeat; pulls of a topic it lacks fail; consumers heartbeat
+    /// periodically (on in subscription-flap).
+    #[arg(long)]
+    pub subscription_table: bool,
+    /// Every consumer also subscribes to the group's retry topic
+    /// %RETRY%<group> (one queue a broker; on a cold start its route appears
+    /// after the first heartbeats).
+    #[arg(long)]
+    pub retry_topic: bool,
+    /// Brokers do not send NOTIFY_CONSUMER_IDS_CHANGED
+    /// (notifyConsumerIdsChangedEnable=false): the group relies on the
+    /// periodic tick alone.
+    #[arg(long)]
+    pub no_notify: bool,
+    /// Who computes a consumer's share: client (each consumer, the default)
+    /// or server (the broker it asks, QUERY_ASSIGNMENT).
+    #[arg(long, default_value = "client")]
+    pub assignment: Assignment,
     /// Consumers (the first ones) that may each lose one
     /// NOTIFY_CONSUMER_IDS_CHANGED (default 0).
     #[arg(long)]
@@ -132,13 +155,23 @@ impl ModelArgs {
             self.name_server_partitions,
         );
         set(&mut sizes.stale_routes, self.stale_routes);
+        set(&mut sizes.subscription_changes, self.subscription_changes);
         set(&mut sizes.lost_notifications, self.lost_notifications);
         set(&mut sizes.failed_queries, self.failed_queries);
         if self.joins.is_some() {
             sizes.joins = self.joins;
         }
+        let defaults = self.scenario.default_protocol();
+        let protocol = ProtocolOptions {
+            subscription_table: defaults.subscription_table || self.subscription_table,
+            retry_topic: defaults.retry_topic || self.retry_topic,
+            notify: defaults.notify && !self.no_notify,
+            assignment: self.assignment,
+        };
         let strategy = Arc::from(self.strategy.build());
-        Config::new(self.scenario, sizes, self.network, strategy).map_err(|e| describe(&e))
+        Config::new(self.scenario, sizes, self.network, strategy)
+            .and_then(|cfg| cfg.with_protocol(protocol))
+            .map_err(|e| describe(&e))
     }
 }
 
@@ -164,6 +197,7 @@ fn flag(size: Size) -> &'static str {
         Size::LostNotifications => "--lost-notifications",
         Size::FailedQueries => "--failed-queries",
         Size::StaleRoutes => "--stale-routes",
+        Size::SubscriptionChanges => "--subscription-changes",
     }
 }
 

@@ -232,7 +232,17 @@ pub fn describe_action(
 /// for.
 pub fn describe_message(cfg: &Config, msg: &Message) -> String {
     match msg {
-        Message::Heartbeat { epoch } => format!("HEART_BEAT{}", on_connection(*epoch)),
+        Message::Heartbeat { epoch, topics } => {
+            if cfg.protocol.subscription_table {
+                format!(
+                    "HEART_BEAT{}, subscribes {}",
+                    on_connection(*epoch),
+                    topic_list(cfg, *topics)
+                )
+            } else {
+                format!("HEART_BEAT{}", on_connection(*epoch))
+            }
+        }
         Message::Unregister { epoch } => format!("UNREGISTER_CLIENT{}", on_connection(*epoch)),
         Message::NotifyConsumerIdsChanged => "NOTIFY_CONSUMER_IDS_CHANGED".into(),
         Message::GetConsumerList { topic, epoch } => format!(
@@ -243,6 +253,22 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
         Message::ConsumerList { members, .. } => {
             format!("consumer list {}", cfg.member_labels(*members))
         }
+        Message::QueryAssignment { topic, epoch } => format!(
+            "QUERY_ASSIGNMENT ({}){}",
+            cfg.topic_names[usize::from(*topic)],
+            on_connection(*epoch)
+        ),
+        Message::Assignment {
+            topic,
+            members,
+            route,
+            ..
+        } => format!(
+            "assignment of {} from members {} and route {}",
+            cfg.topic_names[usize::from(*topic)],
+            cfg.member_labels(*members),
+            describe_route(cfg, *route)
+        ),
         Message::RouteData { route } => format!(
             "route poll returns {}, {} {}",
             describe_route(cfg, *route),
@@ -292,6 +318,11 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
         Timer::Kill => "process killed (host alive: connections close)".into(),
         Timer::Pause => "pauses over 120 s while alive (GC or network blip)".into(),
         Timer::Restart => "restarts (member table lost)".into(),
+        Timer::Heartbeat => "periodic heartbeat to every broker".into(),
+        Timer::Resubscribe => format!(
+            "changes its subscription (subscribes to or unsubscribes from {})",
+            cfg.topic_names[cfg.sizes.topics - 1]
+        ),
     }
 }
 
@@ -302,6 +333,14 @@ fn on_connection(epoch: u8) -> String {
     } else {
         format!(" on connection {}", epoch + 1)
     }
+}
+
+/// Topic names of a bit set: `TopicA,TopicB`.
+pub fn topic_list(cfg: &Config, topics: u8) -> String {
+    members_of(u64::from(topics))
+        .map(|t| cfg.topic_names[t].as_str())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Broker names of a bit set: `broker-a, broker-c`.
@@ -352,11 +391,15 @@ fn describe_name_server_timer(cfg: &Config, before: Option<&SystemState>, timer:
                 Some(RouteStep::RemoveBroker(b)) => {
                     format!("namesrv: {} leaves the route", cfg.broker_names[*b])
                 }
+                Some(RouteStep::CreateRetryTopic) => format!(
+                    "namesrv: the retry topic {} appears in the route",
+                    cfg.topic_names[cfg.topic_names.len() - 1]
+                ),
                 None => "namesrv: route change".into(),
             }
         }
         Timer::Partition => format!("{server} drops {broker} (no registration for 120 s)"),
         Timer::Heal => format!("{server} hears from {broker} again"),
-        other => format!("namesrv: {other:?}"),
+        other => format!("namesrv: {}", describe_timer(cfg, "", other)),
     }
 }

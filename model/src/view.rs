@@ -18,7 +18,6 @@ use serde::Serialize;
 
 use crate::config::{members_of, Config, NetworkKind, QueueSet};
 use crate::properties::Group;
-use crate::protocol::consumer::subscribed;
 use crate::protocol::{ConsumerState, Phase};
 use crate::search::{encode_path, replay};
 use crate::shell::{Action, Envelope, RebalanceModel, SystemState};
@@ -259,7 +258,8 @@ fn names(cfg: &Config, set: u16) -> String {
 /// subscription, the brokers it cannot reach, the rebalance it is in the
 /// middle of and the faults armed for it.
 fn consumer_details(cfg: &Config, i: usize, c: &ConsumerState) -> String {
-    let topics: Vec<&str> = subscribed(cfg, i)
+    let topics: Vec<&str> = c
+        .subscribed()
         .map(|t| cfg.topic_names[t].as_str())
         .collect();
     let mut details = vec![

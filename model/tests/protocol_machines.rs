@@ -13,11 +13,23 @@ fn config(sizes: Sizes) -> Config {
     Config::new(Scenario::Healthy, sizes, NetworkKind::Ordered, avg).unwrap()
 }
 
+/// A heartbeat on the first connection, subscribing to the first topic.
+const HEARTBEAT: Message = Message::Heartbeat {
+    epoch: 0,
+    topics: 1,
+};
+
+fn healthy() -> Config {
+    config(Sizes::default())
+}
+
 fn sends(outputs: &[Output]) -> Vec<(Peer, Message)> {
     outputs
         .iter()
         .filter_map(|o| match o {
-            Output::Send(to, msg) => Some((*to, *msg)),
+            Output::Send(to, msg) | Output::SendWakeUp(to, msg) | Output::SendPeriodic(to, msg) => {
+                Some((*to, *msg))
+            }
             _ => None,
         })
         .collect()
@@ -29,9 +41,11 @@ fn a_new_member_makes_the_broker_notify_every_member_itself_included() {
         members: 0b011,
         closed: 0,
         epochs: 0,
+        subscription: 0,
+        route: Route::default(),
     };
     let (next, out) = broker
-        .on_message(Peer::Consumer(2), &Message::Heartbeat { epoch: 0 })
+        .on_message(&healthy(), Peer::Consumer(2), &HEARTBEAT)
         .expect("a join changes the table");
     assert_eq!(next.members, 0b111);
     let notified: Vec<Peer> = sends(&out).into_iter().map(|(to, _)| to).collect();
@@ -41,7 +55,7 @@ fn a_new_member_makes_the_broker_notify_every_member_itself_included() {
         .all(|(_, m)| *m == Message::NotifyConsumerIdsChanged));
     // A member's next heartbeat changes nothing and is pruned.
     assert!(next
-        .on_message(Peer::Consumer(2), &Message::Heartbeat { epoch: 0 })
+        .on_message(&healthy(), Peer::Consumer(2), &HEARTBEAT)
         .is_none());
 }
 
@@ -51,9 +65,12 @@ fn expiry_notifies_nobody_but_unregistering_does() {
         members: 0b111,
         closed: 0,
         epochs: 0,
+        subscription: 0,
+        route: Route::default(),
     };
     let (expired, out) = broker
         .on_message(
+            &healthy(),
             Peer::Consumer(0),
             &Message::SilenceExpired {
                 epoch: 0,
@@ -64,7 +81,11 @@ fn expiry_notifies_nobody_but_unregistering_does() {
     assert_eq!(expired.members, 0b110);
     assert!(sends(&out).iter().all(|(_, m)| *m == Message::PeriodicTick));
     let (left, out) = broker
-        .on_message(Peer::Consumer(0), &Message::Unregister { epoch: 0 })
+        .on_message(
+            &healthy(),
+            Peer::Consumer(0),
+            &Message::Unregister { epoch: 0 },
+        )
         .unwrap();
     assert_eq!(left.members, 0b110);
     assert!(sends(&out)
@@ -73,7 +94,7 @@ fn expiry_notifies_nobody_but_unregistering_does() {
     // A closed connection never registers again, even if a heartbeat
     // overtook the close on an unordered network.
     assert!(left
-        .on_message(Peer::Consumer(0), &Message::Heartbeat { epoch: 0 })
+        .on_message(&healthy(), Peer::Consumer(0), &HEARTBEAT)
         .is_none());
 }
 
@@ -83,9 +104,12 @@ fn the_broker_lists_every_member_whatever_the_topic() {
         members: 0b101,
         closed: 0,
         epochs: 0,
+        subscription: 0,
+        route: Route::default(),
     };
     let (_, out) = broker
         .on_message(
+            &healthy(),
             Peer::Consumer(1),
             &Message::GetConsumerList { topic: 1, epoch: 0 },
         )
@@ -180,4 +204,194 @@ fn wake_ups_merge() {
     assert!(running
         .on_message(&cfg, 2, Peer::Broker(0), &Message::NotifyConsumerIdsChanged)
         .is_none());
+}
+
+fn config_of(scenario: Scenario) -> Config {
+    let avg = Arc::from(strategy_from_name("AVG").unwrap());
+    Config::new(
+        scenario,
+        scenario.default_sizes(),
+        NetworkKind::Ordered,
+        avg,
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_broker_ignores_a_closed_connection_and_registers_a_new_one() {
+    let cfg = healthy();
+    let broker = BrokerState::start(&cfg, 0).0;
+    let expired = Message::SilenceExpired {
+        epoch: 0,
+        alive: true,
+    };
+    let (gone, out) = broker
+        .on_message(&cfg, Peer::Consumer(0), &expired)
+        .unwrap();
+    assert_eq!(gone.members, 0b010, "c1 expired, c3 not started");
+    // The scan closes the channel, which the live consumer sees; the others
+    // learn at their next tick.
+    assert!(sends(&out).contains(&(Peer::Consumer(0), Message::ConnectionClosed { epoch: 0 })));
+    assert!(sends(&out).contains(&(Peer::Consumer(1), Message::PeriodicTick)));
+    // Nothing more arrives on the closed connection...
+    let old = Message::GetConsumerList { topic: 0, epoch: 0 };
+    assert!(gone.on_message(&cfg, Peer::Consumer(0), &old).is_none());
+    // ...and a heartbeat on a new one registers again and notifies.
+    let again = Message::Heartbeat {
+        epoch: 1,
+        topics: 1,
+    };
+    let (back, out) = gone.on_message(&cfg, Peer::Consumer(0), &again).unwrap();
+    assert_eq!(back.members, 0b011);
+    assert_eq!(back.epoch(0), 1);
+    assert_eq!(sends(&out).len(), 2, "both members notified");
+}
+
+#[test]
+fn a_restart_loses_the_table_and_closes_every_member_connection() {
+    let cfg = config_of(Scenario::BrokerRestart);
+    let (broker, out) = BrokerState::start(&cfg, 0);
+    assert_eq!(out, [Output::Arm(Timer::Restart)]);
+    let (restarted, out) = broker.on_timer(&Timer::Restart).unwrap();
+    assert_eq!(restarted.members, 0);
+    assert_eq!(
+        sends(&out),
+        [0, 1].map(|c| (Peer::Consumer(c), Message::ConnectionClosed { epoch: 0 }))
+    );
+    // A member's reconnection registers it at once.
+    let heartbeat = Message::Heartbeat {
+        epoch: 1,
+        topics: 1,
+    };
+    let (back, _) = restarted
+        .on_message(&cfg, Peer::Consumer(1), &heartbeat)
+        .unwrap();
+    assert_eq!(back.members, 0b10);
+}
+
+#[test]
+fn a_consumer_that_sees_its_connection_close_fails_its_question_and_reconnects() {
+    let cfg = config_of(Scenario::ZombieConsumer);
+    let (c1, _) = ConsumerState::start(&cfg, 0);
+    let woken = ConsumerState { due: 1, ..c1 };
+    let (asking, _) = woken
+        .on_timer(&cfg, 0, &Timer::Rebalance { broker: 0 })
+        .unwrap();
+    let closed = Message::ConnectionClosed { epoch: 0 };
+    let (after, out) = asking
+        .on_message(&cfg, 0, Peer::Broker(0), &closed)
+        .unwrap();
+    assert_eq!(
+        after.querying, None,
+        "no answer comes on a closed connection"
+    );
+    assert_eq!(after.epoch(0), 1, "its next connection is a new one");
+    assert!(out.contains(&Output::Arm(Timer::Connect { broker: 0 })));
+    // A stale close notice (an older connection) changes nothing.
+    assert!(after
+        .on_message(&cfg, 0, Peer::Broker(0), &closed)
+        .is_none());
+    // Connecting heartbeats on the new connection and rebalances.
+    let (connected, out) = after
+        .on_timer(&cfg, 0, &Timer::Connect { broker: 0 })
+        .unwrap();
+    assert_eq!(
+        sends(&out)[0],
+        (
+            Peer::Broker(0),
+            Message::Heartbeat {
+                epoch: 1,
+                topics: 1
+            }
+        )
+    );
+    assert_eq!(connected.due, 1);
+}
+
+#[test]
+fn a_paused_consumer_keeps_its_queues_while_brokers_expire_it() {
+    let cfg = config_of(Scenario::ZombieConsumer);
+    let (c1, out) = ConsumerState::start(&cfg, 0);
+    assert!(out.contains(&Output::Arm(Timer::Pause)));
+    let (paused, out) = c1.on_timer(&cfg, 0, &Timer::Pause).unwrap();
+    assert_eq!(paused, c1, "a zombie: same queues, knows nothing");
+    let expired = Message::SilenceExpired {
+        epoch: 0,
+        alive: true,
+    };
+    assert_eq!(
+        sends(&out),
+        [(Peer::Broker(0), expired), (Peer::Broker(1), expired)]
+    );
+}
+
+#[test]
+fn a_killed_process_closes_its_connections_and_brokers_notify_at_once() {
+    let cfg = healthy();
+    let broker = BrokerState::start(&cfg, 0).0;
+    let (after, out) = broker
+        .on_message(
+            &cfg,
+            Peer::Consumer(0),
+            &Message::ChannelClosed { epoch: 0 },
+        )
+        .unwrap();
+    assert_eq!(after.members, 0b010);
+    assert_eq!(
+        sends(&out),
+        [(Peer::Consumer(1), Message::NotifyConsumerIdsChanged)]
+    );
+}
+
+#[test]
+fn every_heartbeat_replaces_the_groups_subscription_table_and_a_flip_notifies() {
+    let cfg = config_of(Scenario::SubscriptionFlap);
+    let broker = BrokerState::start(&cfg, 0).0;
+    assert_eq!(broker.subscription, 0b10, "the last member's topics");
+    let topic_a = Message::Heartbeat {
+        epoch: 0,
+        topics: 0b01,
+    };
+    let (flipped, out) = broker
+        .on_message(&cfg, Peer::Consumer(0), &topic_a)
+        .unwrap();
+    assert_eq!(flipped.subscription, 0b01);
+    assert_eq!(sends(&out).len(), 2, "both members notified");
+    assert!(flipped
+        .on_message(&cfg, Peer::Consumer(0), &topic_a)
+        .is_none());
+    // Without the table modelled the same heartbeat changes nothing.
+    assert!(BrokerState::start(&healthy(), 0)
+        .0
+        .on_message(&healthy(), Peer::Consumer(0), &topic_a)
+        .is_none());
+}
+
+#[test]
+fn a_route_that_drops_a_broker_silences_it_and_one_that_lists_it_connects() {
+    let cfg = config_of(Scenario::NameserverPartition);
+    // c2 polls the second name server, which drops broker-b.
+    let (c2, _) = ConsumerState::start(&cfg, 1);
+    let without_b = Route {
+        version: 0,
+        dropped: 0b10,
+    };
+    let data = Message::RouteData { route: without_b };
+    let (cut, out) = c2.on_message(&cfg, 1, Peer::NameServer, &data).unwrap();
+    assert_eq!(cut.target_set(&cfg, 1), 0b01);
+    assert!(sends(&out).contains(&(
+        Peer::Broker(1),
+        Message::SilenceExpired {
+            epoch: 0,
+            alive: false
+        }
+    )));
+    assert_eq!(cut.due, 1, "a route change is acted on at the next round");
+    let healed = Message::RouteData {
+        route: Route::default(),
+    };
+    let (back, out) = cut.on_message(&cfg, 1, Peer::NameServer, &healed).unwrap();
+    assert_eq!(back.target_set(&cfg, 1), 0b11);
+    assert!(out.contains(&Output::Arm(Timer::Connect { broker: 1 })));
+    assert_eq!(back.epoch(1), 1, "a new connection to broker-b");
 }

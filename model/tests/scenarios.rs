@@ -163,7 +163,12 @@ fn partial_partition_never_settles_on_one_member_list() {
     assert_eq!(report.exit_code(), 1);
     assert_eq!(status(&report, AGREE_AT_REST), Status::Violated);
     assert_eq!(status(&report, FULL_CONVERGENCE), Status::NotFound);
-    assert_eq!(status(&report, TRANSIENT_DOUBLE), Status::Found);
+    // Consumers that allocate from broker-b's list give b1 to c2 while c3,
+    // from broker-a's, owns it too; but c3 cannot reach broker-b, so it never
+    // pulls b1. Counted on what consumers can pull, that is a queue consumed
+    // by nobody at times, never one consumed twice.
+    assert_eq!(status(&report, TRANSIENT_DOUBLE), Status::NotFound);
+    assert_eq!(status(&report, TRANSIENT_ORPHAN), Status::Found);
     let trace = report
         .property(AGREE_AT_REST)
         .unwrap()
@@ -298,6 +303,7 @@ fn every_scenarios_state_space_is_pinned() {
         (Scenario::BrokerRestart, 1_542, 4_284),
         (Scenario::RollingUpgrade, 1_130_777, 5_629_193),
         (Scenario::ZombieConsumer, 47_063, 188_056),
+        (Scenario::SubscriptionFlap, 41_530, 214_109),
     ];
     assert_eq!(expected.len(), Scenario::ALL.len());
     for (scenario, unique, generated) in expected {

@@ -5,6 +5,7 @@
 use std::io::Write;
 
 use rocketmq_rebalance_model::check::{PropertyReport, Report, Status};
+use rocketmq_rebalance_model::config::Assignment;
 use rocketmq_rebalance_model::Config;
 
 /// The configuration in one line: always the sizes of the first model, then
@@ -36,12 +37,26 @@ pub fn summary(config: &Config) -> String {
         ("broker leaves", sizes.broker_leaves),
         ("name server partitions", sizes.name_server_partitions),
         ("stale routes", sizes.stale_routes),
+        ("subscription changes", sizes.subscription_changes),
     ];
     if sizes.name_servers > 1 {
         line += &format!(", name servers {}", sizes.name_servers);
     }
     for (name, value) in others.into_iter().filter(|(_, v)| *v > 0) {
         line += &format!(", {name} {value}");
+    }
+    let protocol = &config.protocol;
+    for (on, words) in [
+        (protocol.subscription_table, "subscription table"),
+        (protocol.retry_topic, "retry topic"),
+        (!protocol.notify, "no notifications"),
+    ] {
+        if on {
+            line += &format!(", {words}");
+        }
+    }
+    if protocol.assignment != Assignment::Client {
+        line += &format!(", assignment {}", protocol.assignment);
     }
     line
 }

@@ -16,7 +16,7 @@ use crate::check::report::{Expectation, LivenessStats, PropertyReport, Status};
 use crate::properties::{Group, CONVERGES};
 use crate::protocol::Timer;
 use crate::search::{
-    encode_path, find_fair_bad_cycle, fingerprint, path_of, Classify, Graph, Lasso, Limits,
+    encode_path, find_fair_bad_cycle, fingerprint, path_of, Classify, Graph, Lasso, Limits, STRONG,
 };
 use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::{cycle_marker, describe_path};
@@ -50,9 +50,14 @@ fn is_environment(timer: &Timer) -> bool {
 impl Classify<RebalanceModel> for RebalanceFairness {
     fn class(&self, _: &RebalanceModel, _: &SystemState, action: &Action) -> Option<u64> {
         match action {
-            Action::Deliver(env) => Some(class_of(("deliver", env))),
+            Action::Deliver(env) => Some(class_of(("deliver", env)) & !STRONG),
+            // RocketMQ picks the broker at random each round: each is asked
+            // again with probability 1, which is strong fairness.
+            Action::Timeout(peer, timer @ Timer::Rebalance { .. }) => {
+                Some(class_of(("timer", peer, timer)) | STRONG)
+            }
             Action::Timeout(peer, timer) if !is_environment(timer) => {
-                Some(class_of(("timer", peer, timer)))
+                Some(class_of(("timer", peer, timer)) & !STRONG)
             }
             Action::Timeout(..) => None,
         }

@@ -31,6 +31,12 @@ pub enum ConfigError {
         /// Queues a queue set holds.
         max: usize,
     },
+    /// Server-side assignment with a strategy brokers do not offer
+    /// (`QueryAssignmentProcessor` knows only `AVG` and `AVG_BY_CIRCLE`).
+    UnsupportedServerStrategy {
+        /// The strategy's name.
+        strategy: String,
+    },
     /// The scenario needs more of one size to show what it shows.
     ScenarioNeeds {
         /// The scenario.
@@ -50,6 +56,7 @@ impl ConfigError {
             | Self::ExceedsConsumers { size }
             | Self::ScenarioNeeds { size, .. } => *size,
             Self::TooManyQueues { .. } => Size::Queues,
+            Self::UnsupportedServerStrategy { .. } => Size::Consumers,
         }
     }
 }
@@ -62,6 +69,10 @@ impl fmt::Display for ConfigError {
             Self::TooManyQueues { queues, max } => write!(
                 f,
                 "{queues} queues in all (topics x brokers x queues, plus route changes); at most {max}"
+            ),
+            Self::UnsupportedServerStrategy { strategy } => write!(
+                f,
+                "server-side assignment supports AVG and AVG_BY_CIRCLE only, not {strategy}"
             ),
             Self::ScenarioNeeds {
                 scenario,

@@ -7,6 +7,7 @@ pub mod allocation;
 pub mod bits;
 pub mod error;
 pub mod network;
+pub mod protocol_options;
 pub mod scenario;
 pub mod sizes;
 pub mod universe;
@@ -21,6 +22,7 @@ pub use bits::{
 };
 pub use error::ConfigError;
 pub use network::{NetworkKind, UnknownNetwork};
+pub use protocol_options::{Assignment, ProtocolOptions, UnknownAssignment};
 pub use scenario::{Scenario, UnknownScenario};
 pub use sizes::{Size, Sizes};
 pub use universe::{ConsumerSpec, Layout, QueueInfo, Route, RouteStep};
@@ -40,6 +42,8 @@ pub struct Config {
     pub network: NetworkKind,
     /// The allocation strategy every consumer runs.
     pub strategy: Arc<dyn AllocateStrategy>,
+    /// The optional parts of the protocol this run models.
+    pub protocol: ProtocolOptions,
     /// Consumers wake up periodically (the rebalance service's 20 s tick)
     /// instead of only when notified: needed to see endless rebalancing
     /// (liveness), not for the safety properties at rest. Off unless set
@@ -63,6 +67,8 @@ pub struct Config {
     routes: Vec<Layout>,
     /// `on_broker[b]`: every queue broker `b` may host.
     on_broker: Vec<QueueSet>,
+    /// `of_topic[t]`: every queue of topic `t` in any route version.
+    of_topic: Vec<QueueSet>,
     memo: allocation::Memo,
 }
 
@@ -73,6 +79,7 @@ impl fmt::Debug for Config {
             .field("sizes", &self.sizes)
             .field("network", &self.network)
             .field("strategy", &self.strategy.name())
+            .field("protocol", &self.protocol)
             .field("periodic_ticks", &self.periodic_ticks)
             .finish()
     }
@@ -107,6 +114,7 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
         (Size::LostNotifications, sizes.lost_notifications),
         (Size::FailedQueries, sizes.failed_queries),
         (Size::StaleRoutes, sizes.stale_routes),
+        (Size::SubscriptionChanges, sizes.subscription_changes),
     ];
     if let Some(&(size, _)) = budgets.iter().find(|(_, n)| *n > sizes.consumers) {
         return Err(ConfigError::ExceedsConsumers { size });
@@ -123,47 +131,101 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
         }
     };
     match scenario {
-        Scenario::InconsistentSubscription => needs(Size::Topics, sizes.topics, 2),
+        Scenario::InconsistentSubscription | Scenario::SubscriptionFlap => {
+            needs(Size::Topics, sizes.topics, 2)
+        }
         Scenario::DuplicateClientId => needs(Size::Consumers, sizes.consumers, 2),
         _ => Ok(()),
     }
 }
 
 impl Config {
-    /// Builds the configuration of `scenario` with `sizes`, checking every
-    /// bound the compact state representation relies on.
+    /// Builds the configuration of `scenario` with `sizes` and the
+    /// scenario's protocol options, checking every bound the compact state
+    /// representation relies on.
     pub fn new(
         scenario: Scenario,
         sizes: Sizes,
         network: NetworkKind,
         strategy: Arc<dyn AllocateStrategy>,
     ) -> Result<Self, ConfigError> {
+        Self::build(
+            scenario,
+            sizes,
+            network,
+            strategy,
+            scenario.default_protocol(),
+        )
+    }
+
+    /// The same configuration with other protocol options.
+    pub fn with_protocol(self, protocol: ProtocolOptions) -> Result<Self, ConfigError> {
+        let periodic_ticks = self.periodic_ticks;
+        Self::build(
+            self.scenario,
+            self.sizes,
+            self.network,
+            self.strategy,
+            protocol,
+        )
+        .map(|cfg| cfg.with_periodic_ticks(periodic_ticks))
+    }
+
+    fn build(
+        scenario: Scenario,
+        sizes: Sizes,
+        network: NetworkKind,
+        strategy: Arc<dyn AllocateStrategy>,
+        protocol: ProtocolOptions,
+    ) -> Result<Self, ConfigError> {
         validate(scenario, &sizes)?;
-        let topic_names = universe::topic_names(&sizes);
+        if protocol.assignment == Assignment::Server
+            && !matches!(strategy.name(), "AVG" | "AVG_BY_CIRCLE")
+        {
+            return Err(ConfigError::UnsupportedServerStrategy {
+                strategy: strategy.name().to_string(),
+            });
+        }
+        let all_topics = sizes.topics + usize::from(protocol.retry_topic);
+        if all_topics > MAX_TOPICS {
+            return Err(ConfigError::OutOfRange {
+                size: Size::Topics,
+                min: 1,
+                max: MAX_TOPICS - usize::from(protocol.retry_topic),
+            });
+        }
+        let group = "GID_rebalance".to_string();
+        let topic_names = universe::topic_names(&sizes, &group, &protocol);
         let broker_names = universe::broker_names(&sizes);
         let name_server_names = universe::name_server_names(&sizes);
-        let routes = universe::routes(&sizes, &topic_names, &broker_names);
+        let script = universe::route_script(&sizes, &protocol);
+        let routes = universe::routes(&sizes, &script, &topic_names, &broker_names);
         if routes.queues.len() > MAX_QUEUES {
             return Err(ConfigError::TooManyQueues {
                 queues: routes.queues.len(),
                 max: MAX_QUEUES,
             });
         }
+        let of_topic = (0..topic_names.len())
+            .map(|t| set_of(routes.queues.len(), |q| routes.queues[q].topic == t))
+            .collect();
         Ok(Self {
             scenario,
             sizes,
             network,
             strategy,
+            protocol,
             periodic_ticks: false,
-            group: "GID_rebalance".into(),
-            consumers: universe::consumer_specs(scenario, &sizes),
-            script: universe::route_script(&sizes),
+            group,
+            consumers: universe::consumer_specs(scenario, &sizes, &protocol),
+            script,
             topic_names,
             broker_names,
             name_server_names,
             queues: routes.queues,
             routes: routes.versions,
             on_broker: routes.on_broker,
+            of_topic,
             memo: allocation::Memo::default(),
         })
     }
@@ -187,6 +249,11 @@ impl Config {
         self.routes[usize::from(route.version)].queues[topic] & !dropped
     }
 
+    /// Every queue broker `broker` may host.
+    pub fn broker_queues(&self, broker: usize) -> QueueSet {
+        self.on_broker[broker]
+    }
+
     /// Brokers `route` lists.
     pub fn route_brokers(&self, route: Route) -> u8 {
         self.routes[usize::from(route.version)].brokers & !route.dropped
@@ -202,7 +269,7 @@ impl Config {
 
     /// Queues of `topic` in any route version.
     pub fn topic_queues(&self, topic: usize) -> QueueSet {
-        set_of(self.queues.len(), |q| self.queues[q].topic == topic)
+        self.of_topic[topic]
     }
 
     /// Consumers that poll name server `n`.
@@ -223,11 +290,11 @@ impl Config {
         }) as ConsumerSet
     }
 
-    /// Consumers that subscribe to `topic`.
-    pub fn subscribers(&self, topic: usize) -> ConsumerSet {
-        set_of(self.consumers.len(), |c| {
-            self.consumers[c].topics & (1 << topic) != 0
-        }) as ConsumerSet
+    /// The retry topic's index, when it is modelled.
+    pub fn retry_topic(&self) -> Option<usize> {
+        self.protocol
+            .retry_topic
+            .then(|| self.topic_names.len() - 1)
     }
 
     /// Names of the queues in `set`, for traces: `[a0 b1]`.

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::Sizes;
+use super::{ProtocolOptions, Sizes};
 
 /// A named situation of a consumer group, each a failure mode or an
 /// operation RocketMQ users meet in production.
@@ -50,6 +50,11 @@ pub enum Scenario {
     /// alive: brokers expire it, it keeps consuming its queues, then
     /// reconnects.
     ZombieConsumer,
+    /// Members subscribe to different topics, and each broker keeps one
+    /// subscription table for the group, which every member's heartbeat
+    /// replaces: the table flips, each flip notifies the group, and a pull
+    /// of a topic the table lacks fails.
+    SubscriptionFlap,
 }
 
 impl Scenario {
@@ -70,6 +75,7 @@ impl Scenario {
         Self::BrokerRestart,
         Self::RollingUpgrade,
         Self::ZombieConsumer,
+        Self::SubscriptionFlap,
     ];
 
     /// The name used on the command line.
@@ -90,6 +96,16 @@ impl Scenario {
             Self::BrokerRestart => "broker-restart",
             Self::RollingUpgrade => "rolling-upgrade",
             Self::ZombieConsumer => "zombie-consumer",
+            Self::SubscriptionFlap => "subscription-flap",
+        }
+    }
+
+    /// The protocol options this scenario needs: the subscription table for
+    /// `subscription-flap`, RocketMQ's defaults otherwise.
+    pub fn default_protocol(self) -> ProtocolOptions {
+        ProtocolOptions {
+            subscription_table: self == Self::SubscriptionFlap,
+            ..ProtocolOptions::default()
         }
     }
 
@@ -99,6 +115,14 @@ impl Scenario {
         match self {
             Self::Healthy | Self::DuplicateClientId | Self::PartialPartition => base,
             Self::InconsistentSubscription => Sizes { topics: 2, ..base },
+            // Two consumers, one per topic, already running: the flipping
+            // alone is what is checked.
+            Self::SubscriptionFlap => Sizes {
+                consumers: 2,
+                topics: 2,
+                joins: Some(0),
+                ..base
+            },
             // One event on a running group: the event alone is what is
             // checked, and the state space stays small. With AVG, three
             // queues per broker make a queue change hands between two

@@ -56,6 +56,10 @@ pub struct Sizes {
     /// (their name server unreachable for a poll) and see it at a later
     /// poll.
     pub stale_routes: usize,
+    /// How many consumers (the first ones) may change their subscription
+    /// once at runtime (subscribe to the last topic, or unsubscribe from
+    /// it).
+    pub subscription_changes: usize,
     /// How many consumers (the first ones) may each have one
     /// `GET_CONSUMER_LIST_BY_GROUP` fail (its broker unreachable for it).
     pub failed_queries: usize,
@@ -84,6 +88,7 @@ impl Default for Sizes {
             name_server_partitions: 0,
             lost_notifications: 0,
             stale_routes: 0,
+            subscription_changes: 0,
             failed_queries: 0,
         }
     }
@@ -138,6 +143,8 @@ pub enum Size {
     FailedQueries,
     /// [`Sizes::stale_routes`].
     StaleRoutes,
+    /// [`Sizes::subscription_changes`].
+    SubscriptionChanges,
 }
 
 impl Size {
@@ -163,6 +170,7 @@ impl Size {
             Self::LostNotifications => "lost notifications",
             Self::FailedQueries => "failed queries",
             Self::StaleRoutes => "stale routes",
+            Self::SubscriptionChanges => "subscription changes",
         }
     }
 }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use rocketmq_rebalance::MessageQueue;
 
 use super::bits::QueueSet;
-use super::{Scenario, Sizes};
+use super::{ProtocolOptions, Scenario, Sizes};
 
 /// What is fixed about one consumer for the whole run.
 #[derive(Clone, Debug)]
@@ -38,6 +38,8 @@ pub struct ConsumerSpec {
     pub may_fail_query: bool,
     /// May miss one route update.
     pub may_miss_route: bool,
+    /// May change its subscription once at runtime.
+    pub may_resubscribe: bool,
 }
 
 /// One queue of the universe: every queue that any route version has.
@@ -77,6 +79,10 @@ pub enum RouteStep {
     AddBroker(usize),
     /// This broker leaves the route (broker scale-in or upgrade).
     RemoveBroker(usize),
+    /// The group's retry topic appears in the route: its broker created it
+    /// at the group's first heartbeat and registers it at its next
+    /// registration.
+    CreateRetryTopic,
 }
 
 /// The route after some number of steps: which brokers it lists, and the
@@ -103,10 +109,11 @@ fn letter(index: usize) -> char {
     char::from(b'a' + index as u8)
 }
 
-/// `TopicA`, `TopicB`, ...
-pub fn topic_names(sizes: &Sizes) -> Vec<String> {
+/// `TopicA`, `TopicB`, ..., then the group's retry topic when modelled.
+pub fn topic_names(sizes: &Sizes, group: &str, protocol: &ProtocolOptions) -> Vec<String> {
     (0..sizes.topics)
         .map(|t| format!("Topic{}", letter(t).to_ascii_uppercase()))
+        .chain(protocol.retry_topic.then(|| format!("%RETRY%{group}")))
         .collect()
 }
 
@@ -128,33 +135,52 @@ pub fn name_server_names(sizes: &Sizes) -> Vec<String> {
         .collect()
 }
 
-/// The steps a run's environment may take, in order: queues added (round
+/// The steps a run's environment may take, in order: the retry topic's
+/// creation (a group that starts cold has none yet), queues added (round
 /// robin over the first brokers), queues removed (the same way), brokers
 /// added (the spare ones, after the first `sizes.brokers`), brokers removed
 /// (the last of the first ones first).
-pub fn route_script(sizes: &Sizes) -> Vec<RouteStep> {
+pub fn route_script(sizes: &Sizes, protocol: &ProtocolOptions) -> Vec<RouteStep> {
     let brokers = sizes.brokers;
-    (0..sizes.route_changes)
-        .map(|k| RouteStep::AddQueue(k % brokers))
+    let cold_start = sizes.joiners() == sizes.consumers;
+    (protocol.retry_topic && cold_start)
+        .then_some(RouteStep::CreateRetryTopic)
+        .into_iter()
+        .chain((0..sizes.route_changes).map(|k| RouteStep::AddQueue(k % brokers)))
         .chain((0..sizes.queue_removals).map(|k| RouteStep::RemoveQueue(k % brokers)))
         .chain((0..sizes.broker_joins).map(|k| RouteStep::AddBroker(brokers + k)))
         .chain((0..sizes.broker_leaves).map(|k| RouteStep::RemoveBroker(brokers - 1 - k)))
         .collect()
 }
 
-/// Every route version of the script, and the queue universe they draw on.
-pub fn routes(sizes: &Sizes, topic_names: &[String], broker_names: &[String]) -> Routes {
+/// The retry topic has one queue a broker (`retryQueueNums`).
+const RETRY_QUEUES: usize = 1;
+
+/// Every route version of `script`, and the queue universe they draw on.
+pub fn routes(
+    sizes: &Sizes,
+    script: &[RouteStep],
+    topic_names: &[String],
+    broker_names: &[String],
+) -> Routes {
     let brokers = broker_names.len();
     // counts[topic][broker] of each version, and whether each broker is in.
     let mut counts = vec![vec![sizes.queues; brokers]; sizes.topics];
+    if topic_names.len() > sizes.topics {
+        let created = !script.contains(&RouteStep::CreateRetryTopic);
+        counts.push(vec![if created { RETRY_QUEUES } else { 0 }; brokers]);
+    }
     let mut listed: u8 = ((1u16 << sizes.brokers) - 1) as u8;
     let mut history = vec![(listed, counts.clone())];
-    for step in route_script(sizes) {
+    for &step in script {
         match step {
             RouteStep::AddQueue(b) => counts[0][b] += 1,
             RouteStep::RemoveQueue(b) => counts[0][b] = counts[0][b].saturating_sub(1),
             RouteStep::AddBroker(b) => listed |= 1 << b,
             RouteStep::RemoveBroker(b) => listed &= !(1 << b),
+            RouteStep::CreateRetryTopic => {
+                counts[sizes.topics] = vec![RETRY_QUEUES; brokers];
+            }
         }
         history.push((listed, counts.clone()));
     }
@@ -177,7 +203,7 @@ pub fn routes(sizes: &Sizes, topic_names: &[String], broker_names: &[String]) ->
                     topic,
                     broker,
                     mq: MessageQueue::new(topic_name.clone(), broker_name.clone(), queue_id as i32),
-                    label: if sizes.topics == 1 {
+                    label: if topic_names.len() == 1 {
                         short
                     } else {
                         format!("t{}.{short}", topic + 1)
@@ -190,7 +216,7 @@ pub fn routes(sizes: &Sizes, topic_names: &[String], broker_names: &[String]) ->
         .iter()
         .map(|(listed, counts)| Layout {
             brokers: *listed,
-            queues: (0..sizes.topics)
+            queues: (0..topic_names.len())
                 .map(|topic| {
                     (0..brokers)
                         .filter(|b| listed & (1 << b) != 0)
@@ -220,7 +246,16 @@ pub fn routes(sizes: &Sizes, topic_names: &[String], broker_names: &[String]) ->
 
 /// The consumers of `scenario`: who joins, crashes, leaves, what each
 /// subscribes to, which broker it cannot reach, and its client id.
-pub fn consumer_specs(scenario: Scenario, sizes: &Sizes) -> Vec<ConsumerSpec> {
+pub fn consumer_specs(
+    scenario: Scenario,
+    sizes: &Sizes,
+    protocol: &ProtocolOptions,
+) -> Vec<ConsumerSpec> {
+    let retry: u8 = if protocol.retry_topic {
+        1 << sizes.topics
+    } else {
+        0
+    };
     let n = sizes.consumers;
     let joins = sizes.joiners();
     (0..n)
@@ -233,11 +268,15 @@ pub fn consumer_specs(scenario: Scenario, sizes: &Sizes) -> Vec<ConsumerSpec> {
             } else {
                 name.clone()
             };
-            let topics = if scenario == Scenario::InconsistentSubscription {
-                1 << (i % sizes.topics)
-            } else {
-                (1u8 << sizes.topics) - 1
-            };
+            let topics = retry
+                | if matches!(
+                    scenario,
+                    Scenario::InconsistentSubscription | Scenario::SubscriptionFlap
+                ) {
+                    1 << (i % sizes.topics)
+                } else {
+                    (1u8 << sizes.topics) - 1
+                };
             let unreachable = if scenario == Scenario::PartialPartition && i == n - 1 {
                 1 << (sizes.brokers - 1)
             } else {
@@ -263,6 +302,7 @@ pub fn consumer_specs(scenario: Scenario, sizes: &Sizes) -> Vec<ConsumerSpec> {
                 may_lose_notification: i < sizes.lost_notifications,
                 may_fail_query: i < sizes.failed_queries,
                 may_miss_route: i < sizes.stale_routes,
+                may_resubscribe: i < sizes.subscription_changes,
             }
         })
         .collect()

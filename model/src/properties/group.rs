@@ -3,9 +3,8 @@
 
 use rocketmq_rebalance_properties::{double_owned, is_partition, orphaned};
 
-use crate::config::Route;
 use crate::config::{members_of, Config, ConsumerSet, QueueSet};
-use crate::protocol::consumer::subscribed;
+use crate::config::{Assignment, Route};
 use crate::protocol::{BrokerState, ConsumerState, NameServerState, Peer, Phase, Timer};
 use crate::shell::{RebalanceModel, SystemState};
 
@@ -49,6 +48,14 @@ impl<'a> Group<'a> {
         self.state.consumers.iter()
     }
 
+    /// Consumers that subscribe to `topic` now.
+    pub fn subscribers(&self, topic: usize) -> ConsumerSet {
+        self.consumers()
+            .enumerate()
+            .filter(|(_, c)| c.topics & 1 << topic != 0)
+            .fold(0, |set, (i, _)| set | 1 << i)
+    }
+
     /// Running consumers. Crashed and stopped ones own nothing.
     pub fn live(&self) -> ConsumerSet {
         self.consumers()
@@ -59,10 +66,35 @@ impl<'a> Group<'a> {
 
     /// Queues each live consumer owns within `within`, as queue indices.
     pub fn shares(&self, within: QueueSet) -> Vec<Vec<usize>> {
-        self.consumers()
-            .filter(|c| c.phase == Phase::Running)
-            .map(|c| members_of(c.owned & within).collect())
+        self.consumed()
+            .map(|(_, consumed)| members_of(consumed & within).collect())
             .collect()
+    }
+
+    /// Each live consumer with the queues it consumes: those it owns that
+    /// it can pull. A pull reaches a queue's broker only if the consumer can
+    /// reach it and its cached route lists it (`findBrokerAddressInSubscribe`),
+    /// and, with the subscription table modelled, succeeds only if the
+    /// broker's table for the group has the queue's topic
+    /// (`PullMessageProcessor`: `SUBSCRIPTION_NOT_EXIST`). Owning a queue one
+    /// cannot pull is not consuming it.
+    pub fn consumed(&self) -> impl Iterator<Item = (usize, QueueSet)> + '_ {
+        self.consumers()
+            .enumerate()
+            .filter(|(_, c)| c.phase == Phase::Running)
+            .map(|(i, c)| {
+                let pullable = c.targets(self.cfg, i).fold(0, |set, b| {
+                    let broker = &self.state.brokers[usize::from(b)];
+                    let topics = if self.cfg.protocol.subscription_table {
+                        members_of(u64::from(broker.subscription))
+                            .fold(0, |set, t| set | self.cfg.topic_queues(t))
+                    } else {
+                        !0
+                    };
+                    set | self.cfg.broker_queues(usize::from(b)) & topics
+                });
+                (i, c.owned & pullable)
+            })
     }
 
     /// Some queue is owned by two live consumers (the `properties` crate
@@ -72,13 +104,13 @@ impl<'a> Group<'a> {
         self.held_twice() != 0 && !double_owned(&self.shares(!0)).is_empty()
     }
 
-    /// Queues held by two or more live consumers, as a bit set.
+    /// Queues consumed by two or more live consumers, as a bit set.
     pub fn held_twice(&self) -> QueueSet {
         let mut seen: QueueSet = 0;
         let mut twice: QueueSet = 0;
-        for c in self.consumers().filter(|c| c.phase == Phase::Running) {
-            twice |= seen & c.owned;
-            seen |= c.owned;
+        for (_, consumed) in self.consumed() {
+            twice |= seen & consumed;
+            seen |= consumed;
         }
         twice
     }
@@ -96,6 +128,7 @@ impl<'a> Group<'a> {
             .network
             .iter()
             .all(|env| self.model.delivery_changes_nothing(self.state, env))
+            && !self.model.periodic_work_pending(self.state)
     }
 
     /// Consumer `i` is about to open a connection (its `Connect` timer is
@@ -110,15 +143,31 @@ impl<'a> Group<'a> {
     /// its last allocation used, so a route poll or a rebalance tick,
     /// whichever broker it asks, changes nothing.
     pub fn ticks_are_no_ops(&self) -> bool {
-        self.consumers().enumerate().all(|(i, c)| {
-            let polled = self.name_server().route(self.cfg.consumers[i].name_server);
-            c.phase != Phase::Running
-                || (c.route == polled
-                    && subscribed(self.cfg, i).all(|t| {
-                        c.targets(self.cfg, i)
-                            .all(|b| c.views[t] == Some(self.state.brokers[usize::from(b)].members))
-                    }))
-        })
+        let server = self.cfg.protocol.assignment == Assignment::Server;
+        self.brokers_routes_current()
+            && self.consumers().enumerate().all(|(i, c)| {
+                let polled = self.name_server().route(self.cfg.consumers[i].name_server);
+                c.phase != Phase::Running
+                    || (c.route == polled
+                        && c.subscribed().all(|t| {
+                            c.targets(self.cfg, i).all(|b| {
+                                let broker = &self.state.brokers[usize::from(b)];
+                                c.views[t] == Some(broker.members)
+                                    && (!server || c.assigned[t] == broker.route)
+                            })
+                        }))
+            })
+    }
+
+    /// With server-side assignment brokers allocate from their own cached
+    /// routes: each holds what its name server serves.
+    fn brokers_routes_current(&self) -> bool {
+        let servers = self.cfg.name_server_names.len();
+        self.cfg.protocol.assignment == Assignment::Client
+            || self
+                .brokers()
+                .enumerate()
+                .all(|(b, broker)| broker.route == self.name_server().route(b % servers))
     }
 
     /// Quiescent: settled, and periodic work is a no-op. Environment
@@ -135,15 +184,15 @@ impl<'a> Group<'a> {
     pub fn converged(&self) -> bool {
         let live = self.live();
         let route = self.true_route();
-        let agree = self.consumers().enumerate().all(|(i, c)| {
+        let agree = self.consumers().all(|c| {
             c.phase != Phase::Running
-                || (c.route == route && subscribed(self.cfg, i).all(|t| c.views[t] == Some(live)))
+                || (c.route == route && c.subscribed().all(|t| c.views[t] == Some(live)))
         });
         agree
             && (0..self.cfg.topic_names.len()).all(|t| {
                 let all: Vec<usize> = members_of(self.cfg.route_queues(route, t)).collect();
                 let shares = self.shares(self.cfg.topic_queues(t));
-                if live & self.cfg.subscribers(t) == 0 {
+                if live & self.subscribers(t) == 0 {
                     shares.iter().all(Vec::is_empty)
                 } else {
                     is_partition(&all, &shares)
@@ -155,15 +204,10 @@ impl<'a> Group<'a> {
     /// subscriber of its topic has completed a rebalance of it.
     pub fn has_orphan_after_rebalance(&self) -> bool {
         let route = self.true_route();
-        let held = self
-            .consumers()
-            .filter(|c| c.phase == Phase::Running)
-            .fold(0, |set, c| set | c.owned);
+        let held = self.consumed().fold(0, |set, (_, consumed)| set | consumed);
         (0..self.cfg.topic_names.len()).any(|t| {
-            let rebalanced = self.consumers().enumerate().any(|(i, c)| {
-                c.phase == Phase::Running
-                    && self.cfg.consumers[i].topics & (1 << t) != 0
-                    && c.views[t].is_some()
+            let rebalanced = self.consumers().any(|c| {
+                c.phase == Phase::Running && c.topics & (1 << t) != 0 && c.views[t].is_some()
             });
             // Stateright evaluates every property on every state, found or
             // not: a bit test rules out the common case before the

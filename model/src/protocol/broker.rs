@@ -2,7 +2,7 @@
 //! `ConsumerGroupInfo`, `DefaultConsumerIdsChangeListener`). Brokers share
 //! nothing: each learns members from the heartbeats it receives.
 
-use crate::config::{members_of, Config, ConsumerSet};
+use crate::config::{members_of, Config, ConsumerSet, Route};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 
 /// One broker's member table and what it knows of each consumer's
@@ -17,6 +17,12 @@ pub struct BrokerState {
     pub closed: ConsumerSet,
     /// Each consumer's newest known connection epoch, four bits a consumer.
     pub epochs: u64,
+    /// The topics of the group's subscription table, when it is modelled
+    /// (`ConsumerGroupInfo.subscriptionTable`).
+    pub subscription: u8,
+    /// Its cached route (`TopicRouteInfoManager`), which it allocates from
+    /// with server-side assignment.
+    pub route: Route,
 }
 
 /// How a message's connection compares with the newest the broker knows.
@@ -40,10 +46,17 @@ impl BrokerState {
         } else {
             0
         };
+        // The table holds what the last heartbeat said: the last member's.
+        let subscription = match members_of(u64::from(members)).last() {
+            Some(c) if cfg.protocol.subscription_table => cfg.consumers[c].topics,
+            _ => 0,
+        };
         let state = Self {
             members,
             closed: 0,
             epochs: 0,
+            subscription,
+            route: Route::default(),
         };
         let outputs = if broker < cfg.sizes.broker_restarts {
             vec![Output::Arm(Timer::Restart)]
@@ -61,12 +74,14 @@ impl BrokerState {
         }
     }
 
-    /// The broker restarts (an upgrade): the member table is lost, and every
-    /// member's connection closes, which the member sees.
+    /// The broker restarts (an upgrade): the member table and the
+    /// subscription table are lost, and every member's connection closes,
+    /// which the member sees.
     fn restart(&self) -> (Self, Vec<Output>) {
         let next = Self {
             members: 0,
             closed: self.closed | self.members,
+            subscription: 0,
             ..*self
         };
         let outputs = members_of(u64::from(self.members))
@@ -96,14 +111,17 @@ impl BrokerState {
 
     /// Handles a message from `from`: dispatches to the protocol step it
     /// starts. Whatever arrives on a dead connection is ignored.
-    pub fn on_message(&self, from: Peer, msg: &Message) -> Step<Self> {
-        let Peer::Consumer(c) = from else {
-            return None;
+    pub fn on_message(&self, cfg: &Config, from: Peer, msg: &Message) -> Step<Self> {
+        let c = match (from, msg) {
+            (Peer::Consumer(c), _) => c,
+            (Peer::NameServer, Message::RouteData { route }) => return self.cache_route(*route),
+            _ => return None,
         };
         let epoch = match msg {
-            Message::Heartbeat { epoch }
+            Message::Heartbeat { epoch, .. }
             | Message::Unregister { epoch }
             | Message::GetConsumerList { epoch, .. }
+            | Message::QueryAssignment { epoch, .. }
             | Message::SilenceExpired { epoch, .. }
             | Message::ChannelClosed { epoch } => *epoch,
             _ => return None,
@@ -119,13 +137,14 @@ impl BrokerState {
         };
         let bit: ConsumerSet = 1 << c;
         let step = match msg {
-            Message::Heartbeat { .. } => current.register(bit),
-            Message::Unregister { .. } => current.unregister(bit),
-            Message::ChannelClosed { .. } => current.channel_closed(bit),
+            Message::Heartbeat { topics, .. } => current.register(cfg, bit, *topics),
+            Message::Unregister { .. } => current.unregister(cfg, bit),
+            Message::ChannelClosed { .. } => current.channel_closed(cfg, bit),
             Message::SilenceExpired { alive, .. } => current.expire(from, bit, epoch, *alive),
             Message::GetConsumerList { topic, .. } => {
                 Some(current.consumer_list(from, *topic, epoch))
             }
+            Message::QueryAssignment { topic, .. } => Some(current.assignment(from, *topic, epoch)),
             _ => None,
         };
         // A new connection is news even when the message changes nothing.
@@ -142,31 +161,36 @@ impl BrokerState {
         }
     }
 
-    /// `ConsumerManager.registerConsumer`: a new channel in the group
-    /// notifies every member, the new one included. A heartbeat of a known
-    /// member changes nothing.
-    fn register(&self, bit: ConsumerSet) -> Step<Self> {
-        if self.members & bit != 0 {
-            return None;
-        }
+    /// `ConsumerManager.registerConsumer`: a new channel in the group, or a
+    /// heartbeat that changes the topics of the group's subscription table
+    /// (`ConsumerGroupInfo.updateSubscription`, which replaces the table
+    /// with the heartbeat's), notifies every member, the sender included. A
+    /// heartbeat that changes neither changes nothing.
+    fn register(&self, cfg: &Config, bit: ConsumerSet, topics: u8) -> Step<Self> {
+        let subscription = if cfg.protocol.subscription_table {
+            topics
+        } else {
+            self.subscription
+        };
         let next = Self {
             members: self.members | bit,
+            subscription,
             ..*self
         };
-        Some((next, next.notify(Message::NotifyConsumerIdsChanged)))
+        (next != *self).then(|| (next, next.notify(next.change_notice(cfg))))
     }
 
     /// `ConsumerManager.unregisterConsumer` (`UNREGISTER_CLIENT`): the
     /// remaining members are notified.
-    fn unregister(&self, bit: ConsumerSet) -> Step<Self> {
-        self.close(bit, Message::NotifyConsumerIdsChanged)
+    fn unregister(&self, cfg: &Config, bit: ConsumerSet) -> Step<Self> {
+        self.close(bit, self.change_notice(cfg))
     }
 
     /// `ConsumerManager.doChannelCloseEvent`: the connection of a consumer
     /// whose process died closes, and the remaining members are notified at
     /// once.
-    fn channel_closed(&self, bit: ConsumerSet) -> Step<Self> {
-        self.close(bit, Message::NotifyConsumerIdsChanged)
+    fn channel_closed(&self, cfg: &Config, bit: ConsumerSet) -> Step<Self> {
+        self.close(bit, self.change_notice(cfg))
     }
 
     /// `ConsumerManager.scanNotActiveChannel` removes a channel silent for
@@ -192,6 +216,36 @@ impl BrokerState {
         (*self, vec![Output::Send(from, answer)])
     }
 
+    /// How members hear of a change: `NOTIFY_CONSUMER_IDS_CHANGED`, or, with
+    /// notifications switched off (`notifyConsumerIdsChangedEnable=false`),
+    /// only at their next periodic tick.
+    fn change_notice(&self, cfg: &Config) -> Message {
+        if cfg.protocol.notify {
+            Message::NotifyConsumerIdsChanged
+        } else {
+            Message::PeriodicTick
+        }
+    }
+
+    /// `QueryAssignmentProcessor.doLoadBalance`: the broker allocates the
+    /// topic for the asking consumer from its own member list and its own
+    /// cached route.
+    fn assignment(&self, from: Peer, topic: u8, epoch: u8) -> (Self, Vec<Output>) {
+        let answer = Message::Assignment {
+            topic,
+            members: self.members,
+            route: self.route,
+            epoch,
+        };
+        (*self, vec![Output::Send(from, answer)])
+    }
+
+    /// `TopicRouteInfoManager` polls its name server: the route it
+    /// allocates from with server-side assignment.
+    fn cache_route(&self, route: Route) -> Step<Self> {
+        (route != self.route).then(|| (Self { route, ..*self }, Vec::new()))
+    }
+
     fn close(&self, bit: ConsumerSet, tell_members: Message) -> Step<Self> {
         let next = Self {
             members: self.members & !bit,
@@ -208,7 +262,7 @@ impl BrokerState {
 
     fn notify(&self, msg: Message) -> Vec<Output> {
         members_of(u64::from(self.members))
-            .map(|c| Output::Send(Peer::Consumer(c as u8), msg))
+            .map(|c| Output::SendWakeUp(Peer::Consumer(c as u8), msg))
             .collect()
     }
 }

@@ -2,7 +2,7 @@
 //! `MQClientInstance`): no leader; each consumer computes its own share
 //! from the member list of one broker and its cached route.
 
-use crate::config::{members_of, Config, ConsumerSet, QueueSet, Route, MAX_TOPICS};
+use crate::config::{members_of, Assignment, Config, ConsumerSet, QueueSet, Route, MAX_TOPICS};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 use rocketmq_rebalance::plan_update;
 
@@ -42,6 +42,12 @@ pub struct ConsumerState {
     /// Per broker, the epoch of its connection there, four bits a broker:
     /// a new connection after the old one closed is the next epoch.
     pub epochs: u32,
+    /// Topics it subscribes to, as a bit set (`subscriptionInner`).
+    pub topics: u8,
+    /// Per topic, with server-side assignment, the broker's route its last
+    /// assignment was computed from (unused otherwise). Recorded, like
+    /// `views`, for the properties.
+    pub assigned: [Route; MAX_TOPICS],
 }
 
 /// A question in flight: which topic, asked of which broker, on which
@@ -82,8 +88,12 @@ impl std::hash::Hash for ConsumerState {
                 | u64::from(self.faults.fail_next_query) << 25
                 | u64::from(self.faults.miss_next_route) << 26
                 | u64::from(self.route.dropped) << 32
-                | querying << 40,
+                | querying << 40
+                | u64::from(self.topics) << 52,
         );
+        for route in &self.assigned {
+            h.write_u16(u16::from(route.version) | u16::from(route.dropped) << 8);
+        }
         h.write_u32(self.epochs);
         h.write_u64(self.owned);
         let views = self.views.iter().fold(0u128, |acc, v| {
@@ -99,11 +109,12 @@ impl ConsumerState {
     pub fn start(cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let spec = &cfg.consumers[me];
         let mut state = Self::empty(Phase::Idle);
+        state.topics = spec.topics;
         if spec.joins {
             return (state, vec![Output::Arm(Timer::Join)]);
         }
         state.phase = Phase::Running;
-        for topic in subscribed(cfg, me) {
+        for topic in state.subscribed() {
             // The member list of a broker this consumer reaches.
             let members = state.targets(cfg, me).next().map_or(0, |b| {
                 cfg.initial_members() & cfg.reachable_from(usize::from(b))
@@ -125,6 +136,10 @@ impl ConsumerState {
             (Phase::Running, Timer::Rebalance { broker }) => self.rebalance(cfg, me, *broker),
             (Phase::Running, Timer::Tick) => self.periodic_tick(cfg, me),
             (Phase::Running, Timer::Connect { broker }) => Some(self.connect(cfg, me, *broker)),
+            (Phase::Running, Timer::Heartbeat) => Some(self.heartbeat(cfg, me)),
+            (Phase::Running, Timer::Resubscribe) if spec.may_resubscribe => {
+                self.resubscribe(cfg, me)
+            }
             (Phase::Running, Timer::LoseNotification) => Some(self.schedule_fault(Faults {
                 lose_next_notification: true,
                 ..self.faults
@@ -189,7 +204,29 @@ impl ConsumerState {
                     })
             }) =>
             {
-                Some(self.allocate(cfg, me, usize::from(*topic), *members))
+                Some(self.allocate(cfg, me, usize::from(*topic), *members, self.route))
+            }
+            (
+                Phase::Running,
+                Message::Assignment {
+                    topic,
+                    members,
+                    route,
+                    epoch,
+                },
+            ) if broker.is_some_and(|b| {
+                self.querying
+                    == Some(Query {
+                        topic: *topic,
+                        broker: b,
+                        epoch: *epoch,
+                    })
+            }) =>
+            {
+                let (mut next, outputs) =
+                    self.allocate(cfg, me, usize::from(*topic), *members, *route);
+                next.assigned[usize::from(*topic)] = *route;
+                Some((next, outputs))
             }
             (Phase::Running, Message::ConnectionClosed { epoch })
                 if broker.is_some_and(|b| self.epoch(b) == *epoch) =>
@@ -205,10 +242,11 @@ impl ConsumerState {
     fn join(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let next = Self {
             phase: Phase::Running,
-            due: topic_mask(cfg, me),
+            due: self.topics,
             ..*self
         };
-        let mut outputs = next.broadcast(cfg, me, |epoch| Message::Heartbeat { epoch });
+        let topics = self.topics;
+        let mut outputs = next.broadcast(cfg, me, |epoch| Message::Heartbeat { epoch, topics });
         outputs.extend(next.environment_timers(cfg, me));
         outputs.extend(next.schedule(cfg, me));
         (next, outputs)
@@ -239,13 +277,12 @@ impl ConsumerState {
             .filter(|&b| b != broker)
             .map(|b| Output::Disarm(Timer::Rebalance { broker: b }))
             .collect();
-        outputs.push(Output::Send(
-            Peer::Broker(broker),
-            Message::GetConsumerList {
-                topic,
-                epoch: self.epoch(broker),
-            },
-        ));
+        let epoch = self.epoch(broker);
+        let question = match cfg.protocol.assignment {
+            Assignment::Client => Message::GetConsumerList { topic, epoch },
+            Assignment::Server => Message::QueryAssignment { topic, epoch },
+        };
+        outputs.push(Output::Send(Peer::Broker(broker), question));
         Some((next, outputs))
     }
 
@@ -395,6 +432,50 @@ impl ConsumerState {
         }
     }
 
+    /// `MQClientInstance.sendHeartbeatToAllBrokerWithLock`, every 30 s: its
+    /// subscription to every broker it talks to.
+    fn heartbeat(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
+        let topics = self.topics;
+        let mut outputs: Vec<Output> = self
+            .targets(cfg, me)
+            .map(|b| {
+                let epoch = self.epoch(b);
+                Output::SendPeriodic(Peer::Broker(b), Message::Heartbeat { epoch, topics })
+            })
+            .collect();
+        outputs.push(Output::Arm(Timer::Heartbeat));
+        (*self, outputs)
+    }
+
+    /// `DefaultMQPushConsumerImpl.subscribe` or `unsubscribe` at runtime, on
+    /// the last topic: a subscription heartbeats every broker at once and
+    /// the topic is rebalanced at the next round; an unsubscription waits
+    /// for the next periodic heartbeat, and the topic's queues are dropped
+    /// at the next round (`truncateMessageQueueNotMyTopic`).
+    fn resubscribe(&self, cfg: &Config, me: usize) -> Step<Self> {
+        let last: u8 = 1 << (cfg.sizes.topics - 1);
+        let subscribing = self.topics & last == 0;
+        let topics = self.topics ^ last;
+        if topics == 0 {
+            return None;
+        }
+        let mut next = Self { topics, ..*self };
+        let mut outputs = Vec::new();
+        if subscribing {
+            outputs.extend(next.broadcast(cfg, me, |epoch| Message::Heartbeat { epoch, topics }));
+        } else {
+            next.views[last.trailing_zeros() as usize] = None;
+            next.due &= topics;
+        }
+        match next.wake(cfg, me) {
+            Some((woken, more)) => {
+                outputs.extend(more);
+                Some((woken, outputs))
+            }
+            None => Some((next, outputs)),
+        }
+    }
+
     /// A new connection to `broker` (`onChannelActive`): heartbeat there at
     /// once, then rebalance.
     fn connect(&self, cfg: &Config, me: usize, broker: u8) -> (Self, Vec<Output>) {
@@ -402,6 +483,7 @@ impl ConsumerState {
             Peer::Broker(broker),
             Message::Heartbeat {
                 epoch: self.epoch(broker),
+                topics: self.topics,
             },
         )];
         match self.wake(cfg, me) {
@@ -444,7 +526,7 @@ impl ConsumerState {
     /// `RebalanceService.wakeup`: every subscribed topic is due again.
     /// Wake-ups merge, so one that finds everything due changes nothing.
     fn wake(&self, cfg: &Config, me: usize) -> Step<Self> {
-        let due = self.due | topic_mask(cfg, me);
+        let due = self.due | self.topics;
         if due == self.due {
             return None;
         }
@@ -458,22 +540,24 @@ impl ConsumerState {
     }
 
     /// `rebalanceByTopic` with the broker's answer: the strategy through
-    /// the allocation crate, then `updateProcessQueueTableInRebalance`
-    /// through its `plan_update` (drop what is no longer allocated, add what
-    /// is new).
+    /// the allocation crate, on `route`'s queues and `members` (the
+    /// consumer's own route, or with server-side assignment the broker's),
+    /// then `updateProcessQueueTableInRebalance` through its `plan_update`
+    /// (drop what is no longer allocated, add what is new).
     fn allocate(
         &self,
         cfg: &Config,
         me: usize,
         topic: usize,
         members: ConsumerSet,
+        route: Route,
     ) -> (Self, Vec<Output>) {
         let mut next = Self {
             querying: None,
             ..*self
         };
         // A failed allocation is logged and the round ends unchanged.
-        if let Some(allocated) = cfg.allocate(self.route, topic, members, me) {
+        if let Some(allocated) = cfg.allocate(route, topic, members, me) {
             let owned: Vec<usize> = members_of(self.owned & cfg.topic_queues(topic)).collect();
             let wanted: Vec<usize> = members_of(allocated).collect();
             let plan = plan_update(&owned, &wanted);
@@ -482,6 +566,11 @@ impl ConsumerState {
             next.owned = (self.owned & !dropped) | added;
             next.views[topic] = Some(members);
         }
+        // `truncateMessageQueueNotMyTopic`: queues of topics it no longer
+        // subscribes to go at the end of the round.
+        next.owned &= self
+            .subscribed()
+            .fold(0, |set, t| set | cfg.topic_queues(t));
         let outputs = next.schedule(cfg, me);
         (next, outputs)
     }
@@ -528,6 +617,8 @@ impl ConsumerState {
             (spec.may_crash, Timer::Crash),
             (spec.may_be_killed, Timer::Kill),
             (spec.may_pause, Timer::Pause),
+            (cfg.protocol.subscription_table, Timer::Heartbeat),
+            (spec.may_resubscribe, Timer::Resubscribe),
         ]
         .into_iter()
         .filter(|(armed, _)| *armed)
@@ -547,6 +638,8 @@ impl ConsumerState {
                 Timer::MissRoute,
                 Timer::Kill,
                 Timer::Pause,
+                Timer::Heartbeat,
+                Timer::Resubscribe,
             ])
             .map(Output::Disarm)
             .collect()
@@ -564,7 +657,14 @@ impl ConsumerState {
             views: [None; MAX_TOPICS],
             faults: Faults::default(),
             epochs: 0,
+            topics: 0,
+            assigned: [Route::default(); MAX_TOPICS],
         }
+    }
+
+    /// Topics it subscribes to.
+    pub fn subscribed(&self) -> impl Iterator<Item = usize> {
+        members_of(u64::from(self.topics))
     }
 
     /// The epoch of its connection to `broker`.
@@ -595,13 +695,4 @@ impl ConsumerState {
 fn with_epoch(epochs: u32, broker: u8, epoch: u8) -> u32 {
     let shift = 4 * u32::from(broker);
     epochs & !(0xF << shift) | u32::from(epoch & 0xF) << shift
-}
-
-/// Topics `me` subscribes to.
-pub fn subscribed(cfg: &Config, me: usize) -> impl Iterator<Item = usize> {
-    members_of(u64::from(topic_mask(cfg, me)))
-}
-
-fn topic_mask(cfg: &Config, me: usize) -> u8 {
-    cfg.consumers[me].topics
 }

@@ -29,6 +29,8 @@ pub enum Message {
     Heartbeat {
         /// Connection epoch.
         epoch: u8,
+        /// The topics it subscribes to, as a bit set.
+        topics: u8,
     },
     /// `UNREGISTER_CLIENT`, consumer to broker, on graceful shutdown.
     Unregister {
@@ -50,6 +52,28 @@ pub enum Message {
         topic: u8,
         /// Members (by consumer index, so equal client ids stay distinct).
         members: ConsumerSet,
+        /// Epoch of the connection the question came on.
+        epoch: u8,
+    },
+    /// `QUERY_ASSIGNMENT` (server-side assignment): the broker allocates
+    /// the topic for the asking consumer.
+    QueryAssignment {
+        /// Topic index being rebalanced.
+        topic: u8,
+        /// Connection epoch.
+        epoch: u8,
+    },
+    /// The answer: what the broker allocated to the consumer
+    /// (`QueryAssignmentProcessor.doLoadBalance`). It carries what the broker
+    /// allocated from, its member list and its cached route: the allocation
+    /// is the same pure function of them, computed where it is received.
+    Assignment {
+        /// Topic index being rebalanced.
+        topic: u8,
+        /// The broker's member list.
+        members: ConsumerSet,
+        /// The broker's cached route.
+        route: Route,
         /// Epoch of the connection the question came on.
         epoch: u8,
     },
@@ -154,11 +178,17 @@ pub enum Timer {
     Pause,
     /// Environment: this broker restarts and loses its member table.
     Restart,
+    /// The consumer's periodic heartbeat to every broker (every 30 s).
+    /// Armed only when the subscription table is modelled.
+    Heartbeat,
+    /// Environment: this consumer subscribes to the last topic, or
+    /// unsubscribes from it, at runtime.
+    Resubscribe,
 }
 
 impl Timer {
     /// How many distinct timers there are: [`Timer::index`] is below it.
-    pub const COUNT: u32 = 13 + 2 * MAX_BROKERS as u32;
+    pub const COUNT: u32 = 15 + 2 * MAX_BROKERS as u32;
 
     /// A dense index that keeps the order of the variants, so that a set of
     /// timers can be one word and iterate in `Ord` order.
@@ -179,6 +209,8 @@ impl Timer {
             Self::Kill => 10 + 2 * MAX_BROKERS as u32,
             Self::Pause => 11 + 2 * MAX_BROKERS as u32,
             Self::Restart => 12 + 2 * MAX_BROKERS as u32,
+            Self::Heartbeat => 13 + 2 * MAX_BROKERS as u32,
+            Self::Resubscribe => 14 + 2 * MAX_BROKERS as u32,
         }
     }
 
@@ -205,6 +237,8 @@ impl Timer {
             i if i == 10 + 2 * BROKERS => Self::Kill,
             i if i == 11 + 2 * BROKERS => Self::Pause,
             i if i == 12 + 2 * BROKERS => Self::Restart,
+            i if i == 13 + 2 * BROKERS => Self::Heartbeat,
+            i if i == 14 + 2 * BROKERS => Self::Resubscribe,
             _ => return None,
         })
     }
@@ -215,6 +249,18 @@ impl Timer {
 pub enum Output {
     /// Send a message.
     Send(Peer, Message),
+    /// Send a wake-up (`NOTIFY_CONSUMER_IDS_CHANGED`, or the marker of a
+    /// tick that will see a change). Wake-ups merge: with the subscription
+    /// table modelled, whose flips notify without end, none is sent when an
+    /// identical one is already on its way to the same consumer (the
+    /// broker's notify task replaces the pending one,
+    /// `DefaultConsumerIdsChangeListener`).
+    SendWakeUp(Peer, Message),
+    /// Send a message the protocol repeats periodically for ever (a
+    /// heartbeat). Repeating what changes nothing is no behaviour, so the
+    /// shell sends it only when its delivery now would change something and
+    /// no copy is already on its way (see `docs/spec.md`).
+    SendPeriodic(Peer, Message),
     /// Arm a timer.
     Arm(Timer),
     /// Disarm a timer.

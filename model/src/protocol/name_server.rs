@@ -7,7 +7,7 @@
 //! added or removed) reaches every name server, while a partition between a
 //! broker and one name server makes only that one drop the broker.
 
-use crate::config::{Config, Route, MAX_NAME_SERVERS};
+use crate::config::{Assignment, Config, Route, MAX_NAME_SERVERS};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 
 /// The name servers' state.
@@ -98,17 +98,28 @@ impl NameServerState {
 
     /// The next route poll (`getRouteInfoByTopic`) of every consumer of the
     /// name servers `servers` returns their new route, so it is sent to
-    /// those consumers. Polls that return an unchanged route change nothing,
-    /// so only changes are sent.
+    /// those consumers; with server-side assignment, to the brokers that
+    /// poll them too (broker `b` polls name server `b mod N`). Polls that
+    /// return an unchanged route change nothing, so only changes are sent.
     fn publish(&self, cfg: &Config, servers: std::ops::Range<usize>) -> Vec<Output> {
+        let count = cfg.name_server_names.len();
+        let brokers = if cfg.protocol.assignment == Assignment::Server {
+            cfg.broker_names.len()
+        } else {
+            0
+        };
         servers
             .flat_map(|n| {
-                let route = self.route(n);
-                (0..cfg.consumers.len())
+                let data = Message::RouteData {
+                    route: self.route(n),
+                };
+                let consumers = (0..cfg.consumers.len())
                     .filter(move |&c| cfg.consumers[c].name_server == n)
-                    .map(move |c| {
-                        Output::Send(Peer::Consumer(c as u8), Message::RouteData { route })
-                    })
+                    .map(move |c| Output::Send(Peer::Consumer(c as u8), data));
+                let polling = (0..brokers)
+                    .filter(move |b| b % count == n)
+                    .map(move |b| Output::Send(Peer::Broker(b as u8), data));
+                consumers.chain(polling)
             })
             .collect()
     }

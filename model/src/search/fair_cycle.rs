@@ -1,4 +1,4 @@
-//! Liveness under weak fairness: does every fair execution reach a good
+//! Liveness under fairness: does every fair execution reach a good
 //! (converged) state and stay there?
 //!
 //! Stateright checks `eventually` only on paths that end in a terminal state,
@@ -6,28 +6,43 @@
 //! reachable graph ([`Graph`]) instead. An execution violates "eventually
 //! always good" exactly when it visits a bad state infinitely often; in a
 //! finite graph such an execution ends up cycling inside one strongly
-//! connected component (SCC). An SCC can host a *fair* such execution iff
+//! connected component (SCC).
+//!
+//! Two kinds of fairness classes (see [`STRONG`]):
+//!
+//! - **weak** (an action enabled continuously is eventually taken): a class
+//!   enabled in *every* state of a cycle must be taken on it;
+//! - **strong** (an action enabled infinitely often is taken infinitely
+//!   often): a class enabled in *some* state of a cycle must be taken on it.
+//!   This is the fairness of a random choice made again and again: each
+//!   option is taken with probability 1.
+//!
+//! An SCC can host a fair execution that never settles iff
 //!
 //! - it contains a bad state,
 //! - it can be cycled in (an edge inside it), or its single state can be
-//!   stayed in, and
-//! - every fairness class enabled in *all* of its states is taken inside it
-//!   (an edge of that class between two of its states, or an action of that
-//!   class that changes nothing in one of its states).
+//!   stayed in,
+//! - every strong class enabled in one of its states is taken inside it (an
+//!   edge of that class between two of its states, or an action of that
+//!   class that changes nothing in one of its states), and
+//! - every weak class enabled in all of its states is taken inside it.
 //!
-//! The condition is exact for weak fairness: a cycle through every state and
-//! edge of the SCC is fair when the condition holds, and no cycle inside it is
-//! fair otherwise (a class enabled everywhere and never taken stays so on any
-//! sub-cycle). Actions without a class (the environment: crashes, joins,
-//! losses) are never required; since they spend a finite budget they cannot
-//! lie on a cycle anyway.
+//! When a strong class is enabled somewhere in an SCC but never taken inside
+//! it, no fair execution can visit the states where it is enabled infinitely
+//! often: they are removed, and the SCCs of what is left are examined the
+//! same way (the classic algorithm for strong fairness). Otherwise the
+//! condition is exact: a cycle through every state and edge of the SCC is
+//! fair when it holds, and no cycle inside the SCC is fair when a weak class
+//! enabled everywhere is never taken. Actions without a class (the
+//! environment: crashes, joins, losses) are never required; since they spend
+//! a finite budget they cannot lie on a cycle anyway.
 //!
 //! A violation comes back as a lasso: a shortest path to the SCC, then a cycle
 //! inside it through a bad state and through what makes it fair.
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
 
-use crate::search::graph::{Graph, StateId};
+use crate::search::graph::{Graph, StateId, STRONG};
 
 /// A fair execution that never settles: `prefix` leads from an initial state
 /// to the cycle's first state, `cycle` leads from there back to it.
@@ -50,60 +65,96 @@ impl Lasso {
 /// Strongly connected components, in reverse topological order (Tarjan,
 /// without recursion so that deep graphs cannot overflow the stack).
 pub fn strongly_connected_components(graph: &Graph) -> Vec<Vec<StateId>> {
-    const UNSEEN: u32 = u32::MAX;
-    let n = graph.len();
-    let mut index = vec![UNSEEN; n];
-    let mut low = vec![0u32; n];
-    let mut on_stack = vec![false; n];
-    let mut stack: Vec<StateId> = Vec::new();
-    let mut components = Vec::new();
-    let mut next_index = 0u32;
-    // (state, position in its edge list)
-    let mut calls: Vec<(StateId, usize)> = Vec::new();
-    for root in 0..n as StateId {
-        if index[root as usize] != UNSEEN {
-            continue;
-        }
-        calls.push((root, 0));
-        while let Some(&mut (v, ref mut at)) = calls.last_mut() {
-            let vi = v as usize;
-            if *at == 0 && index[vi] == UNSEEN {
-                index[vi] = next_index;
-                low[vi] = next_index;
-                next_index += 1;
-                stack.push(v);
-                on_stack[vi] = true;
-            }
-            let edges = graph.edges(v);
-            if let Some(edge) = edges.get(*at) {
-                *at += 1;
-                let w = edge.target as usize;
-                if index[w] == UNSEEN {
-                    calls.push((edge.target, 0));
-                } else if on_stack[w] {
-                    low[vi] = low[vi].min(index[w]);
-                }
-                continue;
-            }
-            calls.pop();
-            if let Some(&(parent, _)) = calls.last() {
-                let p = parent as usize;
-                low[p] = low[p].min(low[vi]);
-            }
-            if low[vi] == index[vi] {
-                let mut component = Vec::new();
-                while let Some(w) = stack.pop() {
-                    on_stack[w as usize] = false;
-                    component.push(w);
-                    if w == v {
-                        break;
-                    }
-                }
-                components.push(component);
-            }
+    let all: Vec<StateId> = (0..graph.len() as StateId).collect();
+    Tarjan::new(graph.len()).components(graph, &all, &vec![0; graph.len()], 0)
+}
+
+const UNSEEN: u32 = u32::MAX;
+
+/// Tarjan's algorithm on the subgraph of states that carry one label. Its
+/// arrays span the whole graph and are left clean after each use, so that
+/// one finder serves every subgraph the strong-fairness search examines.
+struct Tarjan {
+    index: Vec<u32>,
+    low: Vec<u32>,
+    on_stack: Vec<bool>,
+}
+
+impl Tarjan {
+    fn new(states: usize) -> Self {
+        Self {
+            index: vec![UNSEEN; states],
+            low: vec![0; states],
+            on_stack: vec![false; states],
         }
     }
-    components
+
+    /// The SCCs of the states labelled `set` reachable from `roots` (all so
+    /// labelled) through states so labelled.
+    fn components(
+        &mut self,
+        graph: &Graph,
+        roots: &[StateId],
+        label: &[u32],
+        set: u32,
+    ) -> Vec<Vec<StateId>> {
+        let mut visited: Vec<StateId> = Vec::new();
+        let mut stack: Vec<StateId> = Vec::new();
+        let mut components = Vec::new();
+        let mut next_index = 0u32;
+        // (state, position in its edge list)
+        let mut calls: Vec<(StateId, usize)> = Vec::new();
+        for &root in roots {
+            if self.index[root as usize] != UNSEEN {
+                continue;
+            }
+            calls.push((root, 0));
+            while let Some(&mut (v, ref mut at)) = calls.last_mut() {
+                let vi = v as usize;
+                if *at == 0 && self.index[vi] == UNSEEN {
+                    self.index[vi] = next_index;
+                    self.low[vi] = next_index;
+                    next_index += 1;
+                    visited.push(v);
+                    stack.push(v);
+                    self.on_stack[vi] = true;
+                }
+                if let Some(edge) = graph.edges(v).get(*at) {
+                    *at += 1;
+                    let w = edge.target as usize;
+                    if label[w] != set {
+                        continue;
+                    }
+                    if self.index[w] == UNSEEN {
+                        calls.push((edge.target, 0));
+                    } else if self.on_stack[w] {
+                        self.low[vi] = self.low[vi].min(self.index[w]);
+                    }
+                    continue;
+                }
+                calls.pop();
+                if let Some(&(parent, _)) = calls.last() {
+                    let p = parent as usize;
+                    self.low[p] = self.low[p].min(self.low[vi]);
+                }
+                if self.low[vi] == self.index[vi] {
+                    let mut component = Vec::new();
+                    while let Some(w) = stack.pop() {
+                        self.on_stack[w as usize] = false;
+                        component.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    components.push(component);
+                }
+            }
+        }
+        for v in visited {
+            self.index[v as usize] = UNSEEN;
+        }
+        components
+    }
 }
 
 /// The fairness classes enabled at `state`: those of its edges and of its
@@ -131,50 +182,88 @@ fn enabled_throughout(graph: &Graph, states: &[StateId]) -> BTreeSet<u64> {
     always
 }
 
-/// Checks "eventually always good" under weak fairness on a complete graph.
-/// Returns the first violation found, as a lasso.
+/// Whether a fairness class is strong (see [`STRONG`]).
+fn is_strong(class: u64) -> bool {
+    class & STRONG != 0
+}
+
+/// Checks "eventually always good" under weak and strong fairness on a
+/// complete graph. Returns the violation whose cycle is reached in fewest
+/// steps, as a lasso.
 pub fn find_fair_bad_cycle(graph: &Graph) -> Option<Lasso> {
-    let components = strongly_connected_components(graph);
-    let mut component_of = vec![0usize; graph.len()];
-    for (c, states) in components.iter().enumerate() {
-        for &s in states {
-            component_of[s as usize] = c;
-        }
-    }
-    // Prefer the violation reached first (fewest steps to enter).
+    let mut tarjan = Tarjan::new(graph.len());
+    // Which subgraph each state is examined in: the whole graph at first,
+    // then what is left of an SCC once states are removed from it.
+    let mut label = vec![0u32; graph.len()];
+    let mut sets: Vec<(u32, Vec<StateId>)> = vec![(0, (0..graph.len() as StateId).collect())];
+    let mut next_label = 1u32;
     let mut best: Option<(usize, Lasso)> = None;
-    for (c, states) in components.iter().enumerate() {
-        if states.iter().all(|&s| graph.info(s).good) {
-            continue;
-        }
-        let inside = |s: StateId| component_of[s as usize] == c;
-        let has_cycle = states
-            .iter()
-            .any(|&s| graph.edges(s).iter().any(|e| inside(e.target)));
-        let mut taken: HashSet<u64> = HashSet::new();
-        for &s in states {
-            taken.extend(graph.info(s).noops.iter().copied());
-            taken.extend(
-                graph
-                    .edges(s)
+    while let Some((set, roots)) = sets.pop() {
+        for states in tarjan.components(graph, &roots, &label, set) {
+            if states.iter().all(|&s| graph.info(s).good) {
+                continue;
+            }
+            // The component gets a label of its own, so that `inside` and a
+            // further split see only it.
+            let own = next_label;
+            next_label += 1;
+            for &s in &states {
+                label[s as usize] = own;
+            }
+            let inside = |s: StateId| label[s as usize] == own;
+            let has_cycle = states
+                .iter()
+                .any(|&s| graph.edges(s).iter().any(|e| inside(e.target)));
+            if !has_cycle && states.len() > 1 {
+                continue;
+            }
+            let mut taken: HashSet<u64> = HashSet::new();
+            for &s in &states {
+                taken.extend(graph.info(s).noops.iter().copied());
+                taken.extend(
+                    graph
+                        .edges(s)
+                        .iter()
+                        .filter(|e| inside(e.target))
+                        .filter_map(|e| e.class),
+                );
+            }
+            let untaken_strong: BTreeSet<u64> = states
+                .iter()
+                .flat_map(|&s| enabled(graph, s))
+                .filter(|&c| is_strong(c) && !taken.contains(&c))
+                .collect();
+            if !untaken_strong.is_empty() {
+                // No fair run visits these states infinitely often.
+                let rest: Vec<StateId> = states
                     .iter()
-                    .filter(|e| inside(e.target))
-                    .filter_map(|e| e.class),
-            );
-        }
-        let fair = enabled_throughout(graph, states)
-            .iter()
-            .all(|class| taken.contains(class));
-        if !fair || (!has_cycle && states.len() > 1) {
-            continue;
-        }
-        let lasso = build_lasso(graph, states, &inside, has_cycle);
-        let entry_steps = lasso.prefix.len();
-        if best
-            .as_ref()
-            .map_or(true, |(steps, _)| entry_steps < *steps)
-        {
-            best = Some((entry_steps, lasso));
+                    .copied()
+                    .filter(|&s| enabled(graph, s).is_disjoint(&untaken_strong))
+                    .collect();
+                let split = next_label;
+                next_label += 1;
+                for &s in &rest {
+                    label[s as usize] = split;
+                }
+                if !rest.is_empty() {
+                    sets.push((split, rest));
+                }
+                continue;
+            }
+            let fair = enabled_throughout(graph, &states)
+                .iter()
+                .all(|class| is_strong(*class) || taken.contains(class));
+            if !fair {
+                continue;
+            }
+            let lasso = build_lasso(graph, &states, &inside, has_cycle);
+            let entry_steps = lasso.prefix.len();
+            if best
+                .as_ref()
+                .map_or(true, |(steps, _)| entry_steps < *steps)
+            {
+                best = Some((entry_steps, lasso));
+            }
         }
     }
     best.map(|(_, lasso)| lasso)
@@ -236,8 +325,15 @@ fn build_lasso(
                     .flat_map(|&s| graph.info(s).noops.iter().copied()),
             )
             .collect();
+        // Weak classes enabled all along the cycle, strong ones enabled
+        // anywhere on it, must be taken.
+        let strong_on_cycle = cycle_states
+            .iter()
+            .flat_map(|&s| enabled(graph, s))
+            .filter(|&c| is_strong(c));
         let Some(missing) = enabled_throughout(graph, &cycle_states)
             .into_iter()
+            .chain(strong_on_cycle)
             .find(|class| !taken.contains(class))
         else {
             break;
@@ -429,6 +525,79 @@ mod tests {
         .expect("stuck in 1");
         assert_eq!(lasso.prefix, [0, 0]);
         assert!(lasso.cycle.is_empty());
+    }
+
+    /// Strong classes: a name ending in `!`.
+    struct ByNameStrong;
+    impl Classify<Table> for ByNameStrong {
+        fn class(
+            &self,
+            model: &Table,
+            state: &u8,
+            action: &(Option<&'static str>, u8, u8),
+        ) -> Option<u64> {
+            let class = ByName.class(model, state, action)?;
+            Some(match action.0 {
+                Some(name) if name.ends_with('!') => class | crate::search::graph::STRONG,
+                _ => class & !crate::search::graph::STRONG,
+            })
+        }
+        fn good(&self, model: &Table, state: &u8) -> bool {
+            model.good.contains(state)
+        }
+    }
+
+    fn check_strong(table: Table) -> Option<Lasso> {
+        let graph = Graph::explore(&table, &ByNameStrong, Limits::default());
+        find_fair_bad_cycle(&graph)
+    }
+
+    /// A random pick between two brokers, made again at every round: from 1
+    /// the consumer asks broker a (back to 2, still unconverged) or broker b
+    /// (to 3, converged). Asking a for ever is fair under weak fairness
+    /// (asking b is enabled in 1 only, not all along the cycle) but not
+    /// under strong fairness, which is what a random pick gives.
+    fn random_pick(ask_b: &'static str, ask_a: &'static str) -> Table {
+        Table {
+            edges: vec![
+                (Some("tick"), 0, 1),
+                (Some(ask_a), 1, 2),
+                (Some("answer"), 2, 1),
+                (Some(ask_b), 1, 3),
+            ],
+            good: vec![3],
+        }
+    }
+
+    #[test]
+    fn weak_fairness_lets_a_random_pick_avoid_one_option_for_ever() {
+        let lasso = check(random_pick("ask b", "ask a")).expect("unfair to b, yet weakly fair");
+        assert!(!lasso.cycle.is_empty());
+    }
+
+    #[test]
+    fn strong_fairness_makes_a_random_pick_take_every_option() {
+        assert_eq!(check_strong(random_pick("ask b!", "ask a!")), None);
+    }
+
+    #[test]
+    fn strong_fairness_still_finds_a_cycle_that_takes_every_option() {
+        // Both picks lead back into the unconverged cycle: asking every
+        // broker does not help, as in a partial partition.
+        let lasso = check_strong(Table {
+            edges: vec![
+                (Some("tick"), 0, 1),
+                (Some("ask a!"), 1, 2),
+                (Some("answer"), 2, 1),
+                (Some("ask b!"), 1, 4),
+                (Some("answer"), 4, 1),
+                (Some("settle"), 4, 3),
+            ],
+            good: vec![3],
+        });
+        // `settle` is weak and enabled in 4 only: the cycle 1-2-1-4-1 is fair.
+        let lasso = lasso.expect("a fair cycle through both picks");
+        assert!(lasso.cycle.len() >= 4, "{lasso:?}");
     }
 
     #[test]

@@ -127,10 +127,17 @@ impl Hasher for PassThrough {
     }
 }
 
+/// The bit that marks a fairness class as strong: an action enabled
+/// infinitely often must be taken infinitely often (the fairness of a random
+/// choice made again and again). Classes without it are weak: an action
+/// enabled continuously must be taken.
+pub const STRONG: u64 = 1 << 63;
+
 /// How a model's actions map to fairness classes, and which states are good.
 pub trait Classify<M: Model> {
-    /// The fairness class of `action` in `state`, or `None` when the action
-    /// is not under fairness (the environment: crashes, joins, losses).
+    /// The fairness class of `action` in `state` (with [`STRONG`] set for
+    /// strong fairness), or `None` when the action is not under fairness (the
+    /// environment: crashes, joins, losses).
     fn class(&self, model: &M, state: &M::State, action: &M::Action) -> Option<u64>;
     /// The predicate recorded per state (for liveness: converged).
     fn good(&self, model: &M, state: &M::State) -> bool;

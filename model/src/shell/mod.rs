@@ -163,7 +163,10 @@ impl RebalanceModel {
                 Some(next)
             }
             Action::Timeout(peer, timer) => {
-                let change = self.on_timer(state, peer, &timer)?;
+                let mut change = self.on_timer(state, peer, &timer)?;
+                change
+                    .outputs
+                    .retain(|output| !self.redundant(state, peer, output));
                 // A timer whose step only re-arms it changed nothing.
                 if change.state.is_none() && change.outputs == [Output::Arm(timer)] {
                     return None;
@@ -177,6 +180,35 @@ impl RebalanceModel {
         }
     }
 
+    /// A periodic message that would change nothing: its delivery now
+    /// changes nothing, or a copy is already on its way.
+    fn redundant(&self, state: &SystemState, from: Peer, output: &Output) -> bool {
+        let Output::SendPeriodic(dst, msg) = output else {
+            return false;
+        };
+        let env = Envelope {
+            src: from,
+            dst: *dst,
+            msg: *msg,
+        };
+        state.network.iter().any(|e| *e == env) || self.delivery_changes_nothing(state, &env)
+    }
+
+    /// Whether some periodic message of a running consumer would change
+    /// something now: its periodic heartbeat is work still to do.
+    pub fn periodic_work_pending(&self, state: &SystemState) -> bool {
+        self.cfg.protocol.subscription_table
+            && (0..state.consumers.len()).any(|c| {
+                let peer = Peer::Consumer(c as u8);
+                self.on_timer(state, peer, &Timer::Heartbeat)
+                    .is_some_and(|change| {
+                        change.outputs.iter().any(|o| {
+                            matches!(o, Output::SendPeriodic(..)) && !self.redundant(state, peer, o)
+                        })
+                    })
+            })
+    }
+
     /// Whether delivering `env` in `state` would change nothing (besides
     /// consuming it).
     pub fn delivery_changes_nothing(&self, state: &SystemState, env: &Envelope) -> bool {
@@ -188,7 +220,7 @@ impl RebalanceModel {
         match env.dst {
             Peer::Broker(b) => {
                 let current = &state.brokers[usize::from(b)];
-                Change::of(current, current.on_message(env.src, &env.msg))
+                Change::of(current, current.on_message(cfg, env.src, &env.msg))
             }
             Peer::Consumer(c) => {
                 let current = &state.consumers[usize::from(c)];
@@ -236,7 +268,7 @@ impl RebalanceModel {
         let index = self.index_of(peer);
         for output in outputs {
             match output {
-                Output::Send(dst, msg) => state.network.send(
+                Output::Send(dst, msg) | Output::SendPeriodic(dst, msg) => state.network.send(
                     self.cfg.network,
                     Envelope {
                         src: peer,
@@ -244,6 +276,21 @@ impl RebalanceModel {
                         msg,
                     },
                 ),
+                Output::SendWakeUp(dst, msg) => {
+                    let env = Envelope {
+                        src: peer,
+                        dst,
+                        msg,
+                    };
+                    // Only a flipping subscription table notifies without
+                    // end; elsewhere changes, so notifications, are bounded
+                    // and kept apart.
+                    let merged = self.cfg.protocol.subscription_table
+                        && state.network.iter().any(|e| *e == env);
+                    if !merged {
+                        state.network.send(self.cfg.network, env);
+                    }
+                }
                 Output::Arm(timer) => state.timers[index].arm(timer),
                 Output::Disarm(timer) => state.timers[index].disarm(timer),
             }
