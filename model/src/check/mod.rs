@@ -275,6 +275,7 @@ fn drive(
         strategy: cfg.strategy.name().to_string(),
         network: cfg.network,
         sizes: cfg.sizes,
+        protocol: cfg.protocol,
         stopped,
         states: done.states,
         unique_states: done.unique_states,

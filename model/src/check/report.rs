@@ -6,7 +6,7 @@ use std::fmt;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
-use crate::config::{NetworkKind, Scenario, Sizes};
+use crate::config::{NetworkKind, ProtocolOptions, Scenario, Sizes};
 use crate::properties::FULL_CONVERGENCE;
 use crate::search::Cutoff;
 
@@ -185,6 +185,8 @@ pub struct Report {
     pub network: NetworkKind,
     /// Sizes and budgets.
     pub sizes: Sizes,
+    /// The optional parts of the protocol modelled.
+    pub protocol: ProtocolOptions,
     /// Why the run ended (serialised as `complete` and `stopped`).
     #[serde(flatten)]
     pub stopped: Stopped,
