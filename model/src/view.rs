@@ -16,14 +16,14 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
 
-use crate::config::{members_of, Config, NetworkKind, QueueSet};
+use crate::config::{members_of, Assignment, Config, NetworkKind, QueueSet};
 use crate::properties::Group;
 use crate::protocol::{ConsumerState, Phase};
 use crate::search::{encode_path, replay};
 use crate::shell::{Action, Envelope, RebalanceModel, SystemState};
 use crate::trace::{
     consumer_name, cycle_marker, describe_action, describe_broker, describe_consumer,
-    describe_message, describe_name_servers, describe_route, describe_step, phase_word,
+    describe_message, describe_name_servers, describe_route, describe_step, phase_word, topic_list,
 };
 
 /// How a queue of the current route is held.
@@ -203,12 +203,20 @@ impl StateView {
             .brokers()
             .enumerate()
             .map(|(b, broker)| {
-                let line = describe_broker(cfg, b, broker);
-                if broker.closed == 0 {
-                    line
-                } else {
-                    format!("{line}, closed connections {}", names(cfg, broker.closed))
+                let mut line = describe_broker(cfg, b, broker);
+                if broker.closed != 0 {
+                    line += &format!(", closed connections {}", names(cfg, broker.closed));
                 }
+                if cfg.protocol.subscription_table {
+                    line += &format!(
+                        ", subscription table {}",
+                        topic_list(cfg, broker.subscription)
+                    );
+                }
+                if cfg.protocol.assignment == Assignment::Server {
+                    line += &format!(", its route {}", describe_route(cfg, broker.route));
+                }
+                line
             })
             .collect();
         let consumers = group
@@ -297,8 +305,12 @@ fn consumer_details(cfg: &Config, i: usize, c: &ConsumerState) -> String {
     if c.faults.miss_next_route {
         details.push("its next route poll fails".into());
     }
-    if c.faults.miss_next_route {
-        details.push("its next route poll fails".into());
+    let reconnected: Vec<String> = (0..cfg.broker_names.len() as u8)
+        .filter(|&b| c.epoch(b) > 0)
+        .map(|b| format!("{} #{}", cfg.broker_names[usize::from(b)], c.epoch(b) + 1))
+        .collect();
+    if !reconnected.is_empty() {
+        details.push(format!("connections {}", reconnected.join(", ")));
     }
     details.join(", ")
 }

@@ -16,7 +16,13 @@ use rocketmq_rebalance_model::{check, CheckOptions, Config, NetworkKind, Scenari
 
 fn config(scenario: Scenario) -> Config {
     let avg = Arc::from(strategy_from_name("AVG").unwrap());
-    Config::new(scenario, scenario.default_sizes(), NetworkKind::Ordered, avg).unwrap()
+    Config::new(
+        scenario,
+        scenario.default_sizes(),
+        NetworkKind::Ordered,
+        avg,
+    )
+    .unwrap()
 }
 
 fn run(cfg: Config, liveness: bool) -> Report {
@@ -88,8 +94,14 @@ fn a_broker_restart_converges_without_ever_orphaning_a_queue_of_two() {
     assert_verdicts(Scenario::BrokerRestart, "HHHFNF", 'H');
     let report = run(config(Scenario::BrokerRestart), false);
     let example = trace(&report, TRANSIENT_DOUBLE);
-    assert!(example.iter().any(|l| l.contains("broker-a restarts")), "{example:#?}");
-    assert!(example.iter().any(|l| l.contains("on connection 2")), "{example:#?}");
+    assert!(
+        example.iter().any(|l| l.contains("broker-a restarts")),
+        "{example:#?}"
+    );
+    assert!(
+        example.iter().any(|l| l.contains("on connection 2")),
+        "{example:#?}"
+    );
 }
 
 /// While broker-b is cut off from namesrv-2, the consumers of namesrv-2
@@ -136,8 +148,12 @@ fn a_flipping_subscription_table_never_lets_the_group_rest() {
     let report = run(config(Scenario::SubscriptionFlap), true);
     let lasso = trace(&report, CONVERGES);
     assert!(lasso.iter().any(|l| l.contains("repeat for ever")));
-    assert!(lasso.iter().any(|l| l.contains("HEART_BEAT, subscribes TopicA")));
-    assert!(lasso.iter().any(|l| l.contains("HEART_BEAT, subscribes TopicB")));
+    assert!(lasso
+        .iter()
+        .any(|l| l.contains("HEART_BEAT, subscribes TopicA")));
+    assert!(lasso
+        .iter()
+        .any(|l| l.contains("HEART_BEAT, subscribes TopicB")));
     assert!(lasso
         .iter()
         .any(|l| l.contains("NOTIFY_CONSUMER_IDS_CHANGED")));
@@ -179,7 +195,9 @@ fn switching_notifications_off_changes_when_not_what() {
         assert_eq!(quiet.unique_states, loud.unique_states, "{scenario}");
         assert_eq!(verdicts(&quiet), verdicts(&loud), "{scenario}");
         let example = trace(&quiet, FULL_CONVERGENCE);
-        assert!(!example.iter().any(|l| l.contains("NOTIFY_CONSUMER_IDS_CHANGED")));
+        assert!(!example
+            .iter()
+            .any(|l| l.contains("NOTIFY_CONSUMER_IDS_CHANGED")));
     }
 }
 
