@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use rocketmq_rebalance::StrategySpec;
-use rocketmq_rebalance_model::config::{Assignment, ProtocolOptions, Size};
+use rocketmq_rebalance_model::config::{Assignment, Commit, ConsumeFrom, ProtocolOptions, Size};
 use rocketmq_rebalance_model::{Config, ConfigError, NetworkKind, Scenario};
 
 /// Scenario, sizes, strategy, network and fault budgets.
@@ -116,6 +116,39 @@ pub struct ModelArgs {
     /// or server (the broker it asks, QUERY_ASSIGNMENT).
     #[arg(long, default_value = "client")]
     pub assignment: Assignment,
+    /// Messages in each queue's log: pulls, offsets and deliveries are
+    /// modelled, with the properties no message skipped, duplicate delivery,
+    /// paused queue and (with --liveness) every message consumed, and the
+    /// harms. 0 (the default) leaves messages out. At most 6, and at most 8
+    /// queues in all. With the healthy scenario, unless --consumers or
+    /// --queues say otherwise: 2 consumers and 1 queue per broker (one
+    /// consumer joins another, two queues in all).
+    #[arg(long, default_value_t = 0)]
+    pub messages: usize,
+    /// Messages a pull fetches at most (pullBatchSize; default 1).
+    #[arg(long, default_value_t = 1)]
+    pub pull_batch: usize,
+    /// When offsets reach the broker: async (every 5 s and on drop,
+    /// one-way: RocketMQ's behaviour) or sync (each batch acknowledged
+    /// before the next pull).
+    #[arg(long, default_value = "async")]
+    pub commit: Commit,
+    /// Where a consumer starts on a queue the group has no offset for:
+    /// last (CONSUME_FROM_LAST_OFFSET, the default: 0 while the queue's
+    /// first message is in memory, else the queue's end) or first.
+    #[arg(long, default_value = "last")]
+    pub consume_from: ConsumeFrom,
+    /// Consumers (the first ones) that may each lose one offset persist.
+    #[arg(long)]
+    pub lost_persists: Option<usize>,
+    /// Consumers (the first ones) that may each have one offset read fail.
+    #[arg(long)]
+    pub failed_offset_reads: Option<usize>,
+    /// Brokers (the first ones) whose queues' first messages may leave
+    /// memory (then a consumer of a group without offsets, consuming from
+    /// last, starts at the queue's end).
+    #[arg(long)]
+    pub evictions: Option<usize>,
     /// Consumers (the first ones) that may each lose one
     /// NOTIFY_CONSUMER_IDS_CHANGED (default 0).
     #[arg(long)]
@@ -156,6 +189,17 @@ impl ModelArgs {
         );
         set(&mut sizes.stale_routes, self.stale_routes);
         set(&mut sizes.subscription_changes, self.subscription_changes);
+        sizes.messages = self.messages;
+        // The default message-layer check: one consumer joins another, two
+        // queues in all.
+        if self.messages > 0 && self.scenario == Scenario::Healthy {
+            sizes.consumers = self.consumers.unwrap_or(2);
+            sizes.queues = self.queues.unwrap_or(1);
+        }
+        sizes.pull_batch = self.pull_batch;
+        set(&mut sizes.lost_persists, self.lost_persists);
+        set(&mut sizes.failed_offset_reads, self.failed_offset_reads);
+        set(&mut sizes.evictions, self.evictions);
         set(&mut sizes.lost_notifications, self.lost_notifications);
         set(&mut sizes.failed_queries, self.failed_queries);
         if self.joins.is_some() {
@@ -167,6 +211,8 @@ impl ModelArgs {
             retry_topic: defaults.retry_topic || self.retry_topic,
             notify: defaults.notify && !self.no_notify,
             assignment: self.assignment,
+            commit: self.commit,
+            consume_from: self.consume_from,
         };
         let strategy = Arc::from(self.strategy.build());
         Config::new(self.scenario, sizes, self.network, strategy)
@@ -198,6 +244,11 @@ fn flag(size: Size) -> &'static str {
         Size::FailedQueries => "--failed-queries",
         Size::StaleRoutes => "--stale-routes",
         Size::SubscriptionChanges => "--subscription-changes",
+        Size::Messages => "--messages",
+        Size::PullBatch => "--pull-batch",
+        Size::LostPersists => "--lost-persists",
+        Size::FailedOffsetReads => "--failed-offset-reads",
+        Size::Evictions => "--evictions",
     }
 }
 

@@ -6,11 +6,12 @@ use stateright::{Model, Path, Property};
 
 use crate::config::Config;
 use crate::explorer::path_svg;
-use crate::properties::PROPERTIES;
+use crate::properties::checked;
 use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::{describe_action, describe_state};
 
-/// The model of `cfg`, with every property of [`PROPERTIES`].
+/// The model of `cfg`, with every property of the parts it models
+/// ([`checked`]).
 pub fn build_model(cfg: Config) -> RebalanceModel {
     RebalanceModel::new(cfg)
 }
@@ -46,8 +47,7 @@ impl Model for RebalanceModel {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        PROPERTIES
-            .iter()
+        checked(self)
             .map(|p| match p.expectation {
                 stateright::Expectation::Always => Property::always(p.name, p.condition),
                 stateright::Expectation::Sometimes => Property::sometimes(p.name, p.condition),

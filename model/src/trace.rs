@@ -4,6 +4,7 @@ use stateright::Path;
 
 use crate::config::{members_of, Config, Route, RouteStep};
 use crate::properties::Group;
+use crate::protocol::message::NO_OFFSET;
 use crate::protocol::name_server::partitioned;
 use crate::protocol::{BrokerState, ConsumerState, Message, NameServerState, Peer, Phase, Timer};
 use crate::shell::{Action, RebalanceModel, SystemState};
@@ -286,6 +287,43 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
             format!("(closes the channel{})", on_connection(*epoch))
         }
         Message::PeriodicTick => "(periodic rebalance tick sees the expiry)".into(),
+        Message::QueryOffset { queue, epoch } => format!(
+            "QUERY_CONSUMER_OFFSET ({}){}",
+            cfg.queues[usize::from(*queue)].label,
+            on_connection(*epoch)
+        ),
+        Message::Offset {
+            queue,
+            stored,
+            in_memory,
+            ..
+        } => {
+            let label = &cfg.queues[usize::from(*queue)].label;
+            if *stored == NO_OFFSET {
+                let memory = if *in_memory {
+                    "first message in memory"
+                } else {
+                    "first message not in memory"
+                };
+                format!("offset of {label}: none stored, {memory}")
+            } else {
+                format!("offset of {label}: {stored}")
+            }
+        }
+        Message::UpdateOffset { queue, offset, .. } => format!(
+            "UPDATE_CONSUMER_OFFSET {} = {offset}",
+            cfg.queues[usize::from(*queue)].label
+        ),
+        Message::CommitOffset { queue, offset, .. } => format!(
+            "commit {} = {offset} (synchronous)",
+            cfg.queues[usize::from(*queue)].label
+        ),
+        Message::CommitAck { queue } => {
+            format!(
+                "commit of {} acknowledged",
+                cfg.queues[usize::from(*queue)].label
+            )
+        }
         Message::LaterPoll { route } => format!(
             "(a later route poll succeeds: {})",
             describe_route(cfg, *route)
@@ -319,6 +357,15 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
         Timer::Pause => "pauses over 120 s while alive (GC or network blip)".into(),
         Timer::Restart => "restarts (member table lost)".into(),
         Timer::Heartbeat => "periodic heartbeat to every broker".into(),
+        Timer::Pull { queue } => format!("pulls {}", cfg.queues[usize::from(*queue)].label),
+        Timer::Done { queue } => format!(
+            "finishes consuming its batch of {}",
+            cfg.queues[usize::from(*queue)].label
+        ),
+        Timer::Persist => "persists its offsets (every 5 s)".into(),
+        Timer::LosePersist => "its next offset persist will be lost".into(),
+        Timer::FailOffsetRead => "its next offset read will fail".into(),
+        Timer::Evict => "loses its queues' first messages from memory".into(),
         Timer::Resubscribe => format!(
             "changes its subscription (subscribes to or unsubscribes from {})",
             cfg.topic_names[cfg.sizes.topics - 1]

@@ -43,6 +43,8 @@ fn a_new_member_makes_the_broker_notify_every_member_itself_included() {
         epochs: 0,
         subscription: 0,
         route: Route::default(),
+        offsets: 0,
+        evicted: false,
     };
     let (next, out) = broker
         .on_message(&healthy(), Peer::Consumer(2), &HEARTBEAT)
@@ -67,6 +69,8 @@ fn expiry_notifies_nobody_but_unregistering_does() {
         epochs: 0,
         subscription: 0,
         route: Route::default(),
+        offsets: 0,
+        evicted: false,
     };
     let (expired, out) = broker
         .on_message(
@@ -106,6 +110,8 @@ fn the_broker_lists_every_member_whatever_the_topic() {
         epochs: 0,
         subscription: 0,
         route: Route::default(),
+        offsets: 0,
+        evicted: false,
     };
     let (_, out) = broker
         .on_message(

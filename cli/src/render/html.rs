@@ -563,6 +563,7 @@ mod tests {
             strategy: cfg.strategy.name().to_string(),
             network: cfg.network,
             sizes: cfg.sizes,
+            protocol: cfg.protocol,
             stopped: Stopped::Simulation,
             states: 1,
             unique_states: 1,
@@ -579,6 +580,7 @@ mod tests {
                 cycle_start: None,
             }],
             liveness: None,
+            harms: None,
         }
     }
 

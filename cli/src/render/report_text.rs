@@ -38,6 +38,10 @@ pub fn summary(config: &Config) -> String {
         ("name server partitions", sizes.name_server_partitions),
         ("stale routes", sizes.stale_routes),
         ("subscription changes", sizes.subscription_changes),
+        ("messages", sizes.messages),
+        ("lost persists", sizes.lost_persists),
+        ("failed offset reads", sizes.failed_offset_reads),
+        ("evictions", sizes.evictions),
     ];
     if sizes.name_servers > 1 {
         line += &format!(", name servers {}", sizes.name_servers);
@@ -57,6 +61,12 @@ pub fn summary(config: &Config) -> String {
     }
     if protocol.assignment != Assignment::Client {
         line += &format!(", assignment {}", protocol.assignment);
+    }
+    if sizes.messages > 0 {
+        line += &format!(
+            ", pull batch {}, commit {}, consume from {}",
+            sizes.pull_batch, protocol.commit, protocol.consume_from
+        );
     }
     line
 }
@@ -95,6 +105,22 @@ pub fn run_lines(report: &Report) -> Vec<String> {
             "liveness graph: {} states, {} transitions, {} bytes/state, {:.2} s",
             l.states, l.edges, l.bytes_per_state, l.seconds
         ));
+    }
+    if let Some(harms) = &report.harms {
+        for (name, harm) in [
+            ("most deliveries of one message", &harms.max_deliveries),
+            (
+                "most messages of one queue delivered twice",
+                &harms.max_duplicates_per_handover,
+            ),
+            ("most queues paused at once", &harms.max_paused_queues),
+        ] {
+            let reached = harm
+                .explorer_path
+                .as_ref()
+                .map_or(String::new(), |path| format!(" (explorer {path})"));
+            lines.push(format!("harm: {name}: {}{reached}", harm.value));
+        }
     }
     lines
 }

@@ -13,10 +13,11 @@
 use std::hash::Hash;
 
 use crate::check::report::{Expectation, LivenessStats, PropertyReport, Status};
-use crate::properties::{Group, CONVERGES};
+use crate::properties::{Group, CONVERGES, EVERY_MESSAGE_CONSUMED};
 use crate::protocol::Timer;
 use crate::search::{
-    encode_path, find_fair_bad_cycle, fingerprint, path_of, Classify, Graph, Lasso, Limits, STRONG,
+    encode_path, find_fair_cycle_missing, fingerprint, path_of, Classify, Graph, Lasso, Limits,
+    STRONG,
 };
 use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::{cycle_marker, describe_path};
@@ -69,6 +70,14 @@ impl Classify<RebalanceModel> for RebalanceFairness {
     fn good(&self, model: &RebalanceModel, state: &SystemState) -> bool {
         Group::of(model, state).converged()
     }
+
+    /// Bit 0: converged; bit 1, with messages: every message of the route in
+    /// force delivered.
+    fn goals(&self, model: &RebalanceModel, state: &SystemState) -> u8 {
+        let group = Group::of(model, state);
+        u8::from(group.converged())
+            | u8::from(model.cfg.messages() && group.every_message_delivered()) << 1
+    }
 }
 
 /// Checks that every fair execution of `model` reaches a converged state and
@@ -76,19 +85,30 @@ impl Classify<RebalanceModel> for RebalanceFairness {
 /// [`Config::periodic_ticks`](crate::config::Config) set: without the tick a
 /// consumer only rebalances when woken, and no endless rebalancing exists to
 /// find.
-pub fn check_liveness(model: &RebalanceModel, limits: Limits) -> (PropertyReport, LivenessStats) {
+///
+/// With messages, it also checks that every fair execution delivers every
+/// message in the end (`every message consumed`), on the same graph.
+pub fn check_liveness(
+    model: &RebalanceModel,
+    limits: Limits,
+) -> (Vec<PropertyReport>, LivenessStats) {
     let started = std::time::Instant::now();
     let graph = Graph::explore(model, &RebalanceFairness, limits);
-    let lasso = match graph.cutoff {
-        None => find_fair_bad_cycle(&graph),
-        Some(_) => None,
+    let goals: &[(u8, &str)] = if model.cfg.messages() {
+        &[(0, CONVERGES), (1, EVERY_MESSAGE_CONSUMED)]
+    } else {
+        &[(0, CONVERGES)]
     };
-    let status = match (&lasso, graph.cutoff) {
-        (Some(_), _) => Status::Violated,
-        (None, None) => Status::Holds,
-        (None, Some(_)) => Status::Unknown,
-    };
-    let path = lasso.as_ref().map(Lasso::explorer_path);
+    let reports = goals
+        .iter()
+        .map(|&(goal, name)| {
+            let lasso = match graph.cutoff {
+                None => find_fair_cycle_missing(&graph, goal),
+                Some(_) => None,
+            };
+            lasso_report(model, name, lasso.as_ref(), graph.cutoff.is_some())
+        })
+        .collect();
     let stats = LivenessStats {
         states: graph.len(),
         edges: graph.edge_count(),
@@ -96,20 +116,34 @@ pub fn check_liveness(model: &RebalanceModel, limits: Limits) -> (PropertyReport
         seconds: started.elapsed().as_secs_f64(),
         cutoff: graph.cutoff,
     };
-    let report = PropertyReport {
-        name: CONVERGES.to_string(),
+    (reports, stats)
+}
+
+/// The verdict on an `eventually` property: violated with a lasso, unknown
+/// on a partial graph, else holds.
+fn lasso_report(
+    model: &RebalanceModel,
+    name: &str,
+    lasso: Option<&Lasso>,
+    partial: bool,
+) -> PropertyReport {
+    let status = match (lasso, partial) {
+        (Some(_), _) => Status::Violated,
+        (None, false) => Status::Holds,
+        (None, true) => Status::Unknown,
+    };
+    let path = lasso.map(Lasso::explorer_path);
+    PropertyReport {
+        name: name.to_string(),
         expectation: Expectation::Eventually,
         status,
-        trace: lasso.as_ref().map(|lasso| describe_lasso(model, lasso)),
+        trace: lasso.map(|lasso| describe_lasso(model, lasso)),
         explorer_path: path
             .as_ref()
             .map(|indices| format!("#/steps/{}", encode_path(indices))),
         path,
-        cycle_start: lasso
-            .as_ref()
-            .map(|lasso| lasso.prefix.len().saturating_sub(1)),
-    };
-    (report, stats)
+        cycle_start: lasso.map(|lasso| lasso.prefix.len().saturating_sub(1)),
+    }
 }
 
 /// The lasso as a readable trace: the steps to the cycle, a marker, the

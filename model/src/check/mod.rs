@@ -2,6 +2,7 @@
 //! when asked, liveness with the fair-cycle search, and returns the finished
 //! [`Report`] ([`report`]), which never calls an incomplete run a success.
 
+pub mod harms;
 pub mod liveness;
 pub mod report;
 
@@ -13,7 +14,6 @@ use stateright::{Checker, Model, UniformChooser};
 
 use crate::config::Config;
 use crate::model::build_model;
-use crate::properties::PROPERTIES;
 use crate::search::{encode_path, indices_of, path_of, shortest_path_to_bad, Limits, Predicate};
 use crate::shell::RebalanceModel;
 use crate::trace::describe_path;
@@ -104,17 +104,25 @@ pub fn check_model(
 ) -> Report {
     let start = Instant::now();
     let mut report = check_safety(model.clone(), options, start, progress);
+    if model.cfg.messages() && report.complete() {
+        let limits = Limits {
+            max_states: options.max_states,
+            timeout: options.timeout.map(|t| t.saturating_sub(start.elapsed())),
+            stop_at_bad: false,
+        };
+        report.harms = harms::measure(&model, limits);
+    }
     if options.liveness {
         let limits = Limits {
             max_states: options.max_states,
             timeout: options.timeout.map(|t| t.saturating_sub(start.elapsed())),
             stop_at_bad: false,
         };
-        let (property, stats) = liveness::check_liveness(&model, limits);
+        let (properties, stats) = liveness::check_liveness(&model, limits);
         if let (Some(cutoff), true) = (stats.cutoff, report.complete()) {
             report.stopped = Stopped::LivenessGraphCut(cutoff);
         }
-        report.properties.push(property);
+        report.properties.extend(properties);
         report.liveness = Some(stats);
     }
     report
@@ -204,7 +212,7 @@ fn drive(
     });
     let model = checker.model();
     let discoveries = checker.discoveries();
-    let all_decided = discoveries.len() == PROPERTIES.len();
+    let all_decided = discoveries.len() == model.properties().len();
     let stopped = if panicked {
         Stopped::CheckerPanicked
     } else if all_decided {
@@ -284,5 +292,6 @@ fn drive(
         unique_states_per_second: done.unique_per_second(),
         properties,
         liveness: None,
+        harms: None,
     }
 }

@@ -205,6 +205,10 @@ pub struct Report {
     /// Figures of the liveness check, when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub liveness: Option<LivenessStats>,
+    /// With messages, what the rebalance costs over the whole reachable
+    /// space (a complete run's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub harms: Option<crate::check::harms::Harms>,
 }
 
 impl Report {

@@ -9,6 +9,12 @@ pub const MAX_BROKERS: usize = 8;
 pub const MAX_TOPICS: usize = 4;
 /// Owned queues are a `u64` bit set over every queue any route version has.
 pub const MAX_QUEUES: usize = 64;
+/// With messages modelled, every queue's consumption is kept per queue: at
+/// most this many queues in all.
+pub const MAX_MESSAGE_QUEUES: usize = 8;
+/// With messages modelled, at most this many messages a queue (offsets and
+/// cursors are four-bit numbers, delivery counts two-bit).
+pub const MAX_MESSAGES: usize = 6;
 
 /// A bit set of consumers, by consumer index.
 pub type ConsumerSet = u16;

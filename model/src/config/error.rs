@@ -31,6 +31,21 @@ pub enum ConfigError {
         /// Queues a queue set holds.
         max: usize,
     },
+    /// With messages modelled, more queues in all than their per-queue
+    /// state holds.
+    TooManyMessageQueues {
+        /// Queues the configuration needs.
+        queues: usize,
+        /// Queues the message layer holds.
+        max: usize,
+    },
+    /// Two parts of the model that are not modelled together.
+    NotTogether {
+        /// One part.
+        first: &'static str,
+        /// The other.
+        second: &'static str,
+    },
     /// Server-side assignment with a strategy brokers do not offer
     /// (`QueryAssignmentProcessor` knows only `AVG` and `AVG_BY_CIRCLE`).
     UnsupportedServerStrategy {
@@ -56,7 +71,8 @@ impl ConfigError {
             | Self::ExceedsConsumers { size }
             | Self::ScenarioNeeds { size, .. } => *size,
             Self::TooManyQueues { .. } => Size::Queues,
-            Self::UnsupportedServerStrategy { .. } => Size::Consumers,
+            Self::UnsupportedServerStrategy { .. } | Self::NotTogether { .. } => Size::Consumers,
+            Self::TooManyMessageQueues { .. } => Size::Messages,
         }
     }
 }
@@ -70,6 +86,13 @@ impl fmt::Display for ConfigError {
                 f,
                 "{queues} queues in all (topics x brokers x queues, plus route changes); at most {max}"
             ),
+            Self::TooManyMessageQueues { queues, max } => write!(
+                f,
+                "{queues} queues in all with messages modelled; at most {max}"
+            ),
+            Self::NotTogether { first, second } => {
+                write!(f, "{first} and {second} are not modelled together")
+            }
             Self::UnsupportedServerStrategy { strategy } => write!(
                 f,
                 "server-side assignment supports AVG and AVG_BY_CIRCLE only, not {strategy}"

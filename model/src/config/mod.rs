@@ -18,11 +18,15 @@ use std::sync::Arc;
 use rocketmq_rebalance::AllocateStrategy;
 
 pub use bits::{
-    members_of, set_of, ConsumerSet, QueueSet, MAX_BROKERS, MAX_CONSUMERS, MAX_QUEUES, MAX_TOPICS,
+    members_of, set_of, ConsumerSet, QueueSet, MAX_BROKERS, MAX_CONSUMERS, MAX_MESSAGES,
+    MAX_MESSAGE_QUEUES, MAX_QUEUES, MAX_TOPICS,
 };
 pub use error::ConfigError;
 pub use network::{NetworkKind, UnknownNetwork};
-pub use protocol_options::{Assignment, ProtocolOptions, UnknownAssignment};
+pub use protocol_options::{
+    Assignment, Commit, ConsumeFrom, ProtocolOptions, UnknownAssignment, UnknownCommit,
+    UnknownConsumeFrom,
+};
 pub use scenario::{Scenario, UnknownScenario};
 pub use sizes::{Size, Sizes};
 pub use universe::{ConsumerSpec, Layout, QueueInfo, Route, RouteStep};
@@ -105,6 +109,40 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
         0,
         MAX_ROUTE_CHANGES,
     )?;
+    range(
+        Size::QueueRemovals,
+        sizes.queue_removals,
+        0,
+        sizes.brokers * sizes.queues,
+    )?;
+    range(
+        Size::BrokerJoins,
+        sizes.broker_joins,
+        0,
+        MAX_BROKERS - sizes.brokers,
+    )?;
+    range(
+        Size::BrokerLeaves,
+        sizes.broker_leaves,
+        0,
+        sizes.brokers - 1,
+    )?;
+    range(Size::NameServers, sizes.name_servers, 1, MAX_NAME_SERVERS)?;
+    range(
+        Size::NameServerPartitions,
+        sizes.name_server_partitions,
+        0,
+        1,
+    )?;
+    range(
+        Size::BrokerRestarts,
+        sizes.broker_restarts,
+        0,
+        sizes.brokers,
+    )?;
+    range(Size::Messages, sizes.messages, 0, MAX_MESSAGES)?;
+    range(Size::PullBatch, sizes.pull_batch, 1, MAX_MESSAGES)?;
+    range(Size::Evictions, sizes.evictions, 0, sizes.brokers)?;
     let budgets = [
         (Size::Joins, sizes.joiners()),
         (Size::Crashes, sizes.crashes),
@@ -115,6 +153,8 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
         (Size::FailedQueries, sizes.failed_queries),
         (Size::StaleRoutes, sizes.stale_routes),
         (Size::SubscriptionChanges, sizes.subscription_changes),
+        (Size::LostPersists, sizes.lost_persists),
+        (Size::FailedOffsetReads, sizes.failed_offset_reads),
     ];
     if let Some(&(size, _)) = budgets.iter().find(|(_, n)| *n > sizes.consumers) {
         return Err(ConfigError::ExceedsConsumers { size });
@@ -194,6 +234,12 @@ impl Config {
                 max: MAX_TOPICS - usize::from(protocol.retry_topic),
             });
         }
+        if sizes.messages > 0 && protocol.subscription_table {
+            return Err(ConfigError::NotTogether {
+                first: "messages",
+                second: "the subscription table",
+            });
+        }
         let group = "GID_rebalance".to_string();
         let topic_names = universe::topic_names(&sizes, &group, &protocol);
         let broker_names = universe::broker_names(&sizes);
@@ -204,6 +250,12 @@ impl Config {
             return Err(ConfigError::TooManyQueues {
                 queues: routes.queues.len(),
                 max: MAX_QUEUES,
+            });
+        }
+        if sizes.messages > 0 && routes.queues.len() > MAX_MESSAGE_QUEUES {
+            return Err(ConfigError::TooManyMessageQueues {
+                queues: routes.queues.len(),
+                max: MAX_MESSAGE_QUEUES,
             });
         }
         let of_topic = (0..topic_names.len())
@@ -288,6 +340,16 @@ impl Config {
         set_of(self.consumers.len(), |c| {
             self.consumers[c].unreachable & (1 << broker) == 0
         }) as ConsumerSet
+    }
+
+    /// Whether messages are modelled.
+    pub fn messages(&self) -> bool {
+        self.sizes.messages > 0
+    }
+
+    /// The index of the broker hosting queue `queue`.
+    pub fn broker_of(&self, queue: usize) -> u8 {
+        self.queues[queue].broker as u8
     }
 
     /// The retry topic's index, when it is modelled.

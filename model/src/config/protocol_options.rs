@@ -17,48 +17,78 @@ pub enum Assignment {
     Server,
 }
 
-impl Assignment {
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Client => "client",
-            Self::Server => "server",
+/// When a consumer's offsets reach the broker.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Commit {
+    /// Persisted every 5 s and on drop, one-way (RocketMQ's behaviour).
+    #[default]
+    Async,
+    /// Each batch's offset is acknowledged by the broker before the next
+    /// pull.
+    Sync,
+}
+
+/// Where a consumer starts on a queue the group has no offset for
+/// (`ConsumeFromWhere`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConsumeFrom {
+    /// `CONSUME_FROM_LAST_OFFSET` (the default): the broker answers 0 while
+    /// the queue's first message is in memory, else the client starts at
+    /// the queue's max offset.
+    #[default]
+    Last,
+    /// `CONSUME_FROM_FIRST_OFFSET`: from 0.
+    First,
+}
+
+/// Names, parsing and display of a command-line choice.
+macro_rules! named {
+    ($type:ident, $error:ident, $what:literal, $($variant:ident => $name:literal),+) => {
+        impl $type {
+            /// The name used on the command line.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name),+
+                }
+            }
         }
-    }
-}
 
-/// An assignment mode name that is neither `client` nor `server`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnknownAssignment(pub String);
+        #[doc = concat!("A ", $what, " name the model does not know.")]
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        pub struct $error(pub String);
 
-impl fmt::Display for UnknownAssignment {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown assignment '{}', expected one of: client, server",
-            self.0
-        )
-    }
-}
-
-impl std::error::Error for UnknownAssignment {}
-
-impl FromStr for Assignment {
-    type Err = UnknownAssignment;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "client" => Ok(Self::Client),
-            "server" => Ok(Self::Server),
-            _ => Err(UnknownAssignment(s.to_string())),
+        impl fmt::Display for $error {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let names: &[&str] = &[$($name),+];
+                write!(f, "unknown {} '{}', expected one of: {}", $what, self.0, names.join(", "))
+            }
         }
-    }
+
+        impl std::error::Error for $error {}
+
+        impl FromStr for $type {
+            type Err = $error;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($name => Ok(Self::$variant),)+
+                    _ => Err($error(s.to_string())),
+                }
+            }
+        }
+
+        impl fmt::Display for $type {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.pad(self.name())
+            }
+        }
+    };
 }
 
-impl fmt::Display for Assignment {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.name())
-    }
-}
+named!(Assignment, UnknownAssignment, "assignment", Client => "client", Server => "server");
+named!(Commit, UnknownCommit, "commit mode", Async => "async", Sync => "sync");
+named!(ConsumeFrom, UnknownConsumeFrom, "consume-from rule", Last => "last", First => "first");
 
 /// The parts of the protocol a run models beyond membership and routes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -77,6 +107,11 @@ pub struct ProtocolOptions {
     pub notify: bool,
     /// Who computes a consumer's share.
     pub assignment: Assignment,
+    /// When offsets reach the broker (with messages modelled).
+    pub commit: Commit,
+    /// Where a consumer starts on a queue without an offset (with messages
+    /// modelled).
+    pub consume_from: ConsumeFrom,
 }
 
 impl Default for ProtocolOptions {
@@ -87,6 +122,8 @@ impl Default for ProtocolOptions {
             retry_topic: false,
             notify: true,
             assignment: Assignment::Client,
+            commit: Commit::Async,
+            consume_from: ConsumeFrom::Last,
         }
     }
 }

@@ -63,6 +63,20 @@ pub struct Sizes {
     /// How many consumers (the first ones) may each have one
     /// `GET_CONSUMER_LIST_BY_GROUP` fail (its broker unreachable for it).
     pub failed_queries: usize,
+    /// Messages in each queue's log (the message layer: pulls, offsets,
+    /// deliveries). 0 leaves messages out.
+    pub messages: usize,
+    /// Messages a pull fetches at most (`pullBatchSize`).
+    pub pull_batch: usize,
+    /// How many consumers (the first ones) may each lose one offset persist
+    /// (a one-way message).
+    pub lost_persists: usize,
+    /// How many consumers (the first ones) may each have one offset read
+    /// fail, so that the queue is not added that round.
+    pub failed_offset_reads: usize,
+    /// How many brokers (the first ones) may see their queues' first
+    /// messages leave memory (`checkInMemByConsumeOffset` then fails).
+    pub evictions: usize,
 }
 
 impl Default for Sizes {
@@ -90,6 +104,11 @@ impl Default for Sizes {
             stale_routes: 0,
             subscription_changes: 0,
             failed_queries: 0,
+            messages: 0,
+            pull_batch: 1,
+            lost_persists: 0,
+            failed_offset_reads: 0,
+            evictions: 0,
         }
     }
 }
@@ -145,6 +164,16 @@ pub enum Size {
     StaleRoutes,
     /// [`Sizes::subscription_changes`].
     SubscriptionChanges,
+    /// [`Sizes::messages`].
+    Messages,
+    /// [`Sizes::pull_batch`].
+    PullBatch,
+    /// [`Sizes::lost_persists`].
+    LostPersists,
+    /// [`Sizes::failed_offset_reads`].
+    FailedOffsetReads,
+    /// [`Sizes::evictions`].
+    Evictions,
 }
 
 impl Size {
@@ -171,6 +200,11 @@ impl Size {
             Self::FailedQueries => "failed queries",
             Self::StaleRoutes => "stale routes",
             Self::SubscriptionChanges => "subscription changes",
+            Self::Messages => "messages",
+            Self::PullBatch => "pull batch",
+            Self::LostPersists => "lost persists",
+            Self::FailedOffsetReads => "failed offset reads",
+            Self::Evictions => "evictions",
         }
     }
 }

@@ -40,6 +40,10 @@ pub struct ConsumerSpec {
     pub may_miss_route: bool,
     /// May change its subscription once at runtime.
     pub may_resubscribe: bool,
+    /// May lose one offset persist.
+    pub may_lose_persist: bool,
+    /// May have one offset read fail.
+    pub may_fail_offset_read: bool,
 }
 
 /// One queue of the universe: every queue that any route version has.
@@ -303,6 +307,8 @@ pub fn consumer_specs(
                 may_fail_query: i < sizes.failed_queries,
                 may_miss_route: i < sizes.stale_routes,
                 may_resubscribe: i < sizes.subscription_changes,
+                may_lose_persist: i < sizes.lost_persists,
+                may_fail_offset_read: i < sizes.failed_offset_reads,
             }
         })
         .collect()

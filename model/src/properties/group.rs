@@ -4,7 +4,8 @@
 use rocketmq_rebalance_properties::{double_owned, is_partition, orphaned};
 
 use crate::config::{members_of, Config, ConsumerSet, QueueSet};
-use crate::config::{Assignment, Route};
+use crate::config::{set_of, Assignment, Route};
+use crate::protocol::message::NO_OFFSET;
 use crate::protocol::{BrokerState, ConsumerState, NameServerState, Peer, Phase, Timer};
 use crate::shell::{RebalanceModel, SystemState};
 
@@ -113,6 +114,69 @@ impl<'a> Group<'a> {
             seen |= consumed;
         }
         twice
+    }
+
+    /// How many times message `offset` of `queue` reached application code.
+    pub fn deliveries(&self, queue: usize, offset: usize) -> u8 {
+        self.state.deliveries.count(queue, offset)
+    }
+
+    /// No message below its queue's committed offset was left undelivered:
+    /// what a new owner skips is lost.
+    pub fn no_message_skipped(&self) -> bool {
+        (0..self.cfg.queues.len()).all(|q| {
+            let stored = self.state.brokers[usize::from(self.cfg.broker_of(q))].offset(q);
+            stored == NO_OFFSET || (0..usize::from(stored)).all(|o| self.deliveries(q, o) > 0)
+        })
+    }
+
+    /// Every message of the route in force reached application code.
+    pub fn every_message_delivered(&self) -> bool {
+        members_of((0..self.cfg.topic_names.len()).fold(0, |set, t| {
+            set | self.cfg.route_queues(self.true_route(), t)
+        }))
+        .all(|q| (0..self.cfg.sizes.messages).all(|o| self.deliveries(q, o) > 0))
+    }
+
+    /// The most times one message reached application code (3: three or
+    /// more).
+    pub fn max_deliveries(&self) -> u8 {
+        (0..self.cfg.queues.len())
+            .flat_map(|q| (0..self.cfg.sizes.messages).map(move |o| (q, o)))
+            .map(|(q, o)| self.deliveries(q, o))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The most messages of one queue delivered more than once.
+    pub fn max_duplicates_of_a_queue(&self) -> usize {
+        (0..self.cfg.queues.len())
+            .map(|q| {
+                (0..self.cfg.sizes.messages)
+                    .filter(|&o| self.deliveries(q, o) >= 2)
+                    .count()
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Paused queues: queues of the route in force with a message not yet
+    /// delivered that no live consumer consumes, once a live subscriber of
+    /// its topic has rebalanced it.
+    pub fn paused_queues(&self) -> QueueSet {
+        let route = self.true_route();
+        let consumed = self.consumed().fold(0, |set, (_, c)| set | c);
+        (0..self.cfg.topic_names.len())
+            .filter(|&t| {
+                self.consumers().any(|c| {
+                    c.phase == Phase::Running && c.topics & (1 << t) != 0 && c.views[t].is_some()
+                })
+            })
+            .fold(0, |set, t| set | self.cfg.route_queues(route, t))
+            & !consumed
+            & set_of(self.cfg.queues.len(), |q| {
+                (0..self.cfg.sizes.messages).any(|o| self.deliveries(q, o) == 0)
+            })
     }
 
     /// Settled: no consumer has a rebalance due or in flight, and every

@@ -10,10 +10,32 @@ use stateright::Expectation;
 use crate::protocol::Phase;
 use crate::shell::{RebalanceModel, SystemState};
 
+/// Which part of the model a property speaks of: a property of a part that
+/// is not modelled is not checked (nor reported).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layer {
+    /// Membership, routes and ownership: always modelled.
+    Ownership,
+    /// Messages and offsets (`--messages`).
+    Messages,
+}
+
+impl Layer {
+    /// Whether `cfg` models this part.
+    pub fn modelled(self, cfg: &crate::config::Config) -> bool {
+        match self {
+            Self::Ownership => true,
+            Self::Messages => cfg.messages(),
+        }
+    }
+}
+
 /// One property of the model.
 pub struct ModelProperty {
     /// The guarantee, as reported.
     pub name: &'static str,
+    /// The part of the model it speaks of.
+    pub layer: Layer,
     /// Always (a counterexample is a failure) or sometimes (an example is
     /// required, proving the model reaches the hazard).
     pub expectation: Expectation,
@@ -37,11 +59,27 @@ pub const FULL_CONVERGENCE: &str = "full convergence";
 /// Name of the liveness property (checked by the fair-cycle search, not by
 /// Stateright: the liveness check runs it).
 pub const CONVERGES: &str = "converges and stays converged";
+/// Name of the safety property of offsets: no message below a committed
+/// offset was left undelivered.
+pub const NO_MESSAGE_SKIPPED: &str = "no message skipped";
+/// Name of the example of a message delivered twice.
+pub const DUPLICATE_DELIVERY: &str = "duplicate delivery";
+/// Name of the example of a queue with messages waiting that nobody
+/// consumes.
+pub const PAUSED_QUEUE: &str = "paused queue";
+/// Name of the liveness property of messages (the liveness check runs it).
+pub const EVERY_MESSAGE_CONSUMED: &str = "every message consumed";
+
+/// The properties `model` checks: those of the parts it models.
+pub fn checked(model: &RebalanceModel) -> impl Iterator<Item = &'static ModelProperty> + '_ {
+    PROPERTIES.iter().filter(|p| p.layer.modelled(&model.cfg))
+}
 
 /// Every property Stateright checks, in report order.
 pub const PROPERTIES: &[ModelProperty] = &[
     ModelProperty {
         name: NO_DOUBLE_OWNERSHIP,
+        layer: Layer::Ownership,
         expectation: Expectation::Always,
         condition: |model, state| {
             let g = Group::of(model, state);
@@ -50,6 +88,7 @@ pub const PROPERTIES: &[ModelProperty] = &[
     },
     ModelProperty {
         name: CONVERGED_WHEN_QUIESCENT,
+        layer: Layer::Ownership,
         expectation: Expectation::Always,
         condition: |model, state| {
             let g = Group::of(model, state);
@@ -58,6 +97,7 @@ pub const PROPERTIES: &[ModelProperty] = &[
     },
     ModelProperty {
         name: AGREE_AT_REST,
+        layer: Layer::Ownership,
         expectation: Expectation::Always,
         condition: |model, state| {
             let g = Group::of(model, state);
@@ -66,6 +106,7 @@ pub const PROPERTIES: &[ModelProperty] = &[
     },
     ModelProperty {
         name: TRANSIENT_DOUBLE,
+        layer: Layer::Ownership,
         expectation: Expectation::Sometimes,
         // Evaluated on every state for the whole run, so an exact bit test
         // rather than the `properties` crate, which decides the guarantee.
@@ -73,11 +114,13 @@ pub const PROPERTIES: &[ModelProperty] = &[
     },
     ModelProperty {
         name: TRANSIENT_ORPHAN,
+        layer: Layer::Ownership,
         expectation: Expectation::Sometimes,
         condition: |model, state| Group::of(model, state).has_orphan_after_rebalance(),
     },
     ModelProperty {
         name: FULL_CONVERGENCE,
+        layer: Layer::Ownership,
         expectation: Expectation::Sometimes,
         condition: |model, state| {
             let g = Group::of(model, state);
@@ -86,5 +129,23 @@ pub const PROPERTIES: &[ModelProperty] = &[
                 && g.quiescent()
                 && g.converged()
         },
+    },
+    ModelProperty {
+        name: NO_MESSAGE_SKIPPED,
+        layer: Layer::Messages,
+        expectation: Expectation::Always,
+        condition: |model, state| Group::of(model, state).no_message_skipped(),
+    },
+    ModelProperty {
+        name: DUPLICATE_DELIVERY,
+        layer: Layer::Messages,
+        expectation: Expectation::Sometimes,
+        condition: |model, state| Group::of(model, state).max_deliveries() >= 2,
+    },
+    ModelProperty {
+        name: PAUSED_QUEUE,
+        layer: Layer::Messages,
+        expectation: Expectation::Sometimes,
+        condition: |model, state| Group::of(model, state).paused_queues() != 0,
     },
 ];

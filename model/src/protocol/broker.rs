@@ -3,7 +3,13 @@
 //! nothing: each learns members from the heartbeats it receives.
 
 use crate::config::{members_of, Config, ConsumerSet, Route};
-use crate::protocol::message::{Message, Output, Peer, Step, Timer};
+use crate::protocol::message::{Message, Output, Peer, Step, Timer, NO_OFFSET};
+
+/// `offsets` with queue `queue`'s offset set to `offset`.
+fn with_offset(offsets: u32, queue: usize, offset: u8) -> u32 {
+    let shift = 4 * queue as u32;
+    offsets & !(0xF << shift) | u32::from(offset & 0xF) << shift
+}
 
 /// One broker's member table and what it knows of each consumer's
 /// connection.
@@ -23,6 +29,12 @@ pub struct BrokerState {
     /// Its cached route (`TopicRouteInfoManager`), which it allocates from
     /// with server-side assignment.
     pub route: Route,
+    /// With messages, the group's committed offset of each of its queues
+    /// (`ConsumerOffsetManager`), four bits a queue by queue index,
+    /// [`NO_OFFSET`] when none is stored.
+    pub offsets: u32,
+    /// Its queues' first messages have left memory.
+    pub evicted: bool,
 }
 
 /// How a message's connection compares with the newest the broker knows.
@@ -51,18 +63,35 @@ impl BrokerState {
             Some(c) if cfg.protocol.subscription_table => cfg.consumers[c].topics,
             _ => 0,
         };
+        // A running group has stored offset 0 for every queue; a group that
+        // starts cold has none.
+        let cold = cfg.sizes.joiners() == cfg.sizes.consumers;
+        let offsets = if !cfg.messages() {
+            0
+        } else {
+            (0..cfg.queues.len())
+                .filter(|&q| usize::from(cfg.broker_of(q)) == broker)
+                .fold(0, |set, q| {
+                    with_offset(set, q, if cold { NO_OFFSET } else { 0 })
+                })
+        };
         let state = Self {
             members,
             closed: 0,
             epochs: 0,
             subscription,
             route: Route::default(),
+            offsets,
+            evicted: false,
         };
-        let outputs = if broker < cfg.sizes.broker_restarts {
-            vec![Output::Arm(Timer::Restart)]
-        } else {
-            Vec::new()
-        };
+        let outputs = [
+            (broker < cfg.sizes.broker_restarts, Timer::Restart),
+            (cfg.messages() && broker < cfg.sizes.evictions, Timer::Evict),
+        ]
+        .into_iter()
+        .filter(|(armed, _)| *armed)
+        .map(|(_, timer)| Output::Arm(timer))
+        .collect();
         (state, outputs)
     }
 
@@ -70,8 +99,20 @@ impl BrokerState {
     pub fn on_timer(&self, timer: &Timer) -> Step<Self> {
         match timer {
             Timer::Restart => Some(self.restart()),
+            Timer::Evict => (!self.evicted).then(|| {
+                let next = Self {
+                    evicted: true,
+                    ..*self
+                };
+                (next, Vec::new())
+            }),
             _ => None,
         }
+    }
+
+    /// The committed offset of queue `queue`, [`NO_OFFSET`] when none.
+    pub fn offset(&self, queue: usize) -> u8 {
+        (self.offsets >> (4 * queue) & 0xF) as u8
     }
 
     /// The broker restarts (an upgrade): the member table and the
@@ -123,7 +164,10 @@ impl BrokerState {
             | Message::GetConsumerList { epoch, .. }
             | Message::QueryAssignment { epoch, .. }
             | Message::SilenceExpired { epoch, .. }
-            | Message::ChannelClosed { epoch } => *epoch,
+            | Message::ChannelClosed { epoch }
+            | Message::QueryOffset { epoch, .. }
+            | Message::UpdateOffset { epoch, .. }
+            | Message::CommitOffset { epoch, .. } => *epoch,
             _ => return None,
         };
         let connection = self.connection(c, epoch);
@@ -145,6 +189,22 @@ impl BrokerState {
                 Some(current.consumer_list(from, *topic, epoch))
             }
             Message::QueryAssignment { topic, .. } => Some(current.assignment(from, *topic, epoch)),
+            Message::QueryOffset { queue, .. } => {
+                let answer = Message::Offset {
+                    queue: *queue,
+                    stored: current.offset(usize::from(*queue)),
+                    in_memory: !current.evicted,
+                    epoch,
+                };
+                Some((current, vec![Output::Send(from, answer)]))
+            }
+            Message::UpdateOffset { queue, offset, .. } => {
+                current.store_offset(usize::from(*queue), *offset, Vec::new())
+            }
+            Message::CommitOffset { queue, offset, .. } => {
+                let ack = Message::CommitAck { queue: *queue };
+                current.store_offset(usize::from(*queue), *offset, vec![Output::Send(from, ack)])
+            }
             _ => None,
         };
         // A new connection is news even when the message changes nothing.
@@ -225,6 +285,16 @@ impl BrokerState {
         } else {
             Message::PeriodicTick
         }
+    }
+
+    /// `ConsumerOffsetManager.commitOffset`: the last write wins, a smaller
+    /// offset over a larger one included (RocketMQ only logs a warning).
+    fn store_offset(&self, queue: usize, offset: u8, outputs: Vec<Output>) -> Step<Self> {
+        let next = Self {
+            offsets: with_offset(self.offsets, queue, offset),
+            ..*self
+        };
+        (next != *self || !outputs.is_empty()).then_some((next, outputs))
     }
 
     /// `QueryAssignmentProcessor.doLoadBalance`: the broker allocates the

@@ -2,8 +2,12 @@
 //! `MQClientInstance`): no leader; each consumer computes its own share
 //! from the member list of one broker and its cached route.
 
-use crate::config::{members_of, Assignment, Config, ConsumerSet, QueueSet, Route, MAX_TOPICS};
+use crate::config::{
+    members_of, Assignment, Commit, Config, ConsumeFrom, ConsumerSet, QueueSet, Route, MAX_TOPICS,
+};
+use crate::protocol::message::NO_OFFSET;
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
+use crate::protocol::process_queue::{ProcessQueue, ProcessQueues};
 use rocketmq_rebalance::plan_update;
 
 /// Life cycle of a consumer process.
@@ -48,6 +52,8 @@ pub struct ConsumerState {
     /// assignment was computed from (unused otherwise). Recorded, like
     /// `views`, for the properties.
     pub assigned: [Route; MAX_TOPICS],
+    /// With messages, its consumption of each queue, by queue index.
+    pub queues: ProcessQueues,
 }
 
 /// A question in flight: which topic, asked of which broker, on which
@@ -67,6 +73,10 @@ pub struct Query {
 pub struct Faults {
     /// The next `NOTIFY_CONSUMER_IDS_CHANGED` is lost.
     pub lose_next_notification: bool,
+    /// The next offset persist is lost.
+    pub lose_next_persist: bool,
+    /// The next offset read fails.
+    pub fail_next_offset_read: bool,
     /// The next `GET_CONSUMER_LIST_BY_GROUP` fails.
     pub fail_next_query: bool,
     /// The next route poll fails.
@@ -87,12 +97,20 @@ impl std::hash::Hash for ConsumerState {
                 | u64::from(self.faults.lose_next_notification) << 24
                 | u64::from(self.faults.fail_next_query) << 25
                 | u64::from(self.faults.miss_next_route) << 26
+                | u64::from(self.faults.lose_next_persist) << 27
+                | u64::from(self.faults.fail_next_offset_read) << 28
                 | u64::from(self.route.dropped) << 32
                 | querying << 40
                 | u64::from(self.topics) << 52,
         );
         for route in &self.assigned {
             h.write_u16(u16::from(route.version) | u16::from(route.dropped) << 8);
+        }
+        // Nothing to write without messages: equal states, equal hashes.
+        if self.queues != ProcessQueues::default() {
+            for queue in &self.queues {
+                h.write_u32(queue.packed());
+            }
         }
         h.write_u32(self.epochs);
         h.write_u64(self.owned);
@@ -122,6 +140,13 @@ impl ConsumerState {
             if let Some(share) = cfg.allocate(state.route, topic, members, me) {
                 state.owned |= share;
             }
+            // With messages, a running group has consumed nothing yet and
+            // stored offset 0 everywhere.
+            if cfg.messages() {
+                for q in members_of(state.owned) {
+                    state.queues[q] = ProcessQueue::from_offset(0);
+                }
+            }
             state.views[topic] = Some(members);
         }
         let outputs = state.environment_timers(cfg, me);
@@ -140,6 +165,17 @@ impl ConsumerState {
             (Phase::Running, Timer::Resubscribe) if spec.may_resubscribe => {
                 self.resubscribe(cfg, me)
             }
+            (Phase::Running, Timer::Pull { queue }) => self.pull(cfg, me, usize::from(*queue)),
+            (Phase::Running, Timer::Done { queue }) => self.done(cfg, usize::from(*queue)),
+            (Phase::Running, Timer::Persist) => Some(self.persist(cfg, me)),
+            (Phase::Running, Timer::LosePersist) => Some(self.schedule_fault(Faults {
+                lose_next_persist: true,
+                ..self.faults
+            })),
+            (Phase::Running, Timer::FailOffsetRead) => Some(self.schedule_fault(Faults {
+                fail_next_offset_read: true,
+                ..self.faults
+            })),
             (Phase::Running, Timer::LoseNotification) => Some(self.schedule_fault(Faults {
                 lose_next_notification: true,
                 ..self.faults
@@ -227,6 +263,25 @@ impl ConsumerState {
                     self.allocate(cfg, me, usize::from(*topic), *members, *route);
                 next.assigned[usize::from(*topic)] = *route;
                 Some((next, outputs))
+            }
+            (
+                Phase::Running,
+                Message::Offset {
+                    queue,
+                    stored,
+                    in_memory,
+                    epoch,
+                },
+            ) if broker.is_some_and(|b| self.epoch(b) == *epoch) => {
+                self.offset_read(cfg, me, usize::from(*queue), *stored, *in_memory)
+            }
+            (Phase::Running, Message::CommitAck { queue }) => {
+                let q = usize::from(*queue);
+                self.queues[q].awaiting_ack.then(|| {
+                    let mut next = *self;
+                    next.queues[q].awaiting_ack = false;
+                    (next, Vec::new())
+                })
             }
             (Phase::Running, Message::ConnectionClosed { epoch })
                 if broker.is_some_and(|b| self.epoch(b) == *epoch) =>
@@ -330,8 +385,169 @@ impl ConsumerState {
     /// sends `UNREGISTER_CLIENT` to every broker (`unregisterClientWithLock`).
     fn shutdown(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let mut outputs = self.stop_timers(cfg);
+        // `persistConsumerOffset` first.
+        outputs.extend(
+            members_of(self.owned)
+                .filter_map(|q| self.offset_update(cfg, me, q))
+                .map(|(broker, msg)| Output::Send(broker, msg)),
+        );
         outputs.extend(self.broadcast(cfg, me, |epoch| Message::Unregister { epoch }));
         (Self::empty(Phase::Left), outputs)
+    }
+
+    /// The offset update of queue `q` it would send: the lowest offset still
+    /// in flight, to the queue's broker if it talks to it; none for a queue
+    /// whose offset it has not read yet.
+    fn offset_update(&self, cfg: &Config, me: usize, q: usize) -> Option<(Peer, Message)> {
+        let pq = &self.queues[q];
+        let broker = cfg.broker_of(q);
+        (cfg.messages() && !pq.reading_offset && self.target_set(cfg, me) & 1 << broker != 0).then(
+            || {
+                let msg = Message::UpdateOffset {
+                    queue: q as u8,
+                    offset: pq.local_offset(),
+                    epoch: self.epoch(broker),
+                };
+                (Peer::Broker(broker), msg)
+            },
+        )
+    }
+
+    /// `ConsumeMessageConcurrentlyService` on a pulled batch: the next
+    /// messages of an owned, started queue whose broker it reaches (at most
+    /// `pullBatchSize`), when no batch runs and, with synchronous commit,
+    /// the last one is acknowledged.
+    fn pull(&self, cfg: &Config, me: usize, q: usize) -> Step<Self> {
+        let pq = &self.queues[q];
+        let end = cfg.sizes.messages as u8;
+        let pullable = self.owned & 1 << q != 0
+            && !pq.reading_offset
+            && !pq.running()
+            && !pq.awaiting_ack
+            && pq.cursor < end
+            && self.target_set(cfg, me) & 1 << cfg.broker_of(q) != 0;
+        pullable.then(|| {
+            let mut next = *self;
+            let to = (pq.cursor + cfg.sizes.pull_batch as u8).min(end);
+            next.queues[q] = ProcessQueue {
+                from: pq.cursor,
+                to,
+                cursor: to,
+                ..*pq
+            };
+            (next, vec![Output::Arm(Timer::Pull { queue: q as u8 })])
+        })
+    }
+
+    /// The application finishes the running batch: its messages were
+    /// delivered. The queue's offset moves on unless it was dropped
+    /// meanwhile (`processConsumeResult` checks `isDropped`); with
+    /// synchronous commit it is committed before the next pull.
+    fn done(&self, cfg: &Config, q: usize) -> Step<Self> {
+        let pq = self.queues[q];
+        if !pq.running() {
+            return None;
+        }
+        let mut next = *self;
+        let mut outputs = vec![
+            Output::Delivered {
+                queue: q as u8,
+                from: pq.from,
+                to: pq.to,
+            },
+            Output::Arm(Timer::Done { queue: q as u8 }),
+        ];
+        let owned = self.owned & 1 << q != 0;
+        next.queues[q] = if owned {
+            ProcessQueue {
+                from: 0,
+                to: 0,
+                ..pq
+            }
+        } else {
+            ProcessQueue::default()
+        };
+        if owned && !pq.reading_offset && cfg.protocol.commit == Commit::Sync {
+            let broker = cfg.broker_of(q);
+            outputs.push(Output::Send(
+                Peer::Broker(broker),
+                Message::CommitOffset {
+                    queue: q as u8,
+                    offset: pq.cursor,
+                    epoch: self.epoch(broker),
+                },
+            ));
+            next.queues[q].awaiting_ack = true;
+        }
+        Some((next, outputs))
+    }
+
+    /// `MQClientInstance.persistAllConsumerOffset`, every 5 s, one-way: the
+    /// offset of every queue it consumes. One may be lost.
+    fn persist(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
+        if self.faults.lose_next_persist {
+            let next = Self {
+                faults: Faults {
+                    lose_next_persist: false,
+                    ..self.faults
+                },
+                ..*self
+            };
+            return (next, vec![Output::Arm(Timer::Persist)]);
+        }
+        let mut outputs: Vec<Output> = members_of(self.owned)
+            .filter_map(|q| self.offset_update(cfg, me, q))
+            .map(|(broker, msg)| Output::SendPeriodic(broker, msg))
+            .collect();
+        outputs.push(Output::Arm(Timer::Persist));
+        (*self, outputs)
+    }
+
+    /// The broker's answer to an offset read
+    /// (`computePullFromWhereWithException`): the stored offset, else the
+    /// `ConsumeFromWhere` rule. A read that fails leaves the queue out of
+    /// this round.
+    fn offset_read(
+        &self,
+        cfg: &Config,
+        me: usize,
+        q: usize,
+        stored: u8,
+        in_memory: bool,
+    ) -> Step<Self> {
+        let pq = self.queues[q];
+        if self.owned & 1 << q == 0 || !pq.reading_offset {
+            return None;
+        }
+        let mut next = *self;
+        if self.faults.fail_next_offset_read {
+            next.faults.fail_next_offset_read = false;
+            next.owned &= !(1 << q);
+            next.queues[q] = ProcessQueue {
+                reading_offset: false,
+                cursor: 0,
+                awaiting_ack: false,
+                ..pq
+            };
+            next.due |= 1 << cfg.queues[q].topic;
+            let mut outputs = self.retry_later(cfg, me);
+            outputs.extend(next.schedule(cfg, me));
+            return Some((next, outputs));
+        }
+        let start = match (stored, cfg.protocol.consume_from) {
+            (NO_OFFSET, ConsumeFrom::First) => 0,
+            // The broker answers 0 while the first message is in memory;
+            // otherwise the client starts at the queue's max offset.
+            (NO_OFFSET, ConsumeFrom::Last) if in_memory => 0,
+            (NO_OFFSET, ConsumeFrom::Last) => cfg.sizes.messages as u8,
+            (offset, _) => offset,
+        };
+        next.queues[q] = ProcessQueue {
+            reading_offset: false,
+            cursor: start,
+            ..pq
+        };
+        Some((next, Vec::new()))
     }
 
     /// The process dies: nothing is sent, and each broker's scan
@@ -571,8 +787,52 @@ impl ConsumerState {
         next.owned &= self
             .subscribed()
             .fold(0, |set, t| set | cfg.topic_queues(t));
-        let outputs = next.schedule(cfg, me);
+        let mut outputs = Vec::new();
+        if cfg.messages() {
+            outputs.extend(next.hand_over(cfg, me, self.owned));
+        }
+        outputs.extend(next.schedule(cfg, me));
         (next, outputs)
+    }
+
+    /// `updateProcessQueueTableInRebalance` with messages: a dropped queue's
+    /// offset is persisted (one-way, `removeUnnecessaryMessageQueue`) and its
+    /// running batch, if any, finishes unrecorded; a new queue's offset is
+    /// read from its broker before it is consumed.
+    fn hand_over(&mut self, cfg: &Config, me: usize, before: QueueSet) -> Vec<Output> {
+        let mut outputs = Vec::new();
+        for q in members_of(before & !self.owned) {
+            if let Some((broker, msg)) = self.offset_update(cfg, me, q) {
+                if self.faults.lose_next_persist {
+                    self.faults.lose_next_persist = false;
+                } else {
+                    outputs.push(Output::Send(broker, msg));
+                }
+            }
+            let pq = self.queues[q];
+            self.queues[q] = ProcessQueue {
+                from: pq.from,
+                to: pq.to,
+                ..ProcessQueue::default()
+            };
+        }
+        for q in members_of(self.owned & !before) {
+            let pq = self.queues[q];
+            self.queues[q] = ProcessQueue {
+                from: pq.from,
+                to: pq.to,
+                ..ProcessQueue::reading()
+            };
+            let broker = cfg.broker_of(q);
+            outputs.push(Output::Send(
+                Peer::Broker(broker),
+                Message::QueryOffset {
+                    queue: q as u8,
+                    epoch: self.epoch(broker),
+                },
+            ));
+        }
+        outputs
     }
 
     /// Arms the rebalance turn when a topic is due: one timer per broker
@@ -619,16 +879,25 @@ impl ConsumerState {
             (spec.may_pause, Timer::Pause),
             (cfg.protocol.subscription_table, Timer::Heartbeat),
             (spec.may_resubscribe, Timer::Resubscribe),
+            (cfg.messages(), Timer::Persist),
+            (cfg.messages() && spec.may_lose_persist, Timer::LosePersist),
+            (
+                cfg.messages() && spec.may_fail_offset_read,
+                Timer::FailOffsetRead,
+            ),
         ]
         .into_iter()
         .filter(|(armed, _)| *armed)
-        .map(|(_, timer)| Output::Arm(timer))
+        .map(|(_, timer)| timer)
+        .chain(consumption_timers(cfg))
+        .map(Output::Arm)
         .collect()
     }
 
     fn stop_timers(&self, cfg: &Config) -> Vec<Output> {
         (0..cfg.broker_names.len() as u8)
             .flat_map(|broker| [Timer::Rebalance { broker }, Timer::Connect { broker }])
+            .chain(consumption_timers(cfg))
             .chain([
                 Timer::Shutdown,
                 Timer::Crash,
@@ -640,6 +909,9 @@ impl ConsumerState {
                 Timer::Pause,
                 Timer::Heartbeat,
                 Timer::Resubscribe,
+                Timer::Persist,
+                Timer::LosePersist,
+                Timer::FailOffsetRead,
             ])
             .map(Output::Disarm)
             .collect()
@@ -659,6 +931,7 @@ impl ConsumerState {
             epochs: 0,
             topics: 0,
             assigned: [Route::default(); MAX_TOPICS],
+            queues: ProcessQueues::default(),
         }
     }
 
@@ -689,6 +962,13 @@ impl ConsumerState {
             .map(|b| Output::Send(Peer::Broker(b), msg(self.epoch(b))))
             .collect()
     }
+}
+
+/// With messages, the pull and finish of every queue: armed for good, each
+/// a step only when it can happen.
+fn consumption_timers(cfg: &Config) -> impl Iterator<Item = Timer> {
+    let queues = if cfg.messages() { cfg.queues.len() } else { 0 };
+    (0..queues as u8).flat_map(|queue| [Timer::Pull { queue }, Timer::Done { queue }])
 }
 
 /// `epochs` with `broker`'s epoch set to `epoch`.

@@ -1,7 +1,7 @@
 //! The vocabulary between actors: messages, timers, and the addresses and
 //! outputs the sans-IO state machines use instead of doing IO.
 
-use crate::config::{ConsumerSet, Route, MAX_BROKERS};
+use crate::config::{ConsumerSet, Route, MAX_BROKERS, MAX_MESSAGE_QUEUES};
 
 /// Who a message goes to or comes from, in domain terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -15,6 +15,9 @@ pub enum Peer {
     /// A consumer, by index.
     Consumer(u8),
 }
+
+/// An offset field that holds no offset: the broker has none stored.
+pub const NO_OFFSET: u8 = 0xF;
 
 /// A message on the wire. Payloads are reduced to what changes a decision.
 ///
@@ -114,6 +117,52 @@ pub enum Message {
     /// rebalance tick would see a change made without notification (an
     /// expiry). The tick itself is abstracted; see `docs/spec.md`.
     PeriodicTick,
+    /// `QUERY_CONSUMER_OFFSET`: the committed offset of a newly allocated
+    /// queue (`RemoteBrokerOffsetStore.readOffset`).
+    QueryOffset {
+        /// Queue index.
+        queue: u8,
+        /// Connection epoch.
+        epoch: u8,
+    },
+    /// The answer (`ConsumerManageProcessor.queryConsumerOffset`): the
+    /// stored offset, if any, and whether the queue's first message is
+    /// still in memory (then a missing offset is answered with 0).
+    Offset {
+        /// Queue index.
+        queue: u8,
+        /// The stored offset, [`NO_OFFSET`] when there is none.
+        stored: u8,
+        /// The queue's first message is in memory
+        /// (`checkInMemByConsumeOffset`).
+        in_memory: bool,
+        /// Epoch of the connection the question came on.
+        epoch: u8,
+    },
+    /// `UPDATE_CONSUMER_OFFSET`, one-way: the periodic persist
+    /// (`persistAllConsumerOffset`, every 5 s) or the persist on drop.
+    UpdateOffset {
+        /// Queue index.
+        queue: u8,
+        /// The offset.
+        offset: u8,
+        /// Connection epoch.
+        epoch: u8,
+    },
+    /// A synchronous commit of a batch's offset (`--commit sync`).
+    CommitOffset {
+        /// Queue index.
+        queue: u8,
+        /// The offset.
+        offset: u8,
+        /// Connection epoch.
+        epoch: u8,
+    },
+    /// The broker's acknowledgement of a synchronous commit.
+    CommitAck {
+        /// Queue index.
+        queue: u8,
+    },
     /// Not a RocketMQ message: a consumer that missed a route update (its
     /// name server unreachable for that poll) sees it at a later poll, which
     /// this marks; sent to itself.
@@ -184,11 +233,31 @@ pub enum Timer {
     /// Environment: this consumer subscribes to the last topic, or
     /// unsubscribes from it, at runtime.
     Resubscribe,
+    /// With messages: the consumer pulls the next batch of this queue and
+    /// its application starts consuming it.
+    Pull {
+        /// Queue index.
+        queue: u8,
+    },
+    /// With messages: the application finishes the running batch of this
+    /// queue.
+    Done {
+        /// Queue index.
+        queue: u8,
+    },
+    /// With messages: the periodic persist of every offset (every 5 s).
+    Persist,
+    /// Environment: this consumer's next offset persist is lost.
+    LosePersist,
+    /// Environment: this consumer's next offset read fails.
+    FailOffsetRead,
+    /// Environment: this broker's queues' first messages leave memory.
+    Evict,
 }
 
 impl Timer {
     /// How many distinct timers there are: [`Timer::index`] is below it.
-    pub const COUNT: u32 = 15 + 2 * MAX_BROKERS as u32;
+    pub const COUNT: u32 = 19 + 2 * MAX_BROKERS as u32 + 2 * MAX_MESSAGE_QUEUES as u32;
 
     /// A dense index that keeps the order of the variants, so that a set of
     /// timers can be one word and iterate in `Ord` order.
@@ -211,12 +280,21 @@ impl Timer {
             Self::Restart => 12 + 2 * MAX_BROKERS as u32,
             Self::Heartbeat => 13 + 2 * MAX_BROKERS as u32,
             Self::Resubscribe => 14 + 2 * MAX_BROKERS as u32,
+            Self::Pull { queue } => 15 + 2 * MAX_BROKERS as u32 + u32::from(queue),
+            Self::Done { queue } => {
+                15 + 2 * MAX_BROKERS as u32 + MAX_MESSAGE_QUEUES as u32 + u32::from(queue)
+            }
+            Self::Persist => 15 + 2 * MAX_BROKERS as u32 + 2 * MAX_MESSAGE_QUEUES as u32,
+            Self::LosePersist => 16 + 2 * MAX_BROKERS as u32 + 2 * MAX_MESSAGE_QUEUES as u32,
+            Self::FailOffsetRead => 17 + 2 * MAX_BROKERS as u32 + 2 * MAX_MESSAGE_QUEUES as u32,
+            Self::Evict => 18 + 2 * MAX_BROKERS as u32 + 2 * MAX_MESSAGE_QUEUES as u32,
         }
     }
 
     /// The timer of an [`index`](Timer::index), if any.
     pub fn from_index(index: u32) -> Option<Self> {
         const BROKERS: u32 = MAX_BROKERS as u32;
+        const QUEUES: u32 = MAX_MESSAGE_QUEUES as u32;
         Some(match index {
             0 => Self::Join,
             1 => Self::Shutdown,
@@ -239,6 +317,18 @@ impl Timer {
             i if i == 12 + 2 * BROKERS => Self::Restart,
             i if i == 13 + 2 * BROKERS => Self::Heartbeat,
             i if i == 14 + 2 * BROKERS => Self::Resubscribe,
+            i if (15 + 2 * BROKERS..15 + 2 * BROKERS + QUEUES).contains(&i) => Self::Pull {
+                queue: (i - 15 - 2 * BROKERS) as u8,
+            },
+            i if (15 + 2 * BROKERS + QUEUES..15 + 2 * BROKERS + 2 * QUEUES).contains(&i) => {
+                Self::Done {
+                    queue: (i - 15 - 2 * BROKERS - QUEUES) as u8,
+                }
+            }
+            i if i == 15 + 2 * BROKERS + 2 * QUEUES => Self::Persist,
+            i if i == 16 + 2 * BROKERS + 2 * QUEUES => Self::LosePersist,
+            i if i == 17 + 2 * BROKERS + 2 * QUEUES => Self::FailOffsetRead,
+            i if i == 18 + 2 * BROKERS + 2 * QUEUES => Self::Evict,
             _ => return None,
         })
     }
@@ -265,6 +355,16 @@ pub enum Output {
     Arm(Timer),
     /// Disarm a timer.
     Disarm(Timer),
+    /// Not a command: the application code was handed messages `[from, to)`
+    /// of `queue` (ghost state, for the properties only).
+    Delivered {
+        /// Queue index.
+        queue: u8,
+        /// First offset.
+        from: u8,
+        /// One past the last offset.
+        to: u8,
+    },
 }
 
 /// The result of one input to a state machine: `None` when the input

@@ -6,15 +6,18 @@
 //!
 //! - [`name_server`]: `NamesrvController`, `RouteInfoManager`: the routes.
 //! - [`broker`]: `ConsumerManager`, `ConsumerGroupInfo`: one member table.
-//! - [`consumer`]: `RebalanceImpl`, `RebalanceService`, `MQClientInstance`.
+//! - [`consumer`]: `RebalanceImpl`, `RebalanceService`, `MQClientInstance`;
+//!   with messages, [`process_queue`]: `ProcessQueue` and its offset.
 //! - [`message`]: what they say to each other.
 
 pub mod broker;
 pub mod consumer;
 pub mod message;
 pub mod name_server;
+pub mod process_queue;
 
 pub use broker::BrokerState;
 pub use consumer::{ConsumerState, Faults, Phase};
 pub use message::{Message, Output, Peer, Step, Timer};
 pub use name_server::NameServerState;
+pub use process_queue::{ProcessQueue, ProcessQueues};

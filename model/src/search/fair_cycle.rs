@@ -191,6 +191,15 @@ fn is_strong(class: u64) -> bool {
 /// complete graph. Returns the violation whose cycle is reached in fewest
 /// steps, as a lasso.
 pub fn find_fair_bad_cycle(graph: &Graph) -> Option<Lasso> {
+    find_fair_cycle_missing(graph, 0)
+}
+
+/// [`find_fair_bad_cycle`] for goal `goal` of [`Classify::goals`]
+/// (a bit index): a fair execution that misses it infinitely often.
+///
+/// [`Classify::goals`]: crate::search::Classify::goals
+pub fn find_fair_cycle_missing(graph: &Graph, goal: u8) -> Option<Lasso> {
+    let good = |s: StateId| graph.info(s).goals & (1 << goal) != 0;
     let mut tarjan = Tarjan::new(graph.len());
     // Which subgraph each state is examined in: the whole graph at first,
     // then what is left of an SCC once states are removed from it.
@@ -200,7 +209,7 @@ pub fn find_fair_bad_cycle(graph: &Graph) -> Option<Lasso> {
     let mut best: Option<(usize, Lasso)> = None;
     while let Some((set, roots)) = sets.pop() {
         for states in tarjan.components(graph, &roots, &label, set) {
-            if states.iter().all(|&s| graph.info(s).good) {
+            if states.iter().all(|&s| good(s)) {
                 continue;
             }
             // The component gets a label of its own, so that `inside` and a
@@ -256,7 +265,7 @@ pub fn find_fair_bad_cycle(graph: &Graph) -> Option<Lasso> {
             if !fair {
                 continue;
             }
-            let lasso = build_lasso(graph, &states, &inside, has_cycle);
+            let lasso = build_lasso(graph, &states, &inside, &good, has_cycle);
             let entry_steps = lasso.prefix.len();
             if best
                 .as_ref()
@@ -277,6 +286,7 @@ fn build_lasso(
     graph: &Graph,
     states: &[StateId],
     inside: &dyn Fn(StateId) -> bool,
+    good: &dyn Fn(StateId) -> bool,
     has_cycle: bool,
 ) -> Lasso {
     // BFS ids grow with depth, so the smallest id is reached in fewest steps.
@@ -291,7 +301,7 @@ fn build_lasso(
     let bad = states
         .iter()
         .copied()
-        .filter(|&s| !graph.info(s).good)
+        .filter(|&s| !good(s))
         .min()
         .unwrap_or(entry);
     let mut cycle_states = vec![entry];

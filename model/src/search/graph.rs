@@ -73,8 +73,9 @@ pub struct Edge {
 /// What a [`Graph`] records about each state besides its edges.
 #[derive(Debug, Clone, Default)]
 pub struct StateInfo {
-    /// Whether the state satisfies the predicate the graph was built with.
-    pub good: bool,
+    /// Which goals the state meets, one bit each ([`Classify::goals`]);
+    /// bit 0 is [`Classify::good`].
+    pub goals: u8,
     /// Fairness classes of the actions enabled here that change nothing
     /// (Stateright drops them; for fairness they are taken in place).
     pub noops: Vec<u64>,
@@ -141,12 +142,35 @@ pub trait Classify<M: Model> {
     fn class(&self, model: &M, state: &M::State, action: &M::Action) -> Option<u64>;
     /// The predicate recorded per state (for liveness: converged).
     fn good(&self, model: &M, state: &M::State) -> bool;
+    /// Every goal the state meets, one bit each, for checks of several
+    /// "eventually always" properties on one graph; bit 0 must be
+    /// [`Classify::good`], which is all there is unless overridden.
+    fn goals(&self, model: &M, state: &M::State) -> u8 {
+        u8::from(self.good(model, state))
+    }
 }
 
 impl Graph {
     /// Explores every state reachable from `model`'s initial states,
     /// breadth-first, within `limits` and `Model::within_boundary`.
     pub fn explore<M, C>(model: &M, classify: &C, limits: Limits) -> Graph
+    where
+        M: Model,
+        M::State: Hash,
+        M::Action: Clone,
+        C: Classify<M>,
+    {
+        Self::explore_observing(model, classify, limits, &mut |_, _| {})
+    }
+
+    /// [`Graph::explore`], handing every new state and its id to `observe`
+    /// (for measures over the whole reachable space).
+    pub fn explore_observing<M, C>(
+        model: &M,
+        classify: &C,
+        limits: Limits,
+        observe: &mut dyn FnMut(StateId, &M::State),
+    ) -> Graph
     where
         M: Model,
         M::State: Hash,
@@ -179,14 +203,15 @@ impl Graph {
             let id = graph.parent.len() as StateId;
             ids.insert(fp, id);
             graph.parent.push(parent);
-            let good = classify.good(model, &state);
-            if !good && graph.first_bad.is_none() {
+            let goals = classify.goals(model, &state);
+            if goals & 1 == 0 && graph.first_bad.is_none() {
                 graph.first_bad = Some(id);
             }
             graph.info.push(StateInfo {
-                good,
+                goals,
                 noops: Vec::new(),
             });
+            observe(id, &state);
             if model.within_boundary(&state) {
                 frontier.push_back((id, state));
             } else {

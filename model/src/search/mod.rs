@@ -6,7 +6,7 @@
 pub mod fair_cycle;
 pub mod graph;
 
-pub use fair_cycle::{find_fair_bad_cycle, Lasso};
+pub use fair_cycle::{find_fair_bad_cycle, find_fair_cycle_missing, Lasso};
 pub use graph::{
     encode_path, fingerprint, indices_of, path_of, replay, shortest_path_to_bad, Classify, Cutoff,
     Graph, Limits, Predicate, StateId, STRONG,

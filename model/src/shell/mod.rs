@@ -9,6 +9,7 @@
 //! message; a timer that fires is disarmed unless re-armed), with the state
 //! stored compactly: see `docs/performance.md`.
 
+pub mod deliveries;
 pub mod network;
 pub mod timers;
 
@@ -18,6 +19,7 @@ use std::sync::Arc;
 use crate::config::{Config, NetworkKind};
 use crate::protocol::{BrokerState, ConsumerState, NameServerState, Output, Peer, Step, Timer};
 
+pub use deliveries::Deliveries;
 pub use network::{Envelope, Network};
 pub use timers::TimerSet;
 
@@ -34,6 +36,8 @@ pub struct SystemState {
     pub network: Network,
     /// Armed timers, by actor index (name server, brokers, consumers).
     pub timers: Vec<TimerSet>,
+    /// Ghost state: how many times each message reached application code.
+    pub deliveries: Deliveries,
 }
 
 /// One step of the system: a delivery or a timer firing.
@@ -119,6 +123,7 @@ impl RebalanceModel {
             consumers,
             network: Network::default(),
             timers: vec![TimerSet::default(); self.peers().count()],
+            deliveries: Deliveries::default(),
         };
         self.carry_out(&mut state, Peer::NameServer, ns_out);
         for (b, outputs) in broker_out.into_iter().enumerate() {
@@ -293,6 +298,9 @@ impl RebalanceModel {
                 }
                 Output::Arm(timer) => state.timers[index].arm(timer),
                 Output::Disarm(timer) => state.timers[index].disarm(timer),
+                Output::Delivered { queue, from, to } => {
+                    state.deliveries.deliver(usize::from(queue), from, to)
+                }
             }
         }
     }

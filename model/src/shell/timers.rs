@@ -4,9 +4,9 @@ use crate::protocol::Timer;
 
 /// A set of [`Timer`]s, one bit per [`Timer::index`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
-pub struct TimerSet(u32);
+pub struct TimerSet(u64);
 
-const _: () = assert!(Timer::COUNT <= u32::BITS);
+const _: () = assert!(Timer::COUNT <= u64::BITS);
 
 impl TimerSet {
     /// Arms `timer` (arming an armed timer changes nothing).
@@ -26,7 +26,7 @@ impl TimerSet {
 
     /// The armed timers in `Ord` order.
     pub fn iter(self) -> impl Iterator<Item = Timer> {
-        crate::config::members_of(u64::from(self.0)).filter_map(|i| Timer::from_index(i as u32))
+        crate::config::members_of(self.0).filter_map(|i| Timer::from_index(i as u32))
     }
 }
 

@@ -1,0 +1,96 @@
+//! What a rebalance costs when messages are modelled, measured on the whole
+//! reachable space: the worst of each harm, with the path to a state that
+//! reaches it.
+//!
+//! - `max_deliveries`: the most times one message reached application code
+//!   (3 means three or more).
+//! - `max_duplicates_per_handover`: the most messages of one queue delivered
+//!   twice or more. With the budgets of a run a queue changes hands a few
+//!   times at most (once with one join), so this is what hand-overs
+//!   duplicate.
+//! - `max_paused_queues`: the most queues with messages waiting that nobody
+//!   consumes at once, after a rebalance started. The model has no clock, so
+//!   a pause has no length; how many queues stop together is what it can
+//!   measure, and times the length of a rebalance (up to the 20 s tick when
+//!   a notification is lost) it gives the throughput lost.
+
+use serde::Serialize;
+
+use crate::properties::Group;
+use crate::search::{encode_path, Classify, Graph, Limits, StateId};
+use crate::shell::{Action, RebalanceModel, SystemState};
+
+/// The worst value of one harm, and where it is reached.
+#[derive(Clone, Debug, Serialize)]
+pub struct Harm {
+    /// The worst value over every reachable state.
+    pub value: usize,
+    /// The path to open in Stateright's explorer (`#/steps/...`) of a state
+    /// that reaches it, with the fewest steps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explorer_path: Option<String>,
+}
+
+/// The harms of a run with messages.
+#[derive(Clone, Debug, Serialize)]
+pub struct Harms {
+    /// The most deliveries of one message.
+    pub max_deliveries: Harm,
+    /// The most messages of one queue delivered twice or more.
+    pub max_duplicates_per_handover: Harm,
+    /// The most queues paused at once.
+    pub max_paused_queues: Harm,
+}
+
+/// Judges no state: the exploration only measures.
+struct Measure;
+
+impl Classify<RebalanceModel> for Measure {
+    fn class(&self, _: &RebalanceModel, _: &SystemState, _: &Action) -> Option<u64> {
+        None
+    }
+
+    fn good(&self, _: &RebalanceModel, _: &SystemState) -> bool {
+        true
+    }
+}
+
+/// Measures the harms of `model` (with messages) over every reachable
+/// state, within `limits`; `None` when the exploration was cut short.
+pub fn measure(model: &RebalanceModel, limits: Limits) -> Option<Harms> {
+    // Value and the first state (fewest steps: BFS order) reaching it.
+    let mut worst = [(0usize, 0 as StateId); 3];
+    let graph = Graph::explore_observing(
+        model,
+        &Measure,
+        Limits {
+            stop_at_bad: true,
+            ..limits
+        },
+        &mut |id, state| {
+            let group = Group::of(model, state);
+            let values = [
+                usize::from(group.max_deliveries()),
+                group.max_duplicates_of_a_queue(),
+                group.paused_queues().count_ones() as usize,
+            ];
+            for (slot, value) in worst.iter_mut().zip(values) {
+                if value > slot.0 {
+                    *slot = (value, id);
+                }
+            }
+        },
+    );
+    if graph.cutoff.is_some() {
+        return None;
+    }
+    let harm = |(value, id): (usize, StateId)| Harm {
+        value,
+        explorer_path: (value > 0).then(|| format!("#/steps/{}", encode_path(&graph.path_to(id)))),
+    };
+    Some(Harms {
+        max_deliveries: harm(worst[0]),
+        max_duplicates_per_handover: harm(worst[1]),
+        max_paused_queues: harm(worst[2]),
+    })
+}
