@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::Serialize;
 
 use crate::config::{members_of, Assignment, Config, NetworkKind, QueueSet};
+use crate::protocol::message::NO_OFFSET;
 use crate::properties::Group;
 use crate::protocol::{ConsumerState, Phase};
 use crate::search::{encode_path, replay};
@@ -242,14 +243,18 @@ impl StateView {
             title: title.into(),
             lines,
         };
+        let mut panels = vec![
+            panel("name server", routes),
+            panel("brokers", brokers),
+            panel("consumers", consumers),
+            panel("messages in flight", in_flight),
+        ];
+        if cfg.messages() {
+            panels.push(panel("offsets and deliveries", offsets(&group)));
+        }
         Self {
             ownership: Ownership::of(model, state),
-            panels: vec![
-                panel("name server", routes),
-                panel("brokers", brokers),
-                panel("consumers", consumers),
-                panel("messages in flight", in_flight),
-            ],
+            panels,
         }
     }
 }
@@ -313,6 +318,59 @@ fn consumer_details(cfg: &Config, i: usize, c: &ConsumerState) -> String {
         details.push(format!("connections {}", reconnected.join(", ")));
     }
     details.join(", ")
+}
+
+/// With messages, one line per queue: the broker's committed offset, what
+/// each consumer holding it is doing with it, and how many times each
+/// message reached application code.
+fn offsets(group: &Group) -> Vec<String> {
+    let cfg = group.cfg;
+    (0..cfg.queues.len())
+        .map(|q| {
+            let broker = &group.brokers().nth(usize::from(cfg.broker_of(q)));
+            let stored = broker.map_or(NO_OFFSET, |b| b.offset(q));
+            let committed = if stored == NO_OFFSET {
+                "no offset".to_string()
+            } else {
+                format!("committed {stored}")
+            };
+            let holders: Vec<String> = group
+                .consumers()
+                .enumerate()
+                .filter(|(_, c)| c.phase == Phase::Running)
+                .filter_map(|(i, c)| {
+                    let pq = c.queues[q];
+                    let owned = c.owned & 1 << q != 0;
+                    let doing = if pq.running() {
+                        let dropped = if owned { "" } else { ", dropped" };
+                        format!("consuming [{}, {}){dropped}", pq.from, pq.to)
+                    } else if !owned {
+                        return None;
+                    } else if pq.reading_offset {
+                        "reading its offset".into()
+                    } else if pq.awaiting_ack {
+                        format!("at {}, commit not acknowledged", pq.cursor)
+                    } else {
+                        format!("at {}", pq.cursor)
+                    };
+                    Some(format!("{} {doing}", cfg.consumers[i].name))
+                })
+                .collect();
+            let counts: Vec<String> = (0..cfg.sizes.messages)
+                .map(|o| group.deliveries(q, o).to_string())
+                .collect();
+            format!(
+                "{}: {committed}; {}; delivered [{}]",
+                cfg.queues[q].label,
+                if holders.is_empty() {
+                    "nobody".to_string()
+                } else {
+                    holders.join(", ")
+                },
+                counts.join(" ")
+            )
+        })
+        .collect()
 }
 
 /// One event of a sequence diagram.

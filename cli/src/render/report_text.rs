@@ -113,6 +113,10 @@ pub fn run_lines(report: &Report) -> Vec<String> {
                 "most messages of one queue delivered twice",
                 &harms.max_duplicates_per_handover,
             ),
+            (
+                "most messages delivered twice, all queues",
+                &harms.max_duplicated_messages,
+            ),
             ("most queues paused at once", &harms.max_paused_queues),
         ] {
             let reached = harm

@@ -8,6 +8,9 @@
 //!   twice or more. With the budgets of a run a queue changes hands a few
 //!   times at most (once with one join), so this is what hand-overs
 //!   duplicate.
+//! - `max_duplicated_messages`: the most messages delivered twice or more
+//!   at once, over every queue: what a strategy that moves fewer queues
+//!   should lower.
 //! - `max_paused_queues`: the most queues with messages waiting that nobody
 //!   consumes at once, after a rebalance started. The model has no clock, so
 //!   a pause has no length; how many queues stop together is what it can
@@ -38,6 +41,8 @@ pub struct Harms {
     pub max_deliveries: Harm,
     /// The most messages of one queue delivered twice or more.
     pub max_duplicates_per_handover: Harm,
+    /// The most messages delivered twice or more, every queue together.
+    pub max_duplicated_messages: Harm,
     /// The most queues paused at once.
     pub max_paused_queues: Harm,
 }
@@ -59,7 +64,7 @@ impl Classify<RebalanceModel> for Measure {
 /// state, within `limits`; `None` when the exploration was cut short.
 pub fn measure(model: &RebalanceModel, limits: Limits) -> Option<Harms> {
     // Value and the first state (fewest steps: BFS order) reaching it.
-    let mut worst = [(0usize, 0 as StateId); 3];
+    let mut worst = [(0usize, 0 as StateId); 4];
     let graph = Graph::explore_observing(
         model,
         &Measure,
@@ -72,6 +77,7 @@ pub fn measure(model: &RebalanceModel, limits: Limits) -> Option<Harms> {
             let values = [
                 usize::from(group.max_deliveries()),
                 group.max_duplicates_of_a_queue(),
+                group.duplicated_messages(),
                 group.paused_queues().count_ones() as usize,
             ];
             for (slot, value) in worst.iter_mut().zip(values) {
@@ -91,6 +97,7 @@ pub fn measure(model: &RebalanceModel, limits: Limits) -> Option<Harms> {
     Some(Harms {
         max_deliveries: harm(worst[0]),
         max_duplicates_per_handover: harm(worst[1]),
-        max_paused_queues: harm(worst[2]),
+        max_duplicated_messages: harm(worst[2]),
+        max_paused_queues: harm(worst[3]),
     })
 }

@@ -130,12 +130,16 @@ impl<'a> Group<'a> {
         })
     }
 
-    /// Every message of the route in force reached application code.
+    /// Every message of the route in force reached application code, on
+    /// every topic some live consumer subscribes to (with nobody to consume
+    /// a topic, the environment, not the protocol, holds it up).
     pub fn every_message_delivered(&self) -> bool {
-        members_of((0..self.cfg.topic_names.len()).fold(0, |set, t| {
-            set | self.cfg.route_queues(self.true_route(), t)
-        }))
-        .all(|q| (0..self.cfg.sizes.messages).all(|o| self.deliveries(q, o) > 0))
+        let live = self.live();
+        let route = self.true_route();
+        let queues = (0..self.cfg.topic_names.len())
+            .filter(|&t| live & self.subscribers(t) != 0)
+            .fold(0, |set, t| set | self.cfg.route_queues(route, t));
+        members_of(queues).all(|q| (0..self.cfg.sizes.messages).all(|o| self.deliveries(q, o) > 0))
     }
 
     /// The most times one message reached application code (3: three or
@@ -158,6 +162,14 @@ impl<'a> Group<'a> {
             })
             .max()
             .unwrap_or(0)
+    }
+
+    /// Messages delivered more than once, every queue together.
+    pub fn duplicated_messages(&self) -> usize {
+        (0..self.cfg.queues.len())
+            .flat_map(|q| (0..self.cfg.sizes.messages).map(move |o| (q, o)))
+            .filter(|&(q, o)| self.deliveries(q, o) >= 2)
+            .count()
     }
 
     /// Paused queues: queues of the route in force with a message not yet

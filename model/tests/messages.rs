@@ -1,0 +1,206 @@
+//! Messages and offsets: what a rebalance costs (duplicates, pauses) and the
+//! one thing that must never happen (a message no consumer ever consumes),
+//! each finding of `docs/spec.md` asserted.
+
+use std::sync::Arc;
+
+use rocketmq_rebalance::strategy_from_name;
+use rocketmq_rebalance_model::check::{Report, Status};
+use rocketmq_rebalance_model::config::{Commit, ConsumeFrom, ProtocolOptions};
+use rocketmq_rebalance_model::properties::{
+    DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED, NO_MESSAGE_SKIPPED, PAUSED_QUEUE,
+    TRANSIENT_DOUBLE,
+};
+use rocketmq_rebalance_model::{check, CheckOptions, Config, NetworkKind, Scenario, Sizes};
+
+fn config(scenario: Scenario, sizes: Sizes, strategy: &str, protocol: ProtocolOptions) -> Config {
+    let strategy = Arc::from(strategy_from_name(strategy).unwrap());
+    Config::new(scenario, sizes, NetworkKind::Ordered, strategy)
+        .and_then(|cfg| cfg.with_protocol(protocol))
+        .unwrap()
+}
+
+fn run(cfg: Config, liveness: bool) -> Report {
+    let options = CheckOptions {
+        threads: 2,
+        liveness,
+        ..CheckOptions::default()
+    };
+    let report = check(cfg, &options, |_| {});
+    assert!(report.complete(), "{report:#?}");
+    report
+}
+
+fn status(report: &Report, name: &str) -> Status {
+    report.property(name).expect("reported").status
+}
+
+/// Two consumers, one queue a broker, two messages each: one consumer
+/// leaves and the other takes its queue.
+fn leave(commit: Commit) -> Config {
+    let sizes = Sizes {
+        consumers: 2,
+        queues: 1,
+        messages: 2,
+        ..Scenario::GracefulShutdown.default_sizes()
+    };
+    let protocol = ProtocolOptions {
+        commit,
+        ..ProtocolOptions::default()
+    };
+    config(Scenario::GracefulShutdown, sizes, "AVG", protocol)
+}
+
+#[test]
+fn without_messages_nothing_of_them_is_checked() {
+    let cfg = config(
+        Scenario::Healthy,
+        Sizes::default(),
+        "AVG",
+        ProtocolOptions::default(),
+    );
+    let report = run(cfg, false);
+    assert!(report.property(NO_MESSAGE_SKIPPED).is_none());
+    assert!(report.harms.is_none());
+    assert_eq!(report.unique_states, 56_916, "the pinned state space");
+}
+
+/// A group that starts cold has no offsets. Consuming from the last
+/// offset, the broker answers 0 while the queue's first message is in
+/// memory; once it has left memory the consumer starts at the queue's end,
+/// and commits it: the messages before it are lost. Consuming from the
+/// first offset avoids it.
+#[test]
+fn consuming_from_last_skips_what_has_left_memory() {
+    let sizes = Sizes {
+        consumers: 1,
+        joins: Some(1),
+        queues: 1,
+        messages: 2,
+        evictions: 1,
+        ..Sizes::default()
+    };
+    let last = run(
+        config(Scenario::Healthy, sizes, "AVG", ProtocolOptions::default()),
+        true,
+    );
+    assert_eq!(status(&last, NO_MESSAGE_SKIPPED), Status::Violated);
+    assert_eq!(status(&last, EVERY_MESSAGE_CONSUMED), Status::Violated);
+    let trace = last.property(NO_MESSAGE_SKIPPED).unwrap().trace.clone().unwrap();
+    assert!(trace[0].contains("broker-a loses its queues' first messages from memory"));
+    assert!(trace
+        .iter()
+        .any(|l| l.contains("offset of a0: none stored, first message not in memory")));
+    assert!(trace.iter().any(|l| l.contains("UPDATE_CONSUMER_OFFSET a0 = 2")));
+    assert!(!trace.iter().any(|l| l.contains("finishes consuming")));
+
+    let first = ProtocolOptions {
+        consume_from: ConsumeFrom::First,
+        ..ProtocolOptions::default()
+    };
+    let first = run(config(Scenario::Healthy, sizes, "AVG", first), true);
+    assert_eq!(status(&first, NO_MESSAGE_SKIPPED), Status::Holds);
+    assert_eq!(status(&first, EVERY_MESSAGE_CONSUMED), Status::Holds);
+
+    let in_memory = Sizes {
+        evictions: 0,
+        ..sizes
+    };
+    let in_memory = run(
+        config(Scenario::Healthy, in_memory, "AVG", ProtocolOptions::default()),
+        false,
+    );
+    assert_eq!(status(&in_memory, NO_MESSAGE_SKIPPED), Status::Holds);
+}
+
+/// A graceful leave never lets two consumers own a queue, yet messages are
+/// delivered twice: the leaver's last offset is persisted one-way, and the
+/// new owner can read the broker's offset before it arrives. A stale
+/// committed offset is enough.
+#[test]
+fn duplicates_need_no_double_ownership() {
+    let report = run(leave(Commit::Async), false);
+    assert_eq!(status(&report, TRANSIENT_DOUBLE), Status::NotFound);
+    assert_eq!(status(&report, DUPLICATE_DELIVERY), Status::Found);
+    assert_eq!(status(&report, PAUSED_QUEUE), Status::Found);
+    assert_eq!(status(&report, NO_MESSAGE_SKIPPED), Status::Holds);
+    let trace = report.property(DUPLICATE_DELIVERY).unwrap().trace.clone().unwrap();
+    assert!(trace.iter().any(|l| l.contains("shutdown, unregister")));
+    assert!(trace.iter().any(|l| l.contains("offset of b0: 0")));
+}
+
+/// Synchronous commit narrows duplicates to the batch running when the
+/// queue moves; it does not remove them.
+#[test]
+fn synchronous_commit_narrows_duplicates_without_removing_them() {
+    let asynchronous = run(leave(Commit::Async), false).harms.unwrap();
+    let synchronous = run(leave(Commit::Sync), false).harms.unwrap();
+    assert_eq!(asynchronous.max_duplicates_per_handover.value, 2);
+    assert_eq!(synchronous.max_duplicates_per_handover.value, 1);
+    assert_eq!(synchronous.max_deliveries.value, 2);
+    assert!(synchronous.max_deliveries.explorer_path.is_some());
+}
+
+/// Under fairness every message is consumed in the end, after a leave, a
+/// crash (whose running batch is redone) and a join alike.
+#[test]
+fn every_message_is_consumed_in_the_end() {
+    let crash = Sizes {
+        consumers: 2,
+        queues: 1,
+        messages: 2,
+        ..Scenario::Crash.default_sizes()
+    };
+    let crash = run(
+        config(Scenario::Crash, crash, "AVG", ProtocolOptions::default()),
+        true,
+    );
+    assert_eq!(status(&crash, EVERY_MESSAGE_CONSUMED), Status::Holds);
+    assert_eq!(status(&crash, DUPLICATE_DELIVERY), Status::Found);
+}
+
+/// The default message-layer check: one consumer joins another, two
+/// queues, two messages each.
+#[test]
+fn the_default_message_check_finds_duplicates_and_pauses_and_loses_nothing() {
+    let sizes = Sizes {
+        consumers: 2,
+        queues: 1,
+        messages: 2,
+        ..Sizes::default()
+    };
+    let report = run(
+        config(Scenario::Healthy, sizes, "AVG", ProtocolOptions::default()),
+        false,
+    );
+    assert!(report.passed(), "{report:#?}");
+    let harms = report.harms.unwrap();
+    assert_eq!(harms.max_duplicates_per_handover.value, 2);
+    assert_eq!(harms.max_paused_queues.value, 1);
+}
+
+/// The same leave of three consumers over three queues, one message each,
+/// per strategy: the duplicated messages follow the queues moved between
+/// survivors (a leaver persists before anyone learns it left).
+#[test]
+fn duplicates_per_strategy_follow_the_queues_moved() {
+    let sizes = Sizes {
+        brokers: 1,
+        queues: 3,
+        messages: 1,
+        ..Scenario::GracefulShutdown.default_sizes()
+    };
+    let duplicated = |strategy: &str| {
+        let cfg = config(
+            Scenario::GracefulShutdown,
+            sizes,
+            strategy,
+            ProtocolOptions::default(),
+        );
+        run(cfg, false).harms.unwrap().max_duplicated_messages.value
+    };
+    assert_eq!(duplicated("AVG"), 1);
+    assert_eq!(duplicated("AVG_BY_CIRCLE"), 0);
+    assert_eq!(duplicated("CONSISTENT_HASH"), 0);
+    assert_eq!(duplicated("STICKY"), 1);
+}
