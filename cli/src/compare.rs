@@ -10,10 +10,13 @@ use std::process::ExitCode;
 
 use clap::Args;
 use rocketmq_rebalance::StrategySpec;
-use rocketmq_rebalance_properties::compare::{compare, validate, CompareError, Options};
+use rocketmq_rebalance_properties::compare::{
+    compare, validate, CompareError, HarmParameters, Options,
+};
 
 use crate::input::bad_input;
-use crate::render::{compare_svg::svg, compare_table::markdown};
+use crate::render::compare_svg::{svg, Metric};
+use crate::render::compare_table::markdown;
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
@@ -59,6 +62,23 @@ pub struct CompareArgs {
     /// size (at the largest queue count) to FILE.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+
+    /// Also write an SVG picture of the messages expected to be delivered
+    /// again on a join against group size to FILE.
+    #[arg(long, value_name = "FILE")]
+    harms_svg: Option<PathBuf>,
+
+    /// Messages a second each queue receives (for the harms).
+    #[arg(long, default_value_t = HarmParameters::default().rate)]
+    rate: f64,
+
+    /// Seconds between two offset persists (persistConsumerOffsetInterval).
+    #[arg(long, default_value_t = HarmParameters::default().persist_interval)]
+    persist_interval: f64,
+
+    /// Messages a pull fetches (pullBatchSize).
+    #[arg(long, default_value_t = HarmParameters::default().pull_batch)]
+    pull_batch: usize,
 }
 
 /// The `--slack` list as one value, so that an empty list can be given.
@@ -96,6 +116,7 @@ fn describe(error: &CompareError) -> String {
         CompareError::NoTrials => "--trials",
         CompareError::ZeroSlack => "--slack",
         CompareError::EmptyTiming => "--time-at",
+        CompareError::BadHarmParameter => "--rate, --persist-interval",
         _ => return error.to_string(),
     };
     format!("{flag}: {error}")
@@ -112,23 +133,35 @@ pub fn run(args: CompareArgs) -> ExitCode {
         strategies: args.strategies,
         slacks: args.slack.0,
         timing: (!args.no_timing).then_some(args.time_at),
+        harm: HarmParameters {
+            rate: args.rate,
+            persist_interval: args.persist_interval,
+            pull_batch: args.pull_batch,
+        },
     };
     if let Err(error) = validate(&options) {
         return bad_input(describe(&error));
     }
-    let mut picture = match &args.svg {
-        Some(path) => match File::create(path) {
-            Ok(file) => Some((path, file)),
-            Err(e) => return bad_input(format!("cannot write {}: {e}", path.display())),
-        },
-        None => None,
-    };
+    // The picture files are opened before any measuring, so that a path
+    // that cannot be written is refused at once.
+    let mut pictures = Vec::new();
+    for (path, metric) in [
+        (&args.svg, Metric::Moved),
+        (&args.harms_svg, Metric::Duplicates),
+    ] {
+        if let Some(path) = path {
+            match File::create(path) {
+                Ok(file) => pictures.push((path, file, metric)),
+                Err(e) => return bad_input(format!("cannot write {}: {e}", path.display())),
+            }
+        }
+    }
     let report = match compare(&options) {
         Ok(report) => report,
         Err(error) => return bad_input(describe(&error)),
     };
-    if let Some((path, file)) = &mut picture {
-        if let Err(e) = file.write_all(svg(&report).as_bytes()) {
+    for (path, file, metric) in &mut pictures {
+        if let Err(e) = file.write_all(svg(&report, *metric).as_bytes()) {
             return bad_input(format!("cannot write {}: {e}", path.display()));
         }
     }

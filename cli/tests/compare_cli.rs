@@ -56,6 +56,11 @@ fn json_has_the_documented_fields_and_the_picture_is_written() {
     let svg = std::fs::read_to_string(&picture).expect("the picture");
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     let _ = std::fs::remove_file(&picture);
+    let cell = &json["cells"][0];
+    for field in ["paused", "duplicates"] {
+        assert!(cell[field].as_f64().is_some(), "{field}");
+    }
+    assert_eq!(json["options"]["harm"]["pull_batch"], 32);
 }
 
 #[test]
@@ -67,6 +72,8 @@ fn bad_input_exits_2_with_a_message() {
         &["--slack", "0"],
         &["--time-at", "10"],
         &["--strategies", "NOPE"],
+        &["--rate", "-1"],
+        &["--harms-svg", "/no/such/dir/dup.svg"],
     ] {
         let out = compare(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");

@@ -17,8 +17,8 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::Serialize;
 
 use crate::config::{members_of, Assignment, Config, NetworkKind, QueueSet};
-use crate::protocol::message::NO_OFFSET;
 use crate::properties::Group;
+use crate::protocol::message::NO_OFFSET;
 use crate::protocol::{ConsumerState, Phase};
 use crate::search::{encode_path, replay};
 use crate::shell::{Action, Envelope, RebalanceModel, SystemState};

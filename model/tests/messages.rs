@@ -8,8 +8,7 @@ use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::check::{Report, Status};
 use rocketmq_rebalance_model::config::{Commit, ConsumeFrom, ProtocolOptions};
 use rocketmq_rebalance_model::properties::{
-    DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED, NO_MESSAGE_SKIPPED, PAUSED_QUEUE,
-    TRANSIENT_DOUBLE,
+    DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED, NO_MESSAGE_SKIPPED, PAUSED_QUEUE, TRANSIENT_DOUBLE,
 };
 use rocketmq_rebalance_model::{check, CheckOptions, Config, NetworkKind, Scenario, Sizes};
 
@@ -86,12 +85,19 @@ fn consuming_from_last_skips_what_has_left_memory() {
     );
     assert_eq!(status(&last, NO_MESSAGE_SKIPPED), Status::Violated);
     assert_eq!(status(&last, EVERY_MESSAGE_CONSUMED), Status::Violated);
-    let trace = last.property(NO_MESSAGE_SKIPPED).unwrap().trace.clone().unwrap();
+    let trace = last
+        .property(NO_MESSAGE_SKIPPED)
+        .unwrap()
+        .trace
+        .clone()
+        .unwrap();
     assert!(trace[0].contains("broker-a loses its queues' first messages from memory"));
     assert!(trace
         .iter()
         .any(|l| l.contains("offset of a0: none stored, first message not in memory")));
-    assert!(trace.iter().any(|l| l.contains("UPDATE_CONSUMER_OFFSET a0 = 2")));
+    assert!(trace
+        .iter()
+        .any(|l| l.contains("UPDATE_CONSUMER_OFFSET a0 = 2")));
     assert!(!trace.iter().any(|l| l.contains("finishes consuming")));
 
     let first = ProtocolOptions {
@@ -107,7 +113,12 @@ fn consuming_from_last_skips_what_has_left_memory() {
         ..sizes
     };
     let in_memory = run(
-        config(Scenario::Healthy, in_memory, "AVG", ProtocolOptions::default()),
+        config(
+            Scenario::Healthy,
+            in_memory,
+            "AVG",
+            ProtocolOptions::default(),
+        ),
         false,
     );
     assert_eq!(status(&in_memory, NO_MESSAGE_SKIPPED), Status::Holds);
@@ -124,7 +135,12 @@ fn duplicates_need_no_double_ownership() {
     assert_eq!(status(&report, DUPLICATE_DELIVERY), Status::Found);
     assert_eq!(status(&report, PAUSED_QUEUE), Status::Found);
     assert_eq!(status(&report, NO_MESSAGE_SKIPPED), Status::Holds);
-    let trace = report.property(DUPLICATE_DELIVERY).unwrap().trace.clone().unwrap();
+    let trace = report
+        .property(DUPLICATE_DELIVERY)
+        .unwrap()
+        .trace
+        .clone()
+        .unwrap();
     assert!(trace.iter().any(|l| l.contains("shutdown, unregister")));
     assert!(trace.iter().any(|l| l.contains("offset of b0: 0")));
 }

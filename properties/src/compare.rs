@@ -82,6 +82,47 @@ pub struct Options {
     pub slacks: Vec<usize>,
     /// Time one whole-group call at (queues, consumers); `None`: no timing.
     pub timing: Option<(usize, usize)>,
+    /// What a moved queue costs in messages.
+    pub harm: HarmParameters,
+}
+
+/// What a queue that changes owner costs, by RocketMQ's defaults: see
+/// [`HarmParameters::duplicates_per_handover`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct HarmParameters {
+    /// Messages a second each queue receives and its owner consumes.
+    pub rate: f64,
+    /// Seconds between two offset persists (`persistConsumerOffsetInterval`,
+    /// 5 s).
+    pub persist_interval: f64,
+    /// Messages a pull fetches (`pullBatchSize`, 32).
+    pub pull_batch: usize,
+}
+
+impl Default for HarmParameters {
+    /// 100 messages a second a queue, RocketMQ's 5 s persist interval and
+    /// pull batch of 32.
+    fn default() -> Self {
+        Self {
+            rate: 100.0,
+            persist_interval: 5.0,
+            pull_batch: 32,
+        }
+    }
+}
+
+impl HarmParameters {
+    /// The messages a queue that changes owner is expected to deliver
+    /// again: what its old owner consumed since its last offset persist
+    /// (half an interval on average, for a drop at a uniformly random
+    /// moment) plus the batch it was consuming, whose offset a dropped
+    /// queue never records (half a batch on average). It assumes the new
+    /// owner reads the offset before the old owner's persist on drop lands
+    /// (the persist is one-way and races the read; `docs/spec.md` shows
+    /// the race); when the persist wins, only the half batch remains.
+    pub fn duplicates_per_handover(&self) -> f64 {
+        self.rate * self.persist_interval / 2.0 + self.pull_batch as f64 / 2.0
+    }
 }
 
 impl Default for Options {
@@ -97,6 +138,7 @@ impl Default for Options {
             strategies: None,
             slacks: vec![2, 3, 4, 6],
             timing: Some((100_000, 10_000)),
+            harm: HarmParameters::default(),
         }
     }
 }
@@ -124,6 +166,12 @@ pub struct Cell {
     pub double_owned: f64,
     /// Mean queues owned by nobody while views disagree.
     pub orphaned: f64,
+    /// Mean queues paused: each moved queue stops between its old owner's
+    /// drop and its new owner's start (a new queue until its first owner).
+    pub paused: f64,
+    /// Mean messages expected to be delivered again: the queues that change
+    /// owner times [`HarmParameters::duplicates_per_handover`].
+    pub duplicates: f64,
 }
 
 /// One change summed over every size, for one strategy.
@@ -142,6 +190,10 @@ pub struct ChangeSummary {
     pub double_per_bound: f64,
     /// The same for queues owned by nobody.
     pub orphaned_per_bound: f64,
+    /// Mean queues paused (moved).
+    pub paused: f64,
+    /// Mean messages expected to be delivered again.
+    pub duplicates: f64,
 }
 
 /// One strategy over everything.
@@ -197,6 +249,8 @@ pub enum CompareError {
     ZeroSlack,
     /// A timing size of 0 queues or 0 consumers.
     EmptyTiming,
+    /// A negative or non-finite message rate or persist interval.
+    BadHarmParameter,
     /// A strategy failed on a drawn group.
     Allocation {
         /// The strategy.
@@ -216,6 +270,9 @@ impl fmt::Display for CompareError {
             Self::NoTrials => f.write_str("give at least 1 trial"),
             Self::ZeroSlack => f.write_str("load windows are at least 1 wide"),
             Self::EmptyTiming => f.write_str("time at least 1 queue and 1 consumer"),
+            Self::BadHarmParameter => {
+                f.write_str("give a finite, non-negative message rate and persist interval")
+            }
             Self::Allocation { strategy, error } => write!(f, "{strategy}: {error}"),
         }
     }
@@ -247,7 +304,7 @@ pub fn compare(options: &Options) -> Result<Report, CompareError> {
             }
             for (k, (name, _)) in contenders.iter().enumerate() {
                 for (change, ts) in std::mem::take(&mut per[k]) {
-                    cells.push(Cell::of(name, change, m, n, &ts));
+                    cells.push(Cell::of(name, change, (m, n), &ts, &options.harm));
                     trials.entry((k, change)).or_default().extend(ts);
                 }
             }
@@ -257,8 +314,12 @@ pub fn compare(options: &Options) -> Result<Report, CompareError> {
         .iter()
         .enumerate()
         .map(|(k, (name, strategy))| {
-            let of =
-                |change| ChangeSummary::of(trials.get(&(k, change)).map_or(&[][..], Vec::as_slice));
+            let of = |change| {
+                ChangeSummary::of(
+                    trials.get(&(k, change)).map_or(&[][..], Vec::as_slice),
+                    &options.harm,
+                )
+            };
             Summary {
                 strategy: name.clone(),
                 join: of(Change::Join),
@@ -300,6 +361,13 @@ pub fn validate(options: &Options) -> Result<(), CompareError> {
     }
     if options.timing.is_some_and(|(q, c)| q == 0 || c == 0) {
         return Err(CompareError::EmptyTiming);
+    }
+    let harm = &options.harm;
+    if [harm.rate, harm.persist_interval]
+        .iter()
+        .any(|v| !v.is_finite() || *v < 0.0)
+    {
+        return Err(CompareError::BadHarmParameter);
     }
     Ok(())
 }
@@ -344,11 +412,19 @@ struct Trial {
     balance: usize,
     double_owned: usize,
     orphaned: usize,
+    /// Moved queues that had an owner before (a new queue has none).
+    handed_over: usize,
 }
 
 impl Cell {
-    fn of(strategy: &str, change: Change, queues: usize, consumers: usize, ts: &[Trial]) -> Cell {
-        let s = ChangeSummary::of(ts);
+    fn of(
+        strategy: &str,
+        change: Change,
+        (queues, consumers): (usize, usize),
+        ts: &[Trial],
+        harm: &HarmParameters,
+    ) -> Cell {
+        let s = ChangeSummary::of(ts, harm);
         Cell {
             strategy: strategy.to_string(),
             change,
@@ -360,12 +436,14 @@ impl Cell {
             max_balance: ts.iter().map(|t| t.balance).max().unwrap_or(0),
             double_owned: s.double_owned,
             orphaned: s.orphaned,
+            paused: s.paused,
+            duplicates: s.duplicates,
         }
     }
 }
 
 impl ChangeSummary {
-    fn of(ts: &[Trial]) -> ChangeSummary {
+    fn of(ts: &[Trial], harm: &HarmParameters) -> ChangeSummary {
         let total_moved: usize = ts.iter().map(|t| t.moved).sum();
         let total_bound: usize = ts.iter().map(|t| t.bound).sum();
         ChangeSummary {
@@ -383,6 +461,9 @@ impl ChangeSummary {
             orphaned: mean(ts.iter().map(|t| t.orphaned as f64)),
             double_per_bound: per_bound(ts, |t| t.double_owned),
             orphaned_per_bound: per_bound(ts, |t| t.orphaned),
+            paused: mean(ts.iter().map(|t| t.moved as f64)),
+            duplicates: mean(ts.iter().map(|t| t.handed_over as f64))
+                * harm.duplicates_per_handover(),
         }
     }
 }
@@ -513,6 +594,7 @@ impl World {
             balance: balance_seen,
             double_owned,
             orphaned,
+            handed_over: moved_count.saturating_sub(after_queues.len() - self.queues.len()),
         })
     }
 }
@@ -619,6 +701,24 @@ mod tests {
     }
 
     #[test]
+    fn harms_follow_the_queues_that_change_owner() {
+        let harm = HarmParameters::default();
+        // 100 a second for half of 5 s, plus half a pull of 32.
+        assert_eq!(harm.duplicates_per_handover(), 266.0);
+        let report = compare(&small()).unwrap();
+        for cell in &report.cells {
+            assert_eq!(cell.paused, cell.moved, "{cell:?}");
+            // A new queue pauses until its first owner starts, but no
+            // message of it is delivered twice.
+            let most = cell.moved * harm.duplicates_per_handover();
+            assert!(cell.duplicates <= most + 1e-6, "{cell:?}");
+            if cell.change != Change::Grow {
+                assert!((cell.duplicates - most).abs() < 1e-6, "{cell:?}");
+            }
+        }
+    }
+
+    #[test]
     fn bad_options_are_refused() {
         let refused = |change: fn(&mut Options), error: CompareError| {
             let mut o = small();
@@ -631,5 +731,10 @@ mod tests {
         refused(|o| o.trials = 0, CompareError::NoTrials);
         refused(|o| o.slacks = vec![0], CompareError::ZeroSlack);
         refused(|o| o.timing = Some((0, 3)), CompareError::EmptyTiming);
+        refused(|o| o.harm.rate = -1.0, CompareError::BadHarmParameter);
+        refused(
+            |o| o.harm.persist_interval = f64::NAN,
+            CompareError::BadHarmParameter,
+        );
     }
 }

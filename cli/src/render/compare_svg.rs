@@ -3,12 +3,49 @@
 
 use std::fmt::Write as _;
 
-use rocketmq_rebalance_properties::compare::{Change, Report};
+use rocketmq_rebalance_properties::compare::{Cell, Change, Report};
 
 /// An SVG line chart: mean queues moved when one consumer joins, against
 /// the group size, at the largest queue count compared; one line per
 /// strategy and a dashed one for the lower bound.
-pub fn svg(report: &Report) -> String {
+/// What a picture plots against group size, on a join.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// Queues moved, with the lower bound.
+    Moved,
+    /// Messages expected to be delivered again.
+    Duplicates,
+}
+
+impl Metric {
+    fn of(self, cell: &Cell) -> f64 {
+        match self {
+            Self::Moved => cell.moved,
+            Self::Duplicates => cell.duplicates,
+        }
+    }
+
+    /// The lower bound of a cell, in this metric: each queue of the bound
+    /// changes owner and costs what any hand-over costs.
+    fn bound(self, cell: &Cell, report: &Report) -> f64 {
+        match self {
+            Self::Moved => cell.lower_bound,
+            Self::Duplicates => cell.lower_bound * report.options.harm.duplicates_per_handover(),
+        }
+    }
+
+    fn words(self) -> (&'static str, &'static str) {
+        match self {
+            Self::Moved => ("Queues moved", "queues moved"),
+            Self::Duplicates => ("Messages delivered again", "messages delivered again"),
+        }
+    }
+}
+
+/// The picture of `metric` against group size on a join, at the largest
+/// queue count, one line per strategy and the lower bound dashed.
+pub fn svg(report: &Report, metric: Metric) -> String {
+    let (title, axis) = metric.words();
     let queues = report.options.queues.iter().copied().max().unwrap_or(0);
     let sizes: Vec<usize> = report.options.consumers.clone();
     let series: Vec<(&str, Vec<(usize, f64)>)> = report
@@ -21,7 +58,7 @@ pub fn svg(report: &Report) -> String {
                 .filter(|c| {
                     c.strategy == s.strategy && c.change == Change::Join && c.queues == queues
                 })
-                .map(|c| (c.consumers, c.moved))
+                .map(|c| (c.consumers, metric.of(c)))
                 .collect();
             (s.strategy.as_str(), points)
         })
@@ -40,7 +77,7 @@ pub fn svg(report: &Report) -> String {
         .filter(|c| {
             c.change == Change::Join && c.queues == queues && Some(c.strategy.as_str()) == reference
         })
-        .map(|c| (c.consumers, c.lower_bound))
+        .map(|c| (c.consumers, metric.bound(c, report)))
         .collect();
 
     // Both axes logarithmic: sizes from 2 to 40 and counts from a few to a
@@ -79,7 +116,7 @@ pub fn svg(report: &Report) -> String {
     let _ = writeln!(out, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
     let _ = writeln!(
         out,
-        r#"<text x="{}" y="22" font-size="15" text-anchor="middle">Queues moved when one consumer joins ({queues} queues, mean of {} groups)</text>"#,
+        r#"<text x="{}" y="22" font-size="15" text-anchor="middle">{title} when one consumer joins ({queues} queues, mean of {} groups)</text>"#,
         left + pw / 2.0,
         report.options.trials
     );
@@ -124,7 +161,7 @@ pub fn svg(report: &Report) -> String {
     );
     let _ = writeln!(
         out,
-        r#"<text x="18" y="{:.1}" text-anchor="middle" transform="rotate(-90 18 {:.1})">queues moved (log scale)</text>"#,
+        r#"<text x="18" y="{:.1}" text-anchor="middle" transform="rotate(-90 18 {:.1})">{axis} (log scale)</text>"#,
         top + ph / 2.0,
         top + ph / 2.0
     );

@@ -52,6 +52,35 @@ pub fn markdown(report: &Report) -> String {
             dis(&s.grow),
         );
     }
+    let h = &o.harm;
+    let _ = writeln!(
+        out,
+        "\nWhat the moved queues cost, at {} messages a second a queue, a persist every {} s and pulls of {} \
+         ({:.0} messages delivered again per queue that changes owner): queues paused and messages delivered again, \
+         mean per change.\n",
+        h.rate,
+        h.persist_interval,
+        h.pull_batch,
+        h.duplicates_per_handover()
+    );
+    let _ = writeln!(
+        out,
+        "| strategy | join paused | join duplicates | leave paused | leave duplicates | grow paused | grow duplicates |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
+    for s in &report.summaries {
+        let _ = writeln!(
+            out,
+            "| {} | {:.1} | {:.0} | {:.1} | {:.0} | {:.1} | {:.0} |",
+            s.strategy,
+            s.join.paused,
+            s.join.duplicates,
+            s.leave.paused,
+            s.leave.duplicates,
+            s.grow.paused,
+            s.grow.duplicates
+        );
+    }
     if !report.skipped.is_empty() {
         let _ = writeln!(out, "\nNot compared:");
         for s in &report.skipped {
