@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use clap::Args;
 use rocketmq_rebalance::StrategySpec;
-use rocketmq_rebalance_model::config::{Assignment, Commit, ConsumeFrom, ProtocolOptions, Size};
+use rocketmq_rebalance_model::config::{
+    Assignment, Commit, ConsumeFrom, LockTiming, ProtocolOptions, Size,
+};
 use rocketmq_rebalance_model::{Config, ConfigError, NetworkKind, Scenario};
 
 /// Scenario, sizes, strategy, network and fault budgets.
@@ -15,7 +17,8 @@ pub struct ModelArgs {
     /// duplicate-client-id, crash, route-change, partial-partition,
     /// graceful-shutdown, broker-scale-out, broker-scale-in, queue-scale-in,
     /// nameserver-partition, stale-route, broker-restart, rolling-upgrade,
-    /// zombie-consumer, subscription-flap.
+    /// zombie-consumer, subscription-flap, and (orderly consumption)
+    /// slow-batch, clock-drift.
     #[arg(long, default_value = "healthy")]
     pub scenario: Scenario,
     /// Consumers in the group (scenario default: 3).
@@ -103,7 +106,7 @@ pub struct ModelArgs {
     #[arg(long)]
     pub subscription_table: bool,
     /// Every consumer also subscribes to the group's retry topic
-    /// %RETRY%<group> (one queue a broker; on a cold start its route appears
+    /// `%RETRY%<group>` (one queue a broker; on a cold start its route appears
     /// after the first heartbeats).
     #[arg(long)]
     pub retry_topic: bool,
@@ -157,13 +160,53 @@ pub struct ModelArgs {
     /// GET_CONSUMER_LIST_BY_GROUP fail, its broker unreachable (default 0).
     #[arg(long)]
     pub failed_queries: Option<usize>,
+    /// Orderly consumption (MessageListenerOrderly): broker locks with
+    /// leases, and a clock of 10 s ticks, with the properties no queue
+    /// consumed by two at once, one live lock per queue and (with
+    /// --liveness) every queue consumed again. Implies --messages 1 at
+    /// least; unless --consumers, --brokers or --queues say otherwise: 2
+    /// consumers, 1 broker with 2 queues (on in slow-batch and clock-drift).
+    #[arg(long)]
+    pub orderly: bool,
+    /// Orderly: ticks between lock renewals (lockAll; default 2: 20 s).
+    #[arg(long)]
+    pub lock_renew: Option<u8>,
+    /// Orderly: ticks a consumer trusts a lock after it was granted
+    /// (default 3: 30 s).
+    #[arg(long)]
+    pub lock_validity: Option<u8>,
+    /// Orderly: ticks a broker keeps a lock nobody renews (default 6: 60 s).
+    #[arg(long)]
+    pub lock_lease: Option<u8>,
+    /// Orderly: ticks after the last lock when a dropped queue is unlocked
+    /// without waiting for its running batch (default 2: 20 s).
+    #[arg(long)]
+    pub unlock_delay: Option<u8>,
+    /// Orderly: the most ticks one batch takes (default 0: under a tick;
+    /// slow-batch: 3).
+    #[arg(long)]
+    pub batch_ticks: Option<u8>,
+    /// Orderly: ticks the first consumer's clock may fall behind the
+    /// brokers' (default 0; clock-drift: 4).
+    #[arg(long)]
+    pub clock_drift: Option<usize>,
+    /// Orderly: consumers (the first ones) that may each lose one unlock
+    /// (default 0).
+    #[arg(long)]
+    pub lost_unlocks: Option<usize>,
+    /// Orderly: consumers (the first ones) that may lose their connection
+    /// for lock calls, every later one timing out (default 0; clock-drift:
+    /// 1).
+    #[arg(long)]
+    pub failed_locks: Option<usize>,
 }
 
 impl ModelArgs {
     /// The configuration these flags describe, or what is wrong with them
     /// in the flags' own terms.
     pub fn build_config(&self) -> Result<Config, String> {
-        let mut sizes = self.scenario.default_sizes();
+        let orderly = self.orderly || self.scenario.needs_orderly();
+        let mut sizes = self.scenario.layered_sizes(self.messages, orderly);
         let set = |target: &mut usize, value: Option<usize>| {
             if let Some(v) = value {
                 *target = v;
@@ -189,14 +232,10 @@ impl ModelArgs {
         );
         set(&mut sizes.stale_routes, self.stale_routes);
         set(&mut sizes.subscription_changes, self.subscription_changes);
-        sizes.messages = self.messages;
-        // The default message-layer check: one consumer joins another, two
-        // queues in all.
-        if self.messages > 0 && self.scenario == Scenario::Healthy {
-            sizes.consumers = self.consumers.unwrap_or(2);
-            sizes.queues = self.queues.unwrap_or(1);
-        }
         sizes.pull_batch = self.pull_batch;
+        set(&mut sizes.clock_drift, self.clock_drift);
+        set(&mut sizes.lost_unlocks, self.lost_unlocks);
+        set(&mut sizes.failed_locks, self.failed_locks);
         set(&mut sizes.lost_persists, self.lost_persists);
         set(&mut sizes.failed_offset_reads, self.failed_offset_reads);
         set(&mut sizes.evictions, self.evictions);
@@ -213,11 +252,46 @@ impl ModelArgs {
             assignment: self.assignment,
             commit: self.commit,
             consume_from: self.consume_from,
+            orderly: self.lock_timing(orderly, defaults.orderly)?,
         };
         let strategy = Arc::from(self.strategy.build());
         Config::new(self.scenario, sizes, self.network, strategy)
             .and_then(|cfg| cfg.with_protocol(protocol))
             .map_err(|e| describe(&e))
+    }
+}
+
+impl ModelArgs {
+    /// Orderly consumption's durations: the scenario's, with the flags
+    /// given; none without orderly consumption, where a duration flag is an
+    /// error.
+    fn lock_timing(
+        &self,
+        orderly: bool,
+        scenario: Option<LockTiming>,
+    ) -> Result<Option<LockTiming>, String> {
+        let flags = [
+            ("--lock-renew", self.lock_renew),
+            ("--lock-validity", self.lock_validity),
+            ("--lock-lease", self.lock_lease),
+            ("--unlock-delay", self.unlock_delay),
+            ("--batch-ticks", self.batch_ticks),
+        ];
+        if !orderly {
+            return match flags.iter().find(|(_, value)| value.is_some()) {
+                Some((flag, _)) => Err(format!("{flag} needs --orderly")),
+                None => Ok(None),
+            };
+        }
+        let base = scenario.unwrap_or_default();
+        Ok(Some(LockTiming {
+            renew: self.lock_renew.unwrap_or(base.renew),
+            validity: self.lock_validity.unwrap_or(base.validity),
+            lease: self.lock_lease.unwrap_or(base.lease),
+            unlock_delay: self.unlock_delay.unwrap_or(base.unlock_delay),
+            batch: self.batch_ticks.unwrap_or(base.batch),
+            ..base
+        }))
     }
 }
 
@@ -249,6 +323,14 @@ fn flag(size: Size) -> &'static str {
         Size::LostPersists => "--lost-persists",
         Size::FailedOffsetReads => "--failed-offset-reads",
         Size::Evictions => "--evictions",
+        Size::ClockDrift => "--clock-drift",
+        Size::LostUnlocks => "--lost-unlocks",
+        Size::FailedLocks => "--failed-locks",
+        Size::LockRenew => "--lock-renew",
+        Size::LockValidity => "--lock-validity",
+        Size::LockLease => "--lock-lease",
+        Size::UnlockDelay => "--unlock-delay",
+        Size::BatchTicks => "--batch-ticks",
     }
 }
 
@@ -269,6 +351,7 @@ fn describe(error: &ConfigError) -> String {
             size,
             min,
         } => format!("--scenario {scenario} needs {} {min} or more", flag(*size)),
+        ConfigError::OrderlyOnly { size } => format!("{} needs --orderly", flag(*size)),
         other => other.to_string(),
     }
 }

@@ -183,6 +183,7 @@ pub fn path_svg(model: &RebalanceModel, path: &Path<SystemState, Action>) -> Str
 pub fn sequence_svg(sequence: &Sequence, cycle_start: Option<usize>) -> Svg {
     const BLUE: &str = "#1565c0";
     const PURPLE: &str = "#6a1b9a";
+    const GREEN: &str = "#2e7d32";
     let (column, row, top) = (110u32, 30u32, 40u32);
     let x = |c: usize| 60 + c as u32 * column;
     let y = |step: usize| top + step as u32 * row;
@@ -231,6 +232,19 @@ pub fn sequence_svg(sequence: &Sequence, cycle_start: Option<usize>) -> Svg {
                     arrowhead((x1, y1), (x2, y2), BLUE),
                     (x1 + x2) / 2,
                     y2 - 4,
+                    step,
+                    escape(label)
+                );
+            }
+            Event::Clock { label } => {
+                let _ = write!(
+                    svg,
+                    r##"<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="{GREEN}" stroke-dasharray="4 3"/><text x="{3}" y="{4}" font-size="10" fill="{GREEN}" class="clock">{5}. {6}</text>"##,
+                    x(0),
+                    y(step),
+                    x(sequence.actors.len().saturating_sub(1)),
+                    x(sequence.actors.len().saturating_sub(1)) + 7,
+                    y(step) + 4,
                     step,
                     escape(label)
                 );

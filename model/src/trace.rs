@@ -208,6 +208,20 @@ pub fn describe_action(
                 describe_timer(cfg, "", timer)
             )
         }
+        Action::Timeout(Peer::Consumer(c), Timer::Pull { queue })
+            if relocks(cfg, before, usize::from(*c), usize::from(*queue)) =>
+        {
+            format!(
+                "{}: its lock of {} is not trusted: locks it again (lockOneMQ)",
+                model.peer_name(Peer::Consumer(*c)),
+                cfg.queues[usize::from(*queue)].label
+            )
+        }
+        Action::Elapse { lagging: None } => "a tick passes (every clock advances)".into(),
+        Action::Elapse { lagging: Some(c) } => format!(
+            "a tick passes; {}'s clock stands still (it runs slow)",
+            model.peer_name(Peer::Consumer(*c))
+        ),
         Action::Timeout(Peer::NameServer, timer) => describe_name_server_timer(cfg, before, timer),
         Action::Timeout(peer, timer) => {
             let topic = match (before, peer) {
@@ -328,6 +342,42 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
             "(a later route poll succeeds: {})",
             describe_route(cfg, *route)
         ),
+        Message::LockBatch { queues, epoch } => format!(
+            "LOCK_BATCH_MQ {}{}",
+            cfg.queue_labels(u64::from(*queues)),
+            on_connection(*epoch)
+        ),
+        Message::Locked { asked, granted, .. } => {
+            let refused = asked & !granted;
+            match (*granted, refused) {
+                (_, 0) => format!("locked {}", cfg.queue_labels(u64::from(*granted))),
+                (0, _) => format!(
+                    "lock refused {} (held by another client)",
+                    cfg.queue_labels(u64::from(refused))
+                ),
+                _ => format!(
+                    "locked {}, refused {}",
+                    cfg.queue_labels(u64::from(*granted)),
+                    cfg.queue_labels(u64::from(refused))
+                ),
+            }
+        }
+        Message::UnlockBatch { queues, epoch } => format!(
+            "UNLOCK_BATCH_MQ {}{}",
+            cfg.queue_labels(u64::from(*queues)),
+            on_connection(*epoch)
+        ),
+    }
+}
+
+/// Whether consumer `c`'s pull of `queue` in `before` is, orderly, a new
+/// lock call rather than a batch: its lock is not trusted.
+fn relocks(cfg: &Config, before: Option<&SystemState>, c: usize, queue: usize) -> bool {
+    match (cfg.orderly(), before) {
+        (Some(timing), Some(state)) => {
+            !state.consumers[c].queues[queue].lock_trusted(timing.validity)
+        }
+        _ => false,
     }
 }
 
@@ -355,7 +405,15 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
         Timer::MissRoute => "its next route poll will fail (name server unreachable)".into(),
         Timer::Kill => "process killed (host alive: connections close)".into(),
         Timer::Pause => "pauses over 120 s while alive (GC or network blip)".into(),
+        Timer::Restart if cfg.orderly().is_some() => {
+            "restarts (member and lock tables lost)".into()
+        }
         Timer::Restart => "restarts (member table lost)".into(),
+        Timer::LockAll => "renews its locks (lockAll)".into(),
+        Timer::LoseUnlock => "its next UNLOCK_BATCH_MQ will be lost".into(),
+        Timer::FailLocks => {
+            "loses its connection for lock calls: every lock call times out from now on".into()
+        }
         Timer::Heartbeat => "periodic heartbeat to every broker".into(),
         Timer::Pull { queue } => format!("pulls {}", cfg.queues[usize::from(*queue)].label),
         Timer::Done { queue } => format!(

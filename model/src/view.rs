@@ -16,10 +16,10 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
 
-use crate::config::{members_of, Assignment, Config, NetworkKind, QueueSet};
+use crate::config::{members_of, Assignment, Config, LockTiming, NetworkKind, QueueSet};
 use crate::properties::Group;
 use crate::protocol::message::NO_OFFSET;
-use crate::protocol::{ConsumerState, Phase};
+use crate::protocol::{BrokerState, ConsumerState, Peer, Phase};
 use crate::search::{encode_path, replay};
 use crate::shell::{Action, Envelope, RebalanceModel, SystemState};
 use crate::trace::{
@@ -252,6 +252,9 @@ impl StateView {
         if cfg.messages() {
             panels.push(panel("offsets and deliveries", offsets(&group)));
         }
+        if let Some(timing) = cfg.orderly() {
+            panels.push(panel("locks and clock (in ticks)", locks(&group, timing)));
+        }
         Self {
             ownership: Ownership::of(model, state),
             panels,
@@ -318,6 +321,85 @@ fn consumer_details(cfg: &Config, i: usize, c: &ConsumerState) -> String {
         details.push(format!("connections {}", reconnected.join(", ")));
     }
     details.join(", ")
+}
+
+/// Orderly consumption, one line per queue: who the broker's lock table
+/// says holds it and until when, then each consumer's side of it; and a
+/// line per running consumer for its clock.
+fn locks(group: &Group, timing: &LockTiming) -> Vec<String> {
+    let cfg = group.cfg;
+    let brokers: Vec<&BrokerState> = group.brokers().collect();
+    let mut lines: Vec<String> = (0..cfg.queues.len())
+        .map(|q| {
+            let b = usize::from(cfg.broker_of(q));
+            let table = brokers[b].locks;
+            let broker = match table.holder(q) {
+                Some(key) => format!(
+                    "{} lock held by {} for {} more tick(s)",
+                    cfg.broker_names[b],
+                    cfg.consumers[usize::from(key)].client_id,
+                    timing.lease + 1 - table.age(q)
+                ),
+                None => format!("{} lock free", cfg.broker_names[b]),
+            };
+            let sides: Vec<String> = group
+                .consumers()
+                .enumerate()
+                .filter(|(_, c)| c.phase == Phase::Running)
+                .filter_map(|(i, c)| {
+                    let pq = c.queues[q];
+                    let name = &cfg.consumers[i].name;
+                    if c.adding & 1 << q != 0 {
+                        return Some(format!("{name} asking for it"));
+                    }
+                    if c.table() & 1 << q == 0 {
+                        return None;
+                    }
+                    let trust = if pq.lock_trusted(timing.validity) {
+                        format!(
+                            "trusts its lock {} more tick(s)",
+                            timing.validity + 1 - pq.lock_age
+                        )
+                    } else if pq.locked {
+                        "its lock expired by its clock".into()
+                    } else {
+                        "not locked".into()
+                    };
+                    let dropped = if pq.dropped {
+                        ", dropped, waiting to unlock"
+                    } else {
+                        ""
+                    };
+                    let batch = if pq.running() {
+                        format!(", batch running {} tick(s)", pq.batch_age)
+                    } else {
+                        String::new()
+                    };
+                    Some(format!("{name} {trust}{dropped}{batch}"))
+                })
+                .collect();
+            format!("{}: {broker}; {}", cfg.queues[q].label, sides.join(", "))
+        })
+        .collect();
+    lines.extend(
+        group
+            .consumers()
+            .enumerate()
+            .filter(|(_, c)| c.phase == Phase::Running)
+            .map(|(i, c)| {
+                let slow = if c.lag > 0 {
+                    format!(", its clock {} tick(s) behind", c.lag)
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{}: lockAll in {} tick(s){slow}",
+                    cfg.consumers[i].name,
+                    timing.renew - c.renew_age
+                )
+            }),
+    );
+    lines
 }
 
 /// With messages, one line per queue: the broker's committed offset, what
@@ -396,6 +478,12 @@ pub enum Event {
         /// What the actor did.
         label: String,
     },
+    /// The clock ticked (orderly consumption): one tick passed for every
+    /// process.
+    Clock {
+        /// The time since the path began, and whose clock stood still.
+        label: String,
+    },
 }
 
 /// The message sequence of a path: one column per process, one event per
@@ -421,6 +509,7 @@ impl Sequence {
             }
         }
         let mut events = Vec::new();
+        let mut ticks = 0;
         for (index, pair) in steps.windows(2).enumerate() {
             let ((before, action), (after, _)) = (&pair[0], &pair[1]);
             let Some(action) = action else { continue };
@@ -446,6 +535,18 @@ impl Sequence {
                     events.push(Event::Timer {
                         at: model.index_of(*peer),
                         label,
+                    });
+                }
+                Action::Elapse { lagging } => {
+                    ticks += 1;
+                    let slow = lagging.map_or(String::new(), |c| {
+                        format!(
+                            ", {}'s clock stands still",
+                            model.peer_name(Peer::Consumer(c))
+                        )
+                    });
+                    events.push(Event::Clock {
+                        label: format!("t = {ticks}{slow}"),
                     });
                 }
             }

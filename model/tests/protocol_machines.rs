@@ -4,7 +4,7 @@ use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::config::{Config, NetworkKind, Route, Scenario, Sizes};
 use rocketmq_rebalance_model::protocol::consumer::Query;
 use rocketmq_rebalance_model::protocol::{
-    BrokerState, ConsumerState, Message, Output, Peer, Phase, Timer,
+    BrokerState, ConsumerState, LockTable, Message, Output, Peer, Phase, Timer,
 };
 use std::sync::Arc;
 
@@ -45,6 +45,7 @@ fn a_new_member_makes_the_broker_notify_every_member_itself_included() {
         route: Route::default(),
         offsets: 0,
         evicted: false,
+        locks: LockTable::default(),
     };
     let (next, out) = broker
         .on_message(&healthy(), Peer::Consumer(2), &HEARTBEAT)
@@ -71,6 +72,7 @@ fn expiry_notifies_nobody_but_unregistering_does() {
         route: Route::default(),
         offsets: 0,
         evicted: false,
+        locks: LockTable::default(),
     };
     let (expired, out) = broker
         .on_message(
@@ -112,6 +114,7 @@ fn the_broker_lists_every_member_whatever_the_topic() {
         route: Route::default(),
         offsets: 0,
         evicted: false,
+        locks: LockTable::default(),
     };
     let (_, out) = broker
         .on_message(

@@ -305,7 +305,9 @@ fn every_scenarios_state_space_is_pinned() {
         (Scenario::ZombieConsumer, 47_063, 188_056),
         (Scenario::SubscriptionFlap, 41_530, 214_109),
     ];
-    assert_eq!(expected.len(), Scenario::ALL.len());
+    // The orderly scenarios are pinned in `orderly.rs`.
+    let unordered = Scenario::ALL.iter().filter(|s| !s.needs_orderly());
+    assert_eq!(expected.len(), unordered.count());
     for (scenario, unique, generated) in expected {
         let report = check(
             config(scenario, scenario.default_sizes()),

@@ -13,7 +13,7 @@
 use std::hash::Hash;
 
 use crate::check::report::{Expectation, LivenessStats, PropertyReport, Status};
-use crate::properties::{Group, CONVERGES, EVERY_MESSAGE_CONSUMED};
+use crate::properties::{Group, CONVERGES, EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN};
 use crate::protocol::Timer;
 use crate::search::{
     encode_path, find_fair_cycle_missing, fingerprint, path_of, Classify, Graph, Lasso, Limits,
@@ -45,6 +45,12 @@ fn is_environment(timer: &Timer) -> bool {
             | Timer::Kill
             | Timer::Pause
             | Timer::Restart
+            | Timer::Resubscribe
+            | Timer::LosePersist
+            | Timer::FailOffsetRead
+            | Timer::Evict
+            | Timer::LoseUnlock
+            | Timer::FailLocks
     )
 }
 
@@ -61,6 +67,13 @@ impl Classify<RebalanceModel> for RebalanceFairness {
                 Some(class_of(("timer", peer, timer)) & !STRONG)
             }
             Action::Timeout(..) => None,
+            // Time passes in every real run: a cycle of steps in which the
+            // clock could tick again and again but never does (a lock
+            // retried every 500 ms for ever within one tick) is no
+            // execution, so the tick is strongly fair. A clock that runs
+            // slow is the environment's.
+            Action::Elapse { lagging: None } => Some(class_of("elapse") | STRONG),
+            Action::Elapse { .. } => None,
         }
     }
 
@@ -72,11 +85,13 @@ impl Classify<RebalanceModel> for RebalanceFairness {
     }
 
     /// Bit 0: converged; bit 1, with messages: every message of the route in
-    /// force delivered.
+    /// force delivered; bit 2, orderly: every queue held under a trusted
+    /// lock.
     fn goals(&self, model: &RebalanceModel, state: &SystemState) -> u8 {
         let group = Group::of(model, state);
         u8::from(group.converged())
             | u8::from(model.cfg.messages() && group.every_message_delivered()) << 1
+            | u8::from(group.every_queue_held()) << 2
     }
 }
 
@@ -94,10 +109,14 @@ pub fn check_liveness(
 ) -> (Vec<PropertyReport>, LivenessStats) {
     let started = std::time::Instant::now();
     let graph = Graph::explore(model, &RebalanceFairness, limits);
-    let goals: &[(u8, &str)] = if model.cfg.messages() {
-        &[(0, CONVERGES), (1, EVERY_MESSAGE_CONSUMED)]
-    } else {
-        &[(0, CONVERGES)]
+    let goals: &[(u8, &str)] = match (model.cfg.messages(), model.cfg.orderly()) {
+        (_, Some(_)) => &[
+            (0, CONVERGES),
+            (1, EVERY_MESSAGE_CONSUMED),
+            (2, EVERY_QUEUE_CONSUMED_AGAIN),
+        ],
+        (true, None) => &[(0, CONVERGES), (1, EVERY_MESSAGE_CONSUMED)],
+        (false, None) => &[(0, CONVERGES)],
     };
     let reports = goals
         .iter()

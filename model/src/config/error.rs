@@ -52,6 +52,16 @@ pub enum ConfigError {
         /// The strategy's name.
         strategy: String,
     },
+    /// A part of orderly consumption asked for without `orderly`.
+    OrderlyOnly {
+        /// The number that needs it.
+        size: Size,
+    },
+    /// A scenario about orderly consumption without it.
+    ScenarioNeedsOrderly {
+        /// The scenario.
+        scenario: Scenario,
+    },
     /// The scenario needs more of one size to show what it shows.
     ScenarioNeeds {
         /// The scenario.
@@ -69,7 +79,9 @@ impl ConfigError {
         match self {
             Self::OutOfRange { size, .. }
             | Self::ExceedsConsumers { size }
-            | Self::ScenarioNeeds { size, .. } => *size,
+            | Self::ScenarioNeeds { size, .. }
+            | Self::OrderlyOnly { size } => *size,
+            Self::ScenarioNeedsOrderly { .. } => Size::Consumers,
             Self::TooManyQueues { .. } => Size::Queues,
             Self::UnsupportedServerStrategy { .. } | Self::NotTogether { .. } => Size::Consumers,
             Self::TooManyMessageQueues { .. } => Size::Messages,
@@ -102,6 +114,12 @@ impl fmt::Display for ConfigError {
                 size,
                 min,
             } => write!(f, "{scenario} needs {min} or more {size}"),
+            Self::OrderlyOnly { size } => {
+                write!(f, "{size} is modelled with orderly consumption only")
+            }
+            Self::ScenarioNeedsOrderly { scenario } => {
+                write!(f, "{scenario} needs orderly consumption")
+            }
         }
     }
 }

@@ -24,7 +24,7 @@ pub use bits::{
 pub use error::ConfigError;
 pub use network::{NetworkKind, UnknownNetwork};
 pub use protocol_options::{
-    Assignment, Commit, ConsumeFrom, ProtocolOptions, UnknownAssignment, UnknownCommit,
+    Assignment, Commit, ConsumeFrom, LockTiming, ProtocolOptions, UnknownAssignment, UnknownCommit,
     UnknownConsumeFrom,
 };
 pub use scenario::{Scenario, UnknownScenario};
@@ -155,6 +155,8 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
         (Size::SubscriptionChanges, sizes.subscription_changes),
         (Size::LostPersists, sizes.lost_persists),
         (Size::FailedOffsetReads, sizes.failed_offset_reads),
+        (Size::LostUnlocks, sizes.lost_unlocks),
+        (Size::FailedLocks, sizes.failed_locks),
     ];
     if let Some(&(size, _)) = budgets.iter().find(|(_, n)| *n > sizes.consumers) {
         return Err(ConfigError::ExceedsConsumers { size });
@@ -177,6 +179,58 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
         Scenario::DuplicateClientId => needs(Size::Consumers, sizes.consumers, 2),
         _ => Ok(()),
     }
+}
+
+/// Checks orderly consumption's durations, and that what only orderly
+/// consumption has is asked for with it.
+fn validate_orderly(
+    scenario: Scenario,
+    sizes: &Sizes,
+    orderly: Option<LockTiming>,
+) -> Result<(), ConfigError> {
+    let Some(timing) = orderly else {
+        if scenario.needs_orderly() {
+            return Err(ConfigError::ScenarioNeedsOrderly { scenario });
+        }
+        let only_orderly = [
+            (Size::ClockDrift, sizes.clock_drift),
+            (Size::LostUnlocks, sizes.lost_unlocks),
+            (Size::FailedLocks, sizes.failed_locks),
+        ];
+        return match only_orderly.iter().find(|(_, n)| *n > 0) {
+            Some(&(size, _)) => Err(ConfigError::OrderlyOnly { size }),
+            None => Ok(()),
+        };
+    };
+    let max = usize::from(LockTiming::MAX);
+    let durations = [
+        (Size::LockRenew, timing.renew, 1),
+        (Size::LockValidity, timing.validity, 1),
+        (Size::LockLease, timing.lease, 1),
+        (Size::UnlockDelay, timing.unlock_delay, 1),
+        (Size::BatchTicks, timing.batch, 0),
+    ];
+    for (size, value, min) in durations {
+        if !(min..=max).contains(&usize::from(value)) {
+            return Err(ConfigError::OutOfRange { size, min, max });
+        }
+    }
+    if !(0..=max).contains(&sizes.clock_drift) {
+        return Err(ConfigError::OutOfRange {
+            size: Size::ClockDrift,
+            min: 0,
+            max,
+        });
+    }
+    // Orderly consumption is about batches: at least one message a queue.
+    if sizes.messages == 0 {
+        return Err(ConfigError::OutOfRange {
+            size: Size::Messages,
+            min: 1,
+            max: MAX_MESSAGES,
+        });
+    }
+    Ok(())
 }
 
 impl Config {
@@ -219,6 +273,7 @@ impl Config {
         protocol: ProtocolOptions,
     ) -> Result<Self, ConfigError> {
         validate(scenario, &sizes)?;
+        validate_orderly(scenario, &sizes, protocol.orderly)?;
         if protocol.assignment == Assignment::Server
             && !matches!(strategy.name(), "AVG" | "AVG_BY_CIRCLE")
         {
@@ -345,6 +400,23 @@ impl Config {
     /// Whether messages are modelled.
     pub fn messages(&self) -> bool {
         self.sizes.messages > 0
+    }
+
+    /// Orderly consumption's durations, when it is modelled (and with it the
+    /// clock).
+    pub fn orderly(&self) -> Option<&LockTiming> {
+        self.protocol.orderly.as_ref()
+    }
+
+    /// The key a broker's lock table knows consumer `c` by: its client id,
+    /// as the index of the first consumer with that id (two consumers that
+    /// share an id share their locks).
+    pub fn lock_key(&self, c: usize) -> u8 {
+        let id = &self.consumers[c].client_id;
+        self.consumers
+            .iter()
+            .position(|other| &other.client_id == id)
+            .unwrap_or(c) as u8
     }
 
     /// The index of the broker hosting queue `queue`.

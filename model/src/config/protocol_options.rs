@@ -43,6 +43,52 @@ pub enum ConsumeFrom {
     First,
 }
 
+/// Orderly consumption's durations, in ticks of the model's clock. One tick
+/// stands for 10 s of RocketMQ's, which makes each of its lock durations a
+/// whole number of ticks (see `docs/spec.md`, "Orderly consumption").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct LockTiming {
+    /// How often a consumer renews every lock it holds (`lockAll`, every
+    /// `REBALANCE_LOCK_INTERVAL`, 20 s).
+    pub renew: u8,
+    /// How long a consumer trusts a lock after it was granted or renewed
+    /// (`REBALANCE_LOCK_MAX_LIVE_TIME` of `ProcessQueue`, 30 s).
+    pub validity: u8,
+    /// How long a broker keeps a lock nobody renews (`RebalanceLockManager`,
+    /// 60 s).
+    pub lease: u8,
+    /// How long after the last lock a dropped queue is unlocked without
+    /// waiting for its running batch (`UNLOCK_DELAY_TIME_MILLS`, 20 s).
+    pub unlock_delay: u8,
+    /// The most ticks one batch of messages takes to consume: 0 means it
+    /// finishes before the clock ticks again.
+    pub batch: u8,
+    /// How long a queue may go unpulled before a rebalance drops it and
+    /// adds it afresh (`ProcessQueue.isPullExpired`, 120 s): what frees a
+    /// queue allocated again while it was still dropped.
+    pub pull_expiry: u8,
+}
+
+impl LockTiming {
+    /// The largest value each duration may take: three bits of state.
+    pub const MAX: u8 = 7;
+}
+
+impl Default for LockTiming {
+    /// RocketMQ's durations (20 s, 30 s, 60 s, 20 s, 120 s) and batches
+    /// shorter than a tick.
+    fn default() -> Self {
+        Self {
+            renew: 2,
+            validity: 3,
+            lease: 6,
+            unlock_delay: 2,
+            batch: 0,
+            pull_expiry: 12,
+        }
+    }
+}
+
 /// Names, parsing and display of a command-line choice.
 macro_rules! named {
     ($type:ident, $error:ident, $what:literal, $($variant:ident => $name:literal),+) => {
@@ -112,6 +158,10 @@ pub struct ProtocolOptions {
     /// Where a consumer starts on a queue without an offset (with messages
     /// modelled).
     pub consume_from: ConsumeFrom,
+    /// Orderly consumption (`MessageListenerOrderly`): broker locks with
+    /// leases, and the clock that measures them. `None`: concurrent
+    /// consumption, and no clock.
+    pub orderly: Option<LockTiming>,
 }
 
 impl Default for ProtocolOptions {
@@ -124,6 +174,7 @@ impl Default for ProtocolOptions {
             assignment: Assignment::Client,
             commit: Commit::Async,
             consume_from: ConsumeFrom::Last,
+            orderly: None,
         }
     }
 }

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{ProtocolOptions, Sizes};
+use super::{LockTiming, ProtocolOptions, Sizes};
 
 /// A named situation of a consumer group, each a failure mode or an
 /// operation RocketMQ users meet in production.
@@ -55,6 +55,14 @@ pub enum Scenario {
     /// replaces: the table flips, each flip notifies the group, and a pull
     /// of a topic the table lacks fails.
     SubscriptionFlap,
+    /// Orderly consumption with batches that may outlast the forced-unlock
+    /// delay: a queue dropped while its batch runs is unlocked without
+    /// waiting for it.
+    SlowBatch,
+    /// Orderly consumption where the first consumer's clock runs slow
+    /// beyond the margin between its lock validity and the broker's lease,
+    /// while its lock calls time out.
+    ClockDrift,
 }
 
 impl Scenario {
@@ -76,6 +84,8 @@ impl Scenario {
         Self::RollingUpgrade,
         Self::ZombieConsumer,
         Self::SubscriptionFlap,
+        Self::SlowBatch,
+        Self::ClockDrift,
     ];
 
     /// The name used on the command line.
@@ -97,15 +107,90 @@ impl Scenario {
             Self::RollingUpgrade => "rolling-upgrade",
             Self::ZombieConsumer => "zombie-consumer",
             Self::SubscriptionFlap => "subscription-flap",
+            Self::SlowBatch => "slow-batch",
+            Self::ClockDrift => "clock-drift",
         }
     }
 
     /// The protocol options this scenario needs: the subscription table for
-    /// `subscription-flap`, RocketMQ's defaults otherwise.
+    /// `subscription-flap`, orderly consumption for `slow-batch` (batches one
+    /// tick longer than the forced-unlock delay) and `clock-drift` (its
+    /// durations at the smallest scale that keeps their order), RocketMQ's
+    /// defaults otherwise.
     pub fn default_protocol(self) -> ProtocolOptions {
+        let timing = LockTiming::default();
+        let orderly = match self {
+            Self::SlowBatch => Some(LockTiming {
+                batch: timing.unlock_delay + 1,
+                ..timing
+            }),
+            // RocketMQ's order (renewal < validity < lease, forced unlock
+            // at the renewal period) at the smallest scale, a margin of one
+            // tick: at 10 s ticks a drift past the 30 s margin takes four
+            // lagging ticks and the check takes minutes.
+            Self::ClockDrift => Some(LockTiming {
+                renew: 1,
+                validity: 2,
+                lease: 3,
+                unlock_delay: 1,
+                batch: 0,
+                pull_expiry: 6,
+            }),
+            _ => None,
+        };
         ProtocolOptions {
             subscription_table: self == Self::SubscriptionFlap,
+            orderly,
             ..ProtocolOptions::default()
+        }
+    }
+
+    /// Whether the scenario is about orderly consumption.
+    pub fn needs_orderly(self) -> bool {
+        self.default_protocol().orderly.is_some()
+    }
+
+    /// The sizes this scenario uses with the message layer on (`messages`
+    /// in each queue) or with orderly consumption, unless overridden.
+    ///
+    /// Messages multiply the state space, so the healthy check with messages
+    /// is one consumer joining another over two queues. Orderly consumption
+    /// adds the clock and the locks: every orderly scenario is two consumers
+    /// and one broker with two queues of one message each (at least), where
+    /// one queue changes hands.
+    pub fn layered_sizes(self, messages: usize, orderly: bool) -> Sizes {
+        let base = self.default_sizes();
+        if orderly {
+            let orderly_sizes = Sizes {
+                consumers: 2,
+                brokers: 1,
+                queues: 2,
+                messages: messages.max(1),
+                ..base
+            };
+            // The restart alone, on a running group with one queue: the
+            // member that re-registers first sees only itself and asks for
+            // the queue the other still trusts its lock on. A second queue
+            // and a join multiply the interleavings of the re-registrations
+            // (over 15M states) and add no hazard.
+            if self == Self::BrokerRestart {
+                return Sizes {
+                    queues: 1,
+                    joins: Some(0),
+                    ..orderly_sizes
+                };
+            }
+            return orderly_sizes;
+        }
+        match self {
+            _ if messages == 0 => base,
+            Self::Healthy => Sizes {
+                consumers: 2,
+                queues: 1,
+                messages,
+                ..base
+            },
+            _ => Sizes { messages, ..base },
         }
     }
 
@@ -196,6 +281,26 @@ impl Scenario {
                 stale_routes: 1,
                 joins: Some(0),
                 queues: 3,
+                ..base
+            },
+            // The orderly scenarios' sizes are those of `layered_sizes`; the
+            // join makes the second queue change hands.
+            Self::SlowBatch => Sizes {
+                consumers: 2,
+                brokers: 1,
+                messages: 1,
+                ..base
+            },
+            // The first consumer holds both queues when the second joins,
+            // and its clock falls three ticks behind: past the margin of one
+            // tick between its lock validity and the broker's lease, and past
+            // the two between its renewal period and the lease, at this
+            // scenario's coarser scale.
+            Self::ClockDrift => Sizes {
+                consumers: 2,
+                brokers: 1,
+                messages: 1,
+                clock_drift: 3,
                 ..base
             },
         }

@@ -77,6 +77,16 @@ pub struct Sizes {
     /// How many brokers (the first ones) may see their queues' first
     /// messages leave memory (`checkInMemByConsumeOffset` then fails).
     pub evictions: usize,
+    /// With orderly consumption: how many ticks the first consumer's clock
+    /// may fall behind the brokers' in a run.
+    pub clock_drift: usize,
+    /// With orderly consumption: how many consumers (the first ones) may
+    /// each lose one unlock (a one-way message).
+    pub lost_unlocks: usize,
+    /// With orderly consumption: how many consumers (the first ones) may
+    /// lose their connection for lock calls: from then on every lock call
+    /// times out, while they go on consuming what they have pulled.
+    pub failed_locks: usize,
 }
 
 impl Default for Sizes {
@@ -109,6 +119,9 @@ impl Default for Sizes {
             lost_persists: 0,
             failed_offset_reads: 0,
             evictions: 0,
+            clock_drift: 0,
+            lost_unlocks: 0,
+            failed_locks: 0,
         }
     }
 }
@@ -120,7 +133,8 @@ impl Sizes {
     }
 }
 
-/// One field of [`Sizes`], to say which one a
+/// One number of a configuration (a field of [`Sizes`] or of
+/// [`LockTiming`](super::LockTiming)), to say which one a
 /// [`ConfigError`](super::ConfigError) is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Size {
@@ -174,6 +188,22 @@ pub enum Size {
     FailedOffsetReads,
     /// [`Sizes::evictions`].
     Evictions,
+    /// [`Sizes::clock_drift`].
+    ClockDrift,
+    /// [`Sizes::lost_unlocks`].
+    LostUnlocks,
+    /// [`Sizes::failed_locks`].
+    FailedLocks,
+    /// [`LockTiming::renew`](super::LockTiming::renew).
+    LockRenew,
+    /// [`LockTiming::validity`](super::LockTiming::validity).
+    LockValidity,
+    /// [`LockTiming::lease`](super::LockTiming::lease).
+    LockLease,
+    /// [`LockTiming::unlock_delay`](super::LockTiming::unlock_delay).
+    UnlockDelay,
+    /// [`LockTiming::batch`](super::LockTiming::batch).
+    BatchTicks,
 }
 
 impl Size {
@@ -205,6 +235,14 @@ impl Size {
             Self::LostPersists => "lost persists",
             Self::FailedOffsetReads => "failed offset reads",
             Self::Evictions => "evictions",
+            Self::ClockDrift => "clock drift",
+            Self::LostUnlocks => "lost unlocks",
+            Self::FailedLocks => "failed locks",
+            Self::LockRenew => "lock renewal interval",
+            Self::LockValidity => "lock validity",
+            Self::LockLease => "lock lease",
+            Self::UnlockDelay => "unlock delay",
+            Self::BatchTicks => "batch duration",
         }
     }
 }

@@ -44,6 +44,13 @@ pub struct ConsumerSpec {
     pub may_lose_persist: bool,
     /// May have one offset read fail.
     pub may_fail_offset_read: bool,
+    /// With orderly consumption, may lose one unlock.
+    pub may_lose_unlock: bool,
+    /// With orderly consumption, may lose its connection for lock calls.
+    pub may_fail_locks: bool,
+    /// With orderly consumption, how many ticks its clock may fall behind
+    /// the brokers'.
+    pub max_clock_lag: u8,
 }
 
 /// One queue of the universe: every queue that any route version has.
@@ -309,6 +316,9 @@ pub fn consumer_specs(
                 may_resubscribe: i < sizes.subscription_changes,
                 may_lose_persist: i < sizes.lost_persists,
                 may_fail_offset_read: i < sizes.failed_offset_reads,
+                may_lose_unlock: i < sizes.lost_unlocks,
+                may_fail_locks: i < sizes.failed_locks,
+                max_clock_lag: if i == 0 { sizes.clock_drift as u8 } else { 0 },
             }
         })
         .collect()

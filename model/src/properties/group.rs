@@ -134,12 +134,62 @@ impl<'a> Group<'a> {
     /// every topic some live consumer subscribes to (with nobody to consume
     /// a topic, the environment, not the protocol, holds it up).
     pub fn every_message_delivered(&self) -> bool {
+        members_of(self.subscribed_queues())
+            .all(|q| (0..self.cfg.sizes.messages).all(|o| self.deliveries(q, o) > 0))
+    }
+
+    /// Queues of the route in force of a topic some live consumer
+    /// subscribes to.
+    fn subscribed_queues(&self) -> QueueSet {
         let live = self.live();
         let route = self.true_route();
-        let queues = (0..self.cfg.topic_names.len())
+        (0..self.cfg.topic_names.len())
             .filter(|&t| live & self.subscribers(t) != 0)
-            .fold(0, |set, t| set | self.cfg.route_queues(route, t));
-        members_of(queues).all(|q| (0..self.cfg.sizes.messages).all(|o| self.deliveries(q, o) > 0))
+            .fold(0, |set, t| set | self.cfg.route_queues(route, t))
+    }
+
+    /// Orderly: the queues that satisfy `holds` for two live consumers or
+    /// more at once, as a bit set of queue indices.
+    fn twice(&self, holds: impl Fn(&ConsumerState, usize) -> bool) -> u8 {
+        let (mut once, mut twice) = (0u8, 0u8);
+        for c in self.consumers().filter(|c| c.phase == Phase::Running) {
+            for q in 0..self.cfg.queues.len() {
+                if holds(c, q) {
+                    twice |= once & 1 << q;
+                    once |= 1 << q;
+                }
+            }
+        }
+        twice
+    }
+
+    /// Orderly: queues of which two live consumers run a batch at once.
+    pub fn consumed_by_two(&self) -> u8 {
+        self.twice(|c, q| c.queues[q].running())
+    }
+
+    /// Orderly: queues whose lock two live consumers trust at once (the
+    /// lock granted, and valid by their own clock).
+    pub fn trusted_twice(&self) -> u8 {
+        let Some(timing) = self.cfg.orderly() else {
+            return 0;
+        };
+        self.twice(|c, q| c.table() & 1 << q != 0 && c.queues[q].lock_trusted(timing.validity))
+    }
+
+    /// Orderly: every queue of a topic some live consumer subscribes to is
+    /// owned by a live consumer that can pull it and trusts its lock of it.
+    pub fn every_queue_held(&self) -> bool {
+        let Some(timing) = self.cfg.orderly() else {
+            return false;
+        };
+        let held = self.consumed().fold(0, |set, (i, consumed)| {
+            let c = &self.state.consumers[i];
+            set | members_of(consumed)
+                .filter(|&q| c.queues[q].lock_trusted(timing.validity))
+                .fold(0, |set, q| set | 1 << q)
+        });
+        self.subscribed_queues() & !held == 0
     }
 
     /// The most times one message reached application code (3: three or

@@ -18,6 +18,8 @@ pub enum Layer {
     Ownership,
     /// Messages and offsets (`--messages`).
     Messages,
+    /// Orderly consumption: locks, leases and the clock (`--orderly`).
+    Orderly,
 }
 
 impl Layer {
@@ -26,6 +28,7 @@ impl Layer {
         match self {
             Self::Ownership => true,
             Self::Messages => cfg.messages(),
+            Self::Orderly => cfg.orderly().is_some(),
         }
     }
 }
@@ -69,6 +72,15 @@ pub const DUPLICATE_DELIVERY: &str = "duplicate delivery";
 pub const PAUSED_QUEUE: &str = "paused queue";
 /// Name of the liveness property of messages (the liveness check runs it).
 pub const EVERY_MESSAGE_CONSUMED: &str = "every message consumed";
+/// Name of orderly consumption's promise: never two batches of one queue at
+/// once, in any state.
+pub const NO_CONCURRENT_CONSUMPTION: &str = "no queue consumed by two at once";
+/// Name of the lock promise: no two live consumers trust a lock of one
+/// queue at once.
+pub const ONE_LIVE_LOCK: &str = "one live lock per queue";
+/// Name of orderly consumption's liveness property (the liveness check runs
+/// it).
+pub const EVERY_QUEUE_CONSUMED_AGAIN: &str = "every queue consumed again";
 
 /// The properties `model` checks: those of the parts it models.
 pub fn checked(model: &RebalanceModel) -> impl Iterator<Item = &'static ModelProperty> + '_ {
@@ -147,5 +159,17 @@ pub const PROPERTIES: &[ModelProperty] = &[
         layer: Layer::Messages,
         expectation: Expectation::Sometimes,
         condition: |model, state| Group::of(model, state).paused_queues() != 0,
+    },
+    ModelProperty {
+        name: NO_CONCURRENT_CONSUMPTION,
+        layer: Layer::Orderly,
+        expectation: Expectation::Always,
+        condition: |model, state| Group::of(model, state).consumed_by_two() == 0,
+    },
+    ModelProperty {
+        name: ONE_LIVE_LOCK,
+        layer: Layer::Orderly,
+        expectation: Expectation::Always,
+        condition: |model, state| Group::of(model, state).trusted_twice() == 0,
     },
 ];

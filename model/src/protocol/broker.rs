@@ -4,11 +4,72 @@
 
 use crate::config::{members_of, Config, ConsumerSet, Route};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer, NO_OFFSET};
+use crate::protocol::ConsumerState;
 
 /// `offsets` with queue `queue`'s offset set to `offset`.
 fn with_offset(offsets: u32, queue: usize, offset: u8) -> u32 {
     let shift = 4 * queue as u32;
     offsets & !(0xF << shift) | u32::from(offset & 0xF) << shift
+}
+
+/// A broker's lock table (`RebalanceLockManager.mqLockTable`), orderly
+/// consumption only: per queue index, the client id that holds the lock and
+/// the ticks since it last locked or renewed it, one byte a queue. A lock
+/// unrenewed past the lease is expired; it is removed then, as whoever asks
+/// next gets it, the old holder included, as if there were none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct LockTable(u64);
+
+impl LockTable {
+    /// The lock key ([`Config::lock_key`]) holding queue `q`'s lock, if any.
+    pub fn holder(self, q: usize) -> Option<u8> {
+        let byte = (self.0 >> (8 * q)) as u8;
+        (byte & 0xF).checked_sub(1)
+    }
+
+    /// Ticks since queue `q`'s lock was last granted or renewed.
+    pub fn age(self, q: usize) -> u8 {
+        (self.0 >> (8 * q + 4)) as u8 & 0xF
+    }
+
+    fn set(&mut self, q: usize, holder: Option<u8>, age: u8) {
+        let byte = holder.map_or(0, |key| u64::from(key + 1) | u64::from(age) << 4);
+        self.0 = self.0 & !(0xFF << (8 * q)) | byte << (8 * q);
+    }
+
+    /// `tryLockBatch` for `key`: each queue that is free or already its own
+    /// is (re)locked; the queues locked for it.
+    fn try_lock(&mut self, key: u8, queues: u8) -> u8 {
+        let mut granted = 0;
+        for q in members_of(u64::from(queues)) {
+            if self.holder(q).map_or(true, |holder| holder == key) {
+                self.set(q, Some(key), 0);
+                granted |= 1 << q;
+            }
+        }
+        granted
+    }
+
+    /// `unlockBatch` for `key`: its own locks among `queues` are released;
+    /// another's are left alone.
+    fn unlock(&mut self, key: u8, queues: u8) {
+        for q in members_of(u64::from(queues)) {
+            if self.holder(q) == Some(key) {
+                self.set(q, None, 0);
+            }
+        }
+    }
+
+    /// One tick of the broker's clock: every lock ages, and those past the
+    /// lease expire.
+    fn elapse(&mut self, lease: u8) {
+        for q in 0..8 {
+            if let Some(key) = self.holder(q) {
+                let age = self.age(q) + 1;
+                self.set(q, (age <= lease).then_some(key), age);
+            }
+        }
+    }
 }
 
 /// One broker's member table and what it knows of each consumer's
@@ -35,6 +96,8 @@ pub struct BrokerState {
     pub offsets: u32,
     /// Its queues' first messages have left memory.
     pub evicted: bool,
+    /// With orderly consumption, its lock table.
+    pub locks: LockTable,
 }
 
 /// How a message's connection compares with the newest the broker knows.
@@ -75,6 +138,15 @@ impl BrokerState {
                     with_offset(set, q, if cold { NO_OFFSET } else { 0 })
                 })
         };
+        // Consuming orderly, a running group holds the locks of what it
+        // consumes.
+        let mut locks = LockTable::default();
+        if cfg.orderly().is_some() {
+            for c in members_of(u64::from(cfg.initial_members())) {
+                let owned = ConsumerState::start(cfg, c).0.owned & cfg.broker_queues(broker);
+                locks.try_lock(cfg.lock_key(c), owned as u8);
+            }
+        }
         let state = Self {
             members,
             closed: 0,
@@ -83,6 +155,7 @@ impl BrokerState {
             route: Route::default(),
             offsets,
             evicted: false,
+            locks,
         };
         let outputs = [
             (broker < cfg.sizes.broker_restarts, Timer::Restart),
@@ -110,19 +183,29 @@ impl BrokerState {
         }
     }
 
+    /// One tick of the broker's clock (orderly consumption): its locks age.
+    pub fn elapse(&self, cfg: &Config) -> Self {
+        let mut next = *self;
+        if let Some(timing) = cfg.orderly() {
+            next.locks.elapse(timing.lease);
+        }
+        next
+    }
+
     /// The committed offset of queue `queue`, [`NO_OFFSET`] when none.
     pub fn offset(&self, queue: usize) -> u8 {
         (self.offsets >> (4 * queue) & 0xF) as u8
     }
 
-    /// The broker restarts (an upgrade): the member table and the
-    /// subscription table are lost, and every member's connection closes,
-    /// which the member sees.
+    /// The broker restarts (an upgrade): the member table, the
+    /// subscription table and the lock table are lost (all in memory), and
+    /// every member's connection closes, which the member sees.
     fn restart(&self) -> (Self, Vec<Output>) {
         let next = Self {
             members: 0,
             closed: self.closed | self.members,
             subscription: 0,
+            locks: LockTable::default(),
             ..*self
         };
         let outputs = members_of(u64::from(self.members))
@@ -167,7 +250,9 @@ impl BrokerState {
             | Message::ChannelClosed { epoch }
             | Message::QueryOffset { epoch, .. }
             | Message::UpdateOffset { epoch, .. }
-            | Message::CommitOffset { epoch, .. } => *epoch,
+            | Message::CommitOffset { epoch, .. }
+            | Message::LockBatch { epoch, .. }
+            | Message::UnlockBatch { epoch, .. } => *epoch,
             _ => return None,
         };
         let connection = self.connection(c, epoch);
@@ -204,6 +289,21 @@ impl BrokerState {
             Message::CommitOffset { queue, offset, .. } => {
                 let ack = Message::CommitAck { queue: *queue };
                 current.store_offset(usize::from(*queue), *offset, vec![Output::Send(from, ack)])
+            }
+            Message::LockBatch { queues, .. } => {
+                let mut next = current;
+                let granted = next.locks.try_lock(cfg.lock_key(usize::from(c)), *queues);
+                let answer = Message::Locked {
+                    asked: *queues,
+                    granted,
+                    epoch,
+                };
+                Some((next, vec![Output::Send(from, answer)]))
+            }
+            Message::UnlockBatch { queues, .. } => {
+                let mut next = current;
+                next.locks.unlock(cfg.lock_key(usize::from(c)), *queues);
+                Some((next, Vec::new()))
             }
             _ => None,
         };

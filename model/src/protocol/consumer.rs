@@ -3,7 +3,8 @@
 //! from the member list of one broker and its cached route.
 
 use crate::config::{
-    members_of, Assignment, Commit, Config, ConsumeFrom, ConsumerSet, QueueSet, Route, MAX_TOPICS,
+    members_of, Assignment, Commit, Config, ConsumeFrom, ConsumerSet, LockTiming, QueueSet, Route,
+    MAX_TOPICS,
 };
 use crate::protocol::message::NO_OFFSET;
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
@@ -54,6 +55,16 @@ pub struct ConsumerState {
     pub assigned: [Route; MAX_TOPICS],
     /// With messages, its consumption of each queue, by queue index.
     pub queues: ProcessQueues,
+    /// Orderly: queues with a lock call in flight (bit set of queue
+    /// indices).
+    pub locking: u8,
+    /// Orderly: the queues among `locking` that are newly allocated: they
+    /// enter its table only if the lock is granted.
+    pub adding: u8,
+    /// Orderly: ticks of its clock since its last `lockAll`.
+    pub renew_age: u8,
+    /// Orderly: ticks its clock has fallen behind the brokers'.
+    pub lag: u8,
 }
 
 /// A question in flight: which topic, asked of which broker, on which
@@ -81,6 +92,10 @@ pub struct Faults {
     pub fail_next_query: bool,
     /// The next route poll fails.
     pub miss_next_route: bool,
+    /// The next unlock is lost.
+    pub lose_next_unlock: bool,
+    /// Every lock call times out (its connection for them is lost).
+    pub locks_fail: bool,
 }
 
 /// Every state is hashed for its fingerprint: one packed word per field
@@ -109,8 +124,17 @@ impl std::hash::Hash for ConsumerState {
         // Nothing to write without messages: equal states, equal hashes.
         if self.queues != ProcessQueues::default() {
             for queue in &self.queues {
-                h.write_u32(queue.packed());
+                h.write_u64(queue.packed());
             }
+        }
+        let orderly = u64::from(self.locking)
+            | u64::from(self.adding) << 8
+            | u64::from(self.renew_age) << 16
+            | u64::from(self.lag) << 24
+            | u64::from(self.faults.lose_next_unlock) << 32
+            | u64::from(self.faults.locks_fail) << 33;
+        if orderly != 0 {
+            h.write_u64(orderly);
         }
         h.write_u32(self.epochs);
         h.write_u64(self.owned);
@@ -141,10 +165,14 @@ impl ConsumerState {
                 state.owned |= share;
             }
             // With messages, a running group has consumed nothing yet and
-            // stored offset 0 everywhere.
+            // stored offset 0 everywhere; consuming orderly, it holds the
+            // locks of its queues, just granted.
             if cfg.messages() {
                 for q in members_of(state.owned) {
-                    state.queues[q] = ProcessQueue::from_offset(0);
+                    state.queues[q] = ProcessQueue {
+                        locked: cfg.orderly().is_some(),
+                        ..ProcessQueue::from_offset(0)
+                    };
                 }
             }
             state.views[topic] = Some(members);
@@ -188,6 +216,17 @@ impl ConsumerState {
                 miss_next_route: true,
                 ..self.faults
             })),
+            (Phase::Running, Timer::LockAll) => self.lock_all(cfg, me),
+            (Phase::Running, Timer::LoseUnlock) => Some(self.schedule_fault(Faults {
+                lose_next_unlock: true,
+                ..self.faults
+            })),
+            (Phase::Running, Timer::FailLocks) if spec.may_fail_locks => {
+                Some(self.schedule_fault(Faults {
+                    locks_fail: true,
+                    ..self.faults
+                }))
+            }
             (Phase::Running, Timer::Shutdown) if spec.may_leave => Some(self.shutdown(cfg, me)),
             (Phase::Running, Timer::Crash) if spec.may_crash => Some(self.crash(cfg, me)),
             (Phase::Running, Timer::Kill) if spec.may_be_killed => Some(self.kill(cfg, me)),
@@ -275,6 +314,16 @@ impl ConsumerState {
             ) if broker.is_some_and(|b| self.epoch(b) == *epoch) => {
                 self.offset_read(cfg, me, usize::from(*queue), *stored, *in_memory)
             }
+            (
+                Phase::Running,
+                Message::Locked {
+                    asked,
+                    granted,
+                    epoch,
+                },
+            ) if broker.is_some_and(|b| self.epoch(b) == *epoch) => {
+                Some(self.lock_answered(cfg, me, *asked, *granted))
+            }
             (Phase::Running, Message::CommitAck { queue }) => {
                 let q = usize::from(*queue);
                 self.queues[q].awaiting_ack.then(|| {
@@ -311,7 +360,7 @@ impl ConsumerState {
     /// `broker` for the group's members for the first due topic. A query the
     /// environment made fail returns nothing.
     fn rebalance(&self, cfg: &Config, me: usize, broker: u8) -> Step<Self> {
-        if self.querying.is_some() || self.due == 0 {
+        if self.busy() || self.due == 0 {
             return None;
         }
         if self.faults.fail_next_query {
@@ -368,7 +417,7 @@ impl ConsumerState {
     /// `RebalanceService.run`'s periodic wake-up (every 20 s): wakes an idle
     /// rebalance service; a busy one will look again when it finishes.
     fn periodic_tick(&self, cfg: &Config, me: usize) -> Step<Self> {
-        if self.due != 0 || self.querying.is_some() {
+        if self.due != 0 || self.busy() {
             return None;
         }
         let (next, mut outputs) = self.wake(cfg, me)?;
@@ -385,6 +434,18 @@ impl ConsumerState {
     /// sends `UNREGISTER_CLIENT` to every broker (`unregisterClientWithLock`).
     fn shutdown(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let mut outputs = self.stop_timers(cfg);
+        // Orderly, `ConsumeMessageOrderlyService.shutdown` unlocks every
+        // queue first (`unlockAll`, a synchronous call).
+        if cfg.orderly().is_some() {
+            for broker in self.targets(cfg, me) {
+                let queues = self.table() & cfg.broker_queues(usize::from(broker)) as u8;
+                if queues != 0 {
+                    let epoch = self.epoch(broker);
+                    let unlock = Message::UnlockBatch { queues, epoch };
+                    outputs.push(Output::Send(Peer::Broker(broker), unlock));
+                }
+            }
+        }
         // `persistConsumerOffset` first.
         outputs.extend(
             members_of(self.owned)
@@ -416,7 +477,9 @@ impl ConsumerState {
     /// `ConsumeMessageConcurrentlyService` on a pulled batch: the next
     /// messages of an owned, started queue whose broker it reaches (at most
     /// `pullBatchSize`), when no batch runs and, with synchronous commit,
-    /// the last one is acknowledged.
+    /// the last one is acknowledged. Orderly
+    /// (`ConsumeMessageOrderlyService.ConsumeRequest`), only under a lock it
+    /// trusts; otherwise it locks the queue again (`lockOneMQ`).
     fn pull(&self, cfg: &Config, me: usize, q: usize) -> Step<Self> {
         let pq = &self.queues[q];
         let end = cfg.sizes.messages as u8;
@@ -426,17 +489,30 @@ impl ConsumerState {
             && !pq.awaiting_ack
             && pq.cursor < end
             && self.target_set(cfg, me) & 1 << cfg.broker_of(q) != 0;
-        pullable.then(|| {
-            let mut next = *self;
-            let to = (pq.cursor + cfg.sizes.pull_batch as u8).min(end);
-            next.queues[q] = ProcessQueue {
-                from: pq.cursor,
-                to,
-                cursor: to,
-                ..*pq
-            };
-            (next, vec![Output::Arm(Timer::Pull { queue: q as u8 })])
-        })
+        if !pullable {
+            return None;
+        }
+        let mut next = *self;
+        let mut outputs = vec![Output::Arm(Timer::Pull { queue: q as u8 })];
+        if cfg
+            .orderly()
+            .is_some_and(|timing| !pq.lock_trusted(timing.validity))
+        {
+            if self.locking & 1 << q != 0 || self.faults.locks_fail {
+                return None;
+            }
+            next.ask_locks(cfg, me, 1 << q, &mut outputs);
+            return Some((next, outputs));
+        }
+        let to = (pq.cursor + cfg.sizes.pull_batch as u8).min(end);
+        next.queues[q] = ProcessQueue {
+            from: pq.cursor,
+            to,
+            cursor: to,
+            batch_age: 0,
+            ..*pq
+        };
+        Some((next, outputs))
     }
 
     /// The application finishes the running batch: its messages were
@@ -458,10 +534,12 @@ impl ConsumerState {
             Output::Arm(Timer::Done { queue: q as u8 }),
         ];
         let owned = self.owned & 1 << q != 0;
-        next.queues[q] = if owned {
+        // Orderly, a dropped queue stays in the table until unlocked.
+        next.queues[q] = if owned || pq.dropped {
             ProcessQueue {
                 from: 0,
                 to: 0,
+                batch_age: 0,
                 ..pq
             }
         } else {
@@ -590,9 +668,12 @@ impl ConsumerState {
             ..*self
         };
         let mut outputs = Vec::new();
+        next.lock_calls_lost(cfg, broker);
         if self.querying.is_some_and(|q| q.broker == broker) {
             next.querying = None;
             outputs.extend(self.retry_later(cfg, me));
+        }
+        if next.busy() != self.busy() {
             outputs.extend(next.schedule(cfg, me));
         }
         if next.target_set(cfg, me) & 1 << broker != 0 {
@@ -632,6 +713,7 @@ impl ConsumerState {
             outputs.push(Output::Disarm(Timer::Connect { broker }));
             // The next connection there is a new one.
             next.epochs = with_epoch(next.epochs, broker, self.epoch(broker) + 1);
+            next.lock_calls_lost(cfg, broker);
         }
         for broker in members_of(u64::from(after & !before)).map(|b| b as u8) {
             outputs.push(Output::Arm(Timer::Connect { broker }));
@@ -798,7 +880,9 @@ impl ConsumerState {
     /// `updateProcessQueueTableInRebalance` with messages: a dropped queue's
     /// offset is persisted (one-way, `removeUnnecessaryMessageQueue`) and its
     /// running batch, if any, finishes unrecorded; a new queue's offset is
-    /// read from its broker before it is consumed.
+    /// read from its broker before it is consumed. Consuming orderly, a
+    /// dropped queue stays in the table until it is unlocked, and a new one
+    /// enters it only once locked.
     fn hand_over(&mut self, cfg: &Config, me: usize, before: QueueSet) -> Vec<Output> {
         let mut outputs = Vec::new();
         for q in members_of(before & !self.owned) {
@@ -810,29 +894,274 @@ impl ConsumerState {
                 }
             }
             let pq = self.queues[q];
-            self.queues[q] = ProcessQueue {
-                from: pq.from,
-                to: pq.to,
-                ..ProcessQueue::default()
+            self.queues[q] = if cfg.orderly().is_some() {
+                ProcessQueue {
+                    dropped: true,
+                    ..pq
+                }
+            } else {
+                ProcessQueue {
+                    from: pq.from,
+                    to: pq.to,
+                    ..ProcessQueue::default()
+                }
             };
         }
-        for q in members_of(self.owned & !before) {
-            let pq = self.queues[q];
-            self.queues[q] = ProcessQueue {
-                from: pq.from,
-                to: pq.to,
-                ..ProcessQueue::reading()
-            };
-            let broker = cfg.broker_of(q);
-            outputs.push(Output::Send(
-                Peer::Broker(broker),
-                Message::QueryOffset {
-                    queue: q as u8,
-                    epoch: self.epoch(broker),
-                },
-            ));
+        let Some(timing) = cfg.orderly() else {
+            for q in members_of(self.owned & !before) {
+                outputs.push(self.read_offset(cfg, q));
+            }
+            return outputs;
+        };
+        // A queue allocated again while still dropped stays dropped: the
+        // table has it, so it is not added, until its pulls have stopped for
+        // the pull expiry; then it is removed and added afresh.
+        let dropped = u64::from(self.dropped());
+        let stuck = self.owned & dropped;
+        let expired = members_of(stuck)
+            .filter(|&q| self.queues[q].idle_age >= timing.pull_expiry)
+            .fold(0, |set, q| set | 1 << q);
+        let mut added = self.owned & !before & !dropped;
+        self.owned &= !dropped & !added;
+        let mut waiting = false;
+        for q in members_of(dropped & !stuck | expired) {
+            // `removeUnnecessaryMessageQueue` persists at every try.
+            if before & 1 << q == 0 {
+                if let Some((broker, msg)) = self.offset_update(cfg, me, q) {
+                    outputs.push(Output::SendPeriodic(broker, msg));
+                }
+            }
+            if !self.try_remove(cfg, me, q, timing, &mut outputs) {
+                waiting = true;
+            } else if expired & 1 << q != 0 {
+                added |= 1 << q;
+            }
+        }
+        if waiting {
+            outputs.extend(self.retry_later(cfg, me));
+        }
+        let added = added as u8;
+        let asked = if self.faults.locks_fail {
+            0
+        } else {
+            self.ask_locks(cfg, me, added, &mut outputs)
+        };
+        self.adding |= asked;
+        if added & !asked != 0 {
+            // `lock` failed: the round is not balanced (`rebalanceLater`).
+            self.due |= self.topics;
         }
         outputs
+    }
+
+    /// `RebalancePushImpl.tryRemoveOrderMessageQueue`: a dropped queue is
+    /// unlocked (one-way) and leaves the table when no batch runs, or
+    /// without waiting for it once `unlock_delay` has passed since its last
+    /// lock. Otherwise it stays, to be tried again at the next round.
+    fn try_remove(
+        &mut self,
+        cfg: &Config,
+        me: usize,
+        q: usize,
+        timing: &LockTiming,
+        outputs: &mut Vec<Output>,
+    ) -> bool {
+        let pq = self.queues[q];
+        let forced = pq.lock_age > timing.unlock_delay;
+        if pq.running() && !forced {
+            return false;
+        }
+        // The batch, if any, goes on.
+        self.queues[q] = ProcessQueue {
+            from: pq.from,
+            to: pq.to,
+            batch_age: pq.batch_age,
+            ..ProcessQueue::default()
+        };
+        let broker = cfg.broker_of(q);
+        if self.faults.lose_next_unlock {
+            self.faults.lose_next_unlock = false;
+        } else if self.target_set(cfg, me) & 1 << broker != 0 {
+            let unlock = Message::UnlockBatch {
+                queues: 1 << q,
+                epoch: self.epoch(broker),
+            };
+            outputs.push(Output::Send(Peer::Broker(broker), unlock));
+        }
+        true
+    }
+
+    /// `lockBatchMQ` for `queues`, one call per broker it can reach; the
+    /// queues asked for, now in flight.
+    fn ask_locks(&mut self, cfg: &Config, me: usize, queues: u8, outputs: &mut Vec<Output>) -> u8 {
+        let mut asked = 0;
+        for broker in self.targets(cfg, me) {
+            let of_broker = queues & cfg.broker_queues(usize::from(broker)) as u8;
+            if of_broker != 0 {
+                let epoch = self.epoch(broker);
+                let lock = Message::LockBatch {
+                    queues: of_broker,
+                    epoch,
+                };
+                outputs.push(Output::Send(Peer::Broker(broker), lock));
+                asked |= of_broker;
+            }
+        }
+        self.locking |= asked;
+        asked
+    }
+
+    /// A broker's answer to a lock call: a new queue enters the table
+    /// (its offset is read next) or, refused, waits for the next round
+    /// (`rebalanceLater`); a queue in the table is locked again, or no
+    /// longer (`lockAll`).
+    fn lock_answered(
+        &self,
+        cfg: &Config,
+        me: usize,
+        asked: u8,
+        granted: u8,
+    ) -> (Self, Vec<Output>) {
+        let mut next = *self;
+        let mut outputs = Vec::new();
+        let answered = asked & self.locking;
+        next.locking &= !answered;
+        next.adding &= !answered;
+        for q in members_of(u64::from(answered)) {
+            let ok = granted & 1 << q != 0;
+            if self.adding & 1 << q != 0 {
+                if ok {
+                    next.owned |= 1 << q;
+                    outputs.push(next.read_offset(cfg, q));
+                    next.queues[q].locked = true;
+                } else {
+                    next.due |= next.topics;
+                }
+            } else if self.table() & 1 << q != 0 {
+                let pq = &mut next.queues[q];
+                pq.locked = ok;
+                if ok {
+                    pq.lock_age = 0;
+                }
+            }
+        }
+        outputs.extend(next.schedule(cfg, me));
+        (next, outputs)
+    }
+
+    /// `lockMQPeriodically`, when its clock says the renewal is due: every
+    /// queue of its table that is not dropped is locked again.
+    fn lock_all(&self, cfg: &Config, me: usize) -> Step<Self> {
+        let timing = cfg.orderly()?;
+        if self.renew_age < timing.renew {
+            return None;
+        }
+        let mut next = Self {
+            renew_age: 0,
+            ..*self
+        };
+        let mut outputs = vec![Output::Arm(Timer::LockAll)];
+        if !self.faults.locks_fail {
+            let queues = self.owned as u8 & !self.locking;
+            next.ask_locks(cfg, me, queues, &mut outputs);
+        }
+        Some((next, outputs))
+    }
+
+    /// A queue starts being consumed: its offset is read from its broker
+    /// first. A batch still running from an earlier hold goes on.
+    fn read_offset(&mut self, cfg: &Config, q: usize) -> Output {
+        let pq = self.queues[q];
+        self.queues[q] = ProcessQueue {
+            from: pq.from,
+            to: pq.to,
+            batch_age: pq.batch_age,
+            ..ProcessQueue::reading()
+        };
+        let broker = cfg.broker_of(q);
+        Output::Send(
+            Peer::Broker(broker),
+            Message::QueryOffset {
+                queue: q as u8,
+                epoch: self.epoch(broker),
+            },
+        )
+    }
+
+    /// One tick of real time, orderly consumption only: its clock advances
+    /// (unless `own_clock` is false: it falls behind by a tick), and with it
+    /// the age of its locks and of its lock renewal; running batches age.
+    pub fn elapse(&self, cfg: &Config, own_clock: bool) -> Self {
+        let Some(timing) = cfg.orderly() else {
+            return *self;
+        };
+        if self.phase != Phase::Running {
+            return *self;
+        }
+        let mut next = *self;
+        let table = self.table();
+        if own_clock {
+            next.renew_age = (self.renew_age + 1).min(timing.renew);
+            let cap = timing.validity.max(timing.unlock_delay) + 1;
+            for q in members_of(u64::from(table)) {
+                next.queues[q].lock_age = (self.queues[q].lock_age + 1).min(cap);
+            }
+        } else {
+            next.lag += 1;
+        }
+        for pq in next.queues.iter_mut() {
+            if pq.running() {
+                pq.batch_age = (pq.batch_age + 1).min(timing.batch);
+            }
+            if pq.dropped {
+                pq.idle_age = (pq.idle_age + 1).min(timing.pull_expiry);
+            }
+        }
+        next
+    }
+
+    /// A timed step is due, which time may not pass: its lock renewal, or
+    /// the end of a batch that has run as long as a batch runs.
+    pub fn deadline(&self, cfg: &Config) -> bool {
+        cfg.orderly().is_some_and(|timing| {
+            self.phase == Phase::Running
+                && (self.renew_age >= timing.renew
+                    || self
+                        .queues
+                        .iter()
+                        .any(|pq| pq.running() && pq.batch_age >= timing.batch))
+        })
+    }
+
+    /// Queues in its process-queue table: those it consumes and, orderly,
+    /// those dropped but not yet unlocked (bit set of queue indices).
+    pub fn table(&self) -> u8 {
+        self.owned as u8 | self.dropped()
+    }
+
+    /// Orderly: queues dropped but not yet unlocked.
+    pub fn dropped(&self) -> u8 {
+        (0..self.queues.len())
+            .filter(|&q| self.queues[q].dropped)
+            .fold(0, |set, q| set | 1 << q)
+    }
+
+    /// The rebalance service is blocked on a call: a member query, or
+    /// (orderly) the lock of a queue it is adding. The renewal (`lockAll`)
+    /// and a pull's `lockOneMQ` run on other threads and block no round.
+    fn busy(&self) -> bool {
+        self.querying.is_some() || self.adding != 0
+    }
+
+    /// Lock calls in flight to `broker` that will get no answer (its
+    /// connection closed or dropped): new queues wait for the next round.
+    fn lock_calls_lost(&mut self, cfg: &Config, broker: u8) {
+        let lost = self.locking & cfg.broker_queues(usize::from(broker)) as u8;
+        self.locking &= !lost;
+        if self.adding & lost != 0 {
+            self.adding &= !lost;
+            self.due |= self.topics;
+        }
     }
 
     /// Arms the rebalance turn when a topic is due: one timer per broker
@@ -840,7 +1169,7 @@ impl ConsumerState {
     /// are left out: asking one ends the round unchanged, which in a
     /// timeless model is the same as not asking yet.
     fn schedule(&self, cfg: &Config, me: usize) -> Vec<Output> {
-        if self.due == 0 || self.querying.is_some() {
+        if self.due == 0 || self.busy() {
             return Vec::new();
         }
         self.targets(cfg, me)
@@ -852,15 +1181,17 @@ impl ConsumerState {
     /// query) still has: its periodic tick, which will find the change. With
     /// the tick modelled it is already armed; without it, the tick is a
     /// wake-up the consumer receives later (a message to itself, delivered
-    /// in any interleaving).
+    /// in any interleaving). Orderly consumption retries a dropped queue's
+    /// unlock at every round until it succeeds: one such wake-up on its way
+    /// is enough.
     fn retry_later(&self, cfg: &Config, me: usize) -> Vec<Output> {
+        let to_self = Peer::Consumer(me as u8);
         if cfg.periodic_ticks {
             Vec::new()
+        } else if cfg.orderly().is_some() {
+            vec![Output::SendPeriodic(to_self, Message::PeriodicTick)]
         } else {
-            vec![Output::Send(
-                Peer::Consumer(me as u8),
-                Message::PeriodicTick,
-            )]
+            vec![Output::Send(to_self, Message::PeriodicTick)]
         }
     }
 
@@ -880,6 +1211,15 @@ impl ConsumerState {
             (cfg.protocol.subscription_table, Timer::Heartbeat),
             (spec.may_resubscribe, Timer::Resubscribe),
             (cfg.messages(), Timer::Persist),
+            (cfg.orderly().is_some(), Timer::LockAll),
+            (
+                cfg.orderly().is_some() && spec.may_lose_unlock,
+                Timer::LoseUnlock,
+            ),
+            (
+                cfg.orderly().is_some() && spec.may_fail_locks,
+                Timer::FailLocks,
+            ),
             (cfg.messages() && spec.may_lose_persist, Timer::LosePersist),
             (
                 cfg.messages() && spec.may_fail_offset_read,
@@ -912,6 +1252,9 @@ impl ConsumerState {
                 Timer::Persist,
                 Timer::LosePersist,
                 Timer::FailOffsetRead,
+                Timer::LockAll,
+                Timer::LoseUnlock,
+                Timer::FailLocks,
             ])
             .map(Output::Disarm)
             .collect()
@@ -932,6 +1275,10 @@ impl ConsumerState {
             topics: 0,
             assigned: [Route::default(); MAX_TOPICS],
             queues: ProcessQueues::default(),
+            locking: 0,
+            adding: 0,
+            renew_age: 0,
+            lag: 0,
         }
     }
 

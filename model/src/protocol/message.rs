@@ -163,6 +163,33 @@ pub enum Message {
         /// Queue index.
         queue: u8,
     },
+    /// `LOCK_BATCH_MQ`, orderly consumption: lock these queues for the
+    /// sender's client id (`RebalanceImpl.lock` for a new queue, `lockAll`
+    /// to renew). A synchronous call with a 1 s timeout.
+    LockBatch {
+        /// The queues, as a bit set of queue indices.
+        queues: u8,
+        /// Connection epoch.
+        epoch: u8,
+    },
+    /// The answer (`RebalanceLockManager.tryLockBatch`): the queues now
+    /// locked for the asker.
+    Locked {
+        /// The queues asked for.
+        asked: u8,
+        /// Those locked for the asker.
+        granted: u8,
+        /// Epoch of the connection the question came on.
+        epoch: u8,
+    },
+    /// `UNLOCK_BATCH_MQ`, one-way: a dropped queue's lock is released
+    /// (`RebalancePushImpl.tryRemoveOrderMessageQueue`).
+    UnlockBatch {
+        /// The queues, as a bit set of queue indices.
+        queues: u8,
+        /// Connection epoch.
+        epoch: u8,
+    },
     /// Not a RocketMQ message: a consumer that missed a route update (its
     /// name server unreachable for that poll) sees it at a later poll, which
     /// this marks; sent to itself.
@@ -173,7 +200,9 @@ pub enum Message {
 }
 
 /// A timer. Timers carry no duration: the checker fires any armed timer at
-/// any moment, which is what makes the model timeless.
+/// any moment. Only orderly consumption has a clock (the shell's tick
+/// action); its timed steps
+/// ([`Timer::LockAll`], a batch's end) check the clock themselves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub enum Timer {
     /// Environment: the consumer starts (`DefaultMQPushConsumerImpl.start`).
@@ -253,11 +282,20 @@ pub enum Timer {
     FailOffsetRead,
     /// Environment: this broker's queues' first messages leave memory.
     Evict,
+    /// Orderly consumption: the periodic renewal of every lock
+    /// (`ConsumeMessageOrderlyService.lockMQPeriodically`); it fires when
+    /// the consumer's clock says it is due, and must before time passes.
+    LockAll,
+    /// Environment: this consumer's next unlock is lost.
+    LoseUnlock,
+    /// Environment: this consumer loses its connection for lock calls:
+    /// every lock call times out from now on.
+    FailLocks,
 }
 
 impl Timer {
     /// How many distinct timers there are: [`Timer::index`] is below it.
-    pub const COUNT: u32 = 19 + 2 * MAX_BROKERS as u32 + 2 * MAX_MESSAGE_QUEUES as u32;
+    pub const COUNT: u32 = 22 + 2 * MAX_BROKERS as u32 + 2 * MAX_MESSAGE_QUEUES as u32;
 
     /// A dense index that keeps the order of the variants, so that a set of
     /// timers can be one word and iterate in `Ord` order.
@@ -288,6 +326,9 @@ impl Timer {
             Self::LosePersist => 16 + 2 * MAX_BROKERS as u32 + 2 * MAX_MESSAGE_QUEUES as u32,
             Self::FailOffsetRead => 17 + 2 * MAX_BROKERS as u32 + 2 * MAX_MESSAGE_QUEUES as u32,
             Self::Evict => 18 + 2 * MAX_BROKERS as u32 + 2 * MAX_MESSAGE_QUEUES as u32,
+            Self::LockAll => 19 + 2 * MAX_BROKERS as u32 + 2 * MAX_MESSAGE_QUEUES as u32,
+            Self::LoseUnlock => 20 + 2 * MAX_BROKERS as u32 + 2 * MAX_MESSAGE_QUEUES as u32,
+            Self::FailLocks => 21 + 2 * MAX_BROKERS as u32 + 2 * MAX_MESSAGE_QUEUES as u32,
         }
     }
 
@@ -329,6 +370,9 @@ impl Timer {
             i if i == 16 + 2 * BROKERS + 2 * QUEUES => Self::LosePersist,
             i if i == 17 + 2 * BROKERS + 2 * QUEUES => Self::FailOffsetRead,
             i if i == 18 + 2 * BROKERS + 2 * QUEUES => Self::Evict,
+            i if i == 19 + 2 * BROKERS + 2 * QUEUES => Self::LockAll,
+            i if i == 20 + 2 * BROKERS + 2 * QUEUES => Self::LoseUnlock,
+            i if i == 21 + 2 * BROKERS + 2 * QUEUES => Self::FailLocks,
             _ => return None,
         })
     }

@@ -16,7 +16,7 @@ pub mod message;
 pub mod name_server;
 pub mod process_queue;
 
-pub use broker::BrokerState;
+pub use broker::{BrokerState, LockTable};
 pub use consumer::{ConsumerState, Faults, Phase};
 pub use message::{Message, Output, Peer, Step, Timer};
 pub use name_server::NameServerState;

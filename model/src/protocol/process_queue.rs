@@ -20,6 +20,20 @@ pub struct ProcessQueue {
     /// With synchronous commit, the last batch's offset is not yet
     /// acknowledged: the next pull waits.
     pub awaiting_ack: bool,
+    /// Orderly: the broker granted its lock (`ProcessQueue.locked`).
+    pub locked: bool,
+    /// Orderly: no longer allocated to it, but still in its table, and
+    /// still locked, until it is unlocked (`ProcessQueue.dropped`).
+    pub dropped: bool,
+    /// Orderly: ticks of the consumer's clock since its lock was last
+    /// granted (`lastLockTimestamp`), saturating one past the longest
+    /// duration it is compared with.
+    pub lock_age: u8,
+    /// Orderly: ticks since the running batch started.
+    pub batch_age: u8,
+    /// Orderly: ticks since it was dropped, when its pulls stopped
+    /// (`lastPullTimestamp`), saturating at the pull expiry.
+    pub idle_age: u8,
 }
 
 impl ProcessQueue {
@@ -54,13 +68,24 @@ impl ProcessQueue {
         }
     }
 
+    /// Orderly: its lock is granted and, by the consumer's clock, still
+    /// valid (`isLocked() && !isLockExpired()`).
+    pub fn lock_trusted(&self, validity: u8) -> bool {
+        self.locked && self.lock_age <= validity
+    }
+
     /// Packed in a word, for the state's fingerprint.
-    pub fn packed(&self) -> u32 {
-        u32::from(self.reading_offset)
-            | u32::from(self.cursor) << 1
-            | u32::from(self.from) << 9
-            | u32::from(self.to) << 17
-            | u32::from(self.awaiting_ack) << 25
+    pub fn packed(&self) -> u64 {
+        u64::from(self.reading_offset)
+            | u64::from(self.cursor) << 1
+            | u64::from(self.from) << 9
+            | u64::from(self.to) << 17
+            | u64::from(self.awaiting_ack) << 25
+            | u64::from(self.locked) << 26
+            | u64::from(self.dropped) << 27
+            | u64::from(self.lock_age) << 28
+            | u64::from(self.batch_age) << 36
+            | u64::from(self.idle_age) << 44
     }
 }
 

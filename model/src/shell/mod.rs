@@ -17,7 +17,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::config::{Config, NetworkKind};
-use crate::protocol::{BrokerState, ConsumerState, NameServerState, Output, Peer, Step, Timer};
+use crate::protocol::{
+    BrokerState, ConsumerState, Message, NameServerState, Output, Peer, Phase, Step, Timer,
+};
 
 pub use deliveries::Deliveries;
 pub use network::{Envelope, Network};
@@ -47,6 +49,13 @@ pub enum Action {
     Deliver(Envelope),
     /// The actor's timer fires.
     Timeout(Peer, Timer),
+    /// Orderly consumption only: a tick of the clock, 10 s of RocketMQ's.
+    /// Every clock advances, except, with clock drift, that of the
+    /// `lagging` consumer, which falls one tick behind.
+    Elapse {
+        /// The consumer whose clock stands still, if any.
+        lagging: Option<u8>,
+    },
 }
 
 /// The checked model: a configuration and a way to stop a run early.
@@ -148,6 +157,32 @@ impl RebalanceModel {
             let timers = state.timers[self.index_of(peer)];
             actions.extend(timers.iter().map(|timer| Action::Timeout(peer, timer)));
         }
+        if self.time_may_pass(state) {
+            actions.push(Action::Elapse { lagging: None });
+            actions.extend(
+                (0..state.consumers.len())
+                    .filter(|&c| {
+                        let consumer = &state.consumers[c];
+                        consumer.phase == Phase::Running
+                            && consumer.lag < self.cfg.consumers[c].max_clock_lag
+                    })
+                    .map(|c| Action::Elapse {
+                        lagging: Some(c as u8),
+                    }),
+            );
+        }
+    }
+
+    /// Whether the clock may tick: only with orderly consumption, and not
+    /// while a timed step is due or a lock call is in flight (a synchronous
+    /// call with a 1 s timeout, well within a tick).
+    pub fn time_may_pass(&self, state: &SystemState) -> bool {
+        self.cfg.orderly().is_some()
+            && !state.consumers.iter().any(|c| c.deadline(&self.cfg))
+            && !state
+                .network
+                .iter()
+                .any(|env| matches!(env.msg, Message::LockBatch { .. } | Message::Locked { .. }))
     }
 
     /// The state after `action`, or `None` when it changes nothing.
@@ -181,6 +216,18 @@ impl RebalanceModel {
                 next.timers[index].disarm(timer);
                 self.apply(&mut next, peer, change);
                 Some(next)
+            }
+            Action::Elapse { lagging } => {
+                let cfg = &*self.cfg;
+                let mut next = state.clone();
+                for broker in &mut next.brokers {
+                    *broker = broker.elapse(cfg);
+                }
+                for (c, consumer) in next.consumers.iter_mut().enumerate() {
+                    *consumer = consumer.elapse(cfg, lagging != Some(c as u8));
+                }
+                // Once every age has saturated, a tick changes nothing.
+                (next != *state).then_some(next)
             }
         }
     }

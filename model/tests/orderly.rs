@@ -1,0 +1,189 @@
+//! Orderly consumption: broker locks, leases and the clock, and the promise
+//! that no two consumers ever run a batch of one queue at once. Each
+//! scenario's verdicts and counterexample of `docs/spec.md` asserted.
+
+use std::sync::Arc;
+
+use rocketmq_rebalance::strategy_from_name;
+use rocketmq_rebalance_model::check::{Report, Status};
+use rocketmq_rebalance_model::config::{LockTiming, ProtocolOptions};
+use rocketmq_rebalance_model::properties::{
+    CONVERGES, EVERY_QUEUE_CONSUMED_AGAIN, NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP,
+    ONE_LIVE_LOCK, TRANSIENT_DOUBLE,
+};
+use rocketmq_rebalance_model::{check, CheckOptions, Config, NetworkKind, Scenario, Sizes};
+
+/// `scenario` with orderly consumption at its default sizes, with `timing`
+/// changed by `adjust` and the sizes by `resize`.
+fn config(
+    scenario: Scenario,
+    adjust: impl FnOnce(&mut LockTiming),
+    resize: impl FnOnce(&mut Sizes),
+) -> Config {
+    let mut sizes = scenario.layered_sizes(1, true);
+    resize(&mut sizes);
+    let mut protocol = scenario.default_protocol();
+    let mut timing = protocol.orderly.unwrap_or_default();
+    adjust(&mut timing);
+    protocol = ProtocolOptions {
+        orderly: Some(timing),
+        ..protocol
+    };
+    let avg = Arc::from(strategy_from_name("AVG").unwrap());
+    Config::new(scenario, sizes, NetworkKind::Ordered, avg)
+        .and_then(|cfg| cfg.with_protocol(protocol))
+        .unwrap()
+}
+
+fn run(cfg: Config, liveness: bool) -> Report {
+    let options = CheckOptions {
+        threads: 2,
+        liveness,
+        ..CheckOptions::default()
+    };
+    let report = check(cfg, &options, |_| {});
+    assert!(report.complete(), "{report:#?}");
+    report
+}
+
+fn default_run(scenario: Scenario) -> Report {
+    run(config(scenario, |_| {}, |_| {}), false)
+}
+
+fn status(report: &Report, name: &str) -> Status {
+    report.property(name).expect("reported").status
+}
+
+fn trace(report: &Report, name: &str) -> Vec<String> {
+    report
+        .property(name)
+        .and_then(|p| p.trace.clone())
+        .expect("a counterexample")
+}
+
+fn has(trace: &[String], text: &str) -> bool {
+    trace.iter().any(|line| line.contains(text))
+}
+
+/// Orderly consumption is a layer: off, no property of it is reported.
+#[test]
+fn without_orderly_no_lock_property_is_checked() {
+    let sizes = Scenario::Healthy.layered_sizes(1, false);
+    let avg = Arc::from(strategy_from_name("AVG").unwrap());
+    let cfg = Config::new(Scenario::Healthy, sizes, NetworkKind::Ordered, avg).unwrap();
+    let report = run(cfg, false);
+    assert!(report.property(NO_CONCURRENT_CONSUMPTION).is_none());
+    assert!(report.property(ONE_LIVE_LOCK).is_none());
+}
+
+/// A join: the lock keeps the newcomer out until the old owner unlocks, so
+/// even transient double ownership disappears; under fairness every queue
+/// is consumed under a trusted lock in the end.
+#[test]
+fn healthy_orderly_join_holds_every_promise() {
+    let report = run(config(Scenario::Healthy, |_| {}, |_| {}), true);
+    assert_eq!(status(&report, NO_CONCURRENT_CONSUMPTION), Status::Holds);
+    assert_eq!(status(&report, ONE_LIVE_LOCK), Status::Holds);
+    assert_eq!(status(&report, NO_DOUBLE_OWNERSHIP), Status::Holds);
+    assert_eq!(status(&report, TRANSIENT_DOUBLE), Status::NotFound);
+    assert_eq!(status(&report, CONVERGES), Status::Holds);
+    assert_eq!(status(&report, EVERY_QUEUE_CONSUMED_AGAIN), Status::Holds);
+}
+
+/// The holder dies silently: its lock outlives it until the lease ends,
+/// then the survivor locks and consumes the queue.
+#[test]
+fn after_a_crash_the_queue_waits_for_the_lease() {
+    let report = run(config(Scenario::Crash, |_| {}, |_| {}), true);
+    assert_eq!(report.unique_states, 53_493, "the pinned state space");
+    assert_eq!(status(&report, NO_CONCURRENT_CONSUMPTION), Status::Holds);
+    assert_eq!(status(&report, ONE_LIVE_LOCK), Status::Holds);
+    assert_eq!(status(&report, EVERY_QUEUE_CONSUMED_AGAIN), Status::Holds);
+}
+
+/// Locks are keyed by client id: two processes with one id both hold it.
+#[test]
+fn a_duplicate_client_id_shares_the_lock() {
+    let report = default_run(Scenario::DuplicateClientId);
+    assert_eq!(status(&report, NO_CONCURRENT_CONSUMPTION), Status::Violated);
+    assert_eq!(status(&report, ONE_LIVE_LOCK), Status::Violated);
+    let steps = trace(&report, NO_CONCURRENT_CONSUMPTION);
+    assert!(has(&steps, "locked ["), "{steps:#?}");
+    assert!(!has(&steps, "lock refused"), "{steps:#?}");
+}
+
+/// A broker restart loses the lock table: the member that registers again
+/// first sees only itself and is granted the queue the other still trusts
+/// its lock on, and both consume it.
+#[test]
+fn a_broker_restart_grants_a_lock_still_trusted() {
+    let report = default_run(Scenario::BrokerRestart);
+    assert_eq!(status(&report, NO_CONCURRENT_CONSUMPTION), Status::Violated);
+    assert_eq!(status(&report, ONE_LIVE_LOCK), Status::Violated);
+    let steps = trace(&report, NO_CONCURRENT_CONSUMPTION);
+    assert!(steps[0].contains("restarts (member and lock tables lost)"));
+    assert!(has(&steps, "consumer list [c2]"), "{steps:#?}");
+    assert!(has(&steps, "broker-a -> c2: locked [a0]"), "{steps:#?}");
+    assert!(has(&steps, "c1: pulls a0"), "{steps:#?}");
+    assert!(has(&steps, "c2: pulls a0"), "{steps:#?}");
+    assert!(!has(&steps, "c1: finishes consuming"), "{steps:#?}");
+}
+
+/// A batch that outlasts the forced-unlock delay: the dropped queue is
+/// unlocked without waiting for it, and the next owner starts while it
+/// runs. A forced unlock that waits for the longest batch started under a
+/// valid lock (its validity plus the batch, less the tick its age is
+/// rounded down by) closes it; one tick less does not.
+#[test]
+fn a_batch_longer_than_the_unlock_delay_runs_beside_the_next_owner() {
+    let report = default_run(Scenario::SlowBatch);
+    assert_eq!(status(&report, NO_CONCURRENT_CONSUMPTION), Status::Violated);
+    assert_eq!(status(&report, ONE_LIVE_LOCK), Status::Holds);
+    let steps = trace(&report, NO_CONCURRENT_CONSUMPTION);
+    assert!(has(&steps, "UNLOCK_BATCH_MQ"), "{steps:#?}");
+    assert!(has(&steps, "a tick passes"), "{steps:#?}");
+
+    let waits = default_run_with(Scenario::SlowBatch, |t| {
+        t.unlock_delay = t.validity + t.batch - 1;
+    });
+    assert_eq!(status(&waits, NO_CONCURRENT_CONSUMPTION), Status::Holds);
+    let short = default_run_with(Scenario::SlowBatch, |t| {
+        t.unlock_delay = t.validity + t.batch - 2;
+    });
+    assert_eq!(status(&short, NO_CONCURRENT_CONSUMPTION), Status::Violated);
+}
+
+fn default_run_with(scenario: Scenario, adjust: impl FnOnce(&mut LockTiming)) -> Report {
+    run(config(scenario, adjust, |_| {}), false)
+}
+
+/// A client clock that runs slow: within the margin between its lock's
+/// validity and the broker's lease nothing happens; past it, two consumers
+/// trust a lock on one queue (the old holder's is on a queue it dropped);
+/// past the margin between its renewal period and the lease, the broker
+/// hands a queue it still consumes to the other, and both consume it.
+#[test]
+fn a_slow_client_clock_breaks_the_lease_past_its_margins() {
+    let drift = |ticks| {
+        run(
+            config(Scenario::ClockDrift, |_| {}, |s| s.clock_drift = ticks),
+            false,
+        )
+    };
+    let within = drift(1);
+    assert_eq!(status(&within, ONE_LIVE_LOCK), Status::Holds);
+    assert_eq!(status(&within, NO_CONCURRENT_CONSUMPTION), Status::Holds);
+    let past_validity = drift(2);
+    assert_eq!(status(&past_validity, ONE_LIVE_LOCK), Status::Violated);
+    assert_eq!(
+        status(&past_validity, NO_CONCURRENT_CONSUMPTION),
+        Status::Holds
+    );
+    let past_renewal = default_run(Scenario::ClockDrift);
+    assert_eq!(
+        status(&past_renewal, NO_CONCURRENT_CONSUMPTION),
+        Status::Violated
+    );
+    let steps = trace(&past_renewal, NO_CONCURRENT_CONSUMPTION);
+    assert!(has(&steps, "clock stands still"), "{steps:#?}");
+}
