@@ -401,3 +401,193 @@ impl Change {
         self.state.is_none() && self.outputs.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Scenario, Sizes};
+    use crate::protocol::{Message, Phase};
+
+    fn model_of(sizes: Sizes, network: NetworkKind) -> RebalanceModel {
+        let avg = Arc::from(rocketmq_rebalance::strategy_from_name("AVG").expect("a name"));
+        RebalanceModel::new(Config::new(Scenario::Healthy, sizes, network, avg).expect("valid"))
+    }
+
+    /// The default group: c1 and c2 running, c3 about to join.
+    fn model(network: NetworkKind) -> RebalanceModel {
+        model_of(Sizes::default(), network)
+    }
+
+    fn in_flight(state: &SystemState) -> Vec<Envelope> {
+        state.network.iter().copied().collect()
+    }
+
+    #[test]
+    fn actors_are_the_name_server_then_the_brokers_then_the_consumers() {
+        let m = model(NetworkKind::Ordered);
+        let peers: Vec<Peer> = m.peers().collect();
+        assert_eq!(
+            peers,
+            [
+                Peer::NameServer,
+                Peer::Broker(0),
+                Peer::Broker(1),
+                Peer::Consumer(0),
+                Peer::Consumer(1),
+                Peer::Consumer(2)
+            ]
+        );
+        for (index, &peer) in peers.iter().enumerate() {
+            assert_eq!(m.index_of(peer), index, "{peer:?}");
+        }
+        let names: Vec<&str> = peers.iter().map(|&p| m.peer_name(p)).collect();
+        assert_eq!(names, ["namesrv", "broker-a", "broker-b", "c1", "c2", "c3"]);
+    }
+
+    #[test]
+    fn a_stop_request_reaches_every_clone() {
+        let m = model(NetworkKind::Ordered);
+        let clone = m.clone();
+        assert!(!clone.stop_requested());
+        m.request_stop();
+        assert!(clone.stop_requested());
+    }
+
+    #[test]
+    fn the_initial_state_carries_out_every_start() {
+        let m = model(NetworkKind::Ordered);
+        let state = m.initial_state();
+        assert_eq!(state.name_server.route, 0);
+        assert!(state.brokers.iter().all(|b| b.members == 0b011));
+        let phases: Vec<Phase> = state.consumers.iter().map(|c| c.phase).collect();
+        assert_eq!(phases, [Phase::Running, Phase::Running, Phase::Idle]);
+        assert!(state.network.is_empty());
+        let mut actions = Vec::new();
+        m.enabled(&state, &mut actions);
+        assert_eq!(actions, [Action::Timeout(Peer::Consumer(2), Timer::Join)]);
+    }
+
+    #[test]
+    fn a_timer_fires_once_and_its_outputs_are_carried_out() {
+        let m = model(NetworkKind::Ordered);
+        let state = m.initial_state();
+        let joined = m
+            .step(&state, Action::Timeout(Peer::Consumer(2), Timer::Join))
+            .expect("the join is a step");
+        assert_eq!(joined.consumers[2].phase, Phase::Running);
+        assert_eq!(joined.consumers[..2], state.consumers[..2]);
+        let heartbeat = |b| Envelope {
+            src: Peer::Consumer(2),
+            dst: Peer::Broker(b),
+            msg: Message::Heartbeat,
+        };
+        assert_eq!(in_flight(&joined), [heartbeat(0), heartbeat(1)]);
+        let turn = |broker| Timer::Rebalance { broker };
+        let armed: Vec<Timer> = joined.timers[m.index_of(Peer::Consumer(2))]
+            .iter()
+            .collect();
+        assert_eq!(armed, [turn(0), turn(1)], "Join is disarmed");
+        // Deliveries first, then timers by actor.
+        let mut actions = Vec::new();
+        m.enabled(&joined, &mut actions);
+        assert_eq!(
+            actions,
+            [
+                Action::Deliver(heartbeat(0)),
+                Action::Deliver(heartbeat(1)),
+                Action::Timeout(Peer::Consumer(2), turn(0)),
+                Action::Timeout(Peer::Consumer(2), turn(1)),
+            ]
+        );
+        // Timers that no machine answers are no step.
+        assert!(m
+            .step(
+                &state,
+                Action::Timeout(Peer::NameServer, Timer::RouteChange)
+            )
+            .is_none());
+        assert!(m
+            .step(&state, Action::Timeout(Peer::Broker(0), Timer::Join))
+            .is_none());
+    }
+
+    #[test]
+    fn a_delivery_applies_the_receivers_step() {
+        let m = model(NetworkKind::Ordered);
+        let mut state = m.initial_state();
+        let heartbeat = Envelope {
+            src: Peer::Consumer(2),
+            dst: Peer::Broker(0),
+            msg: Message::Heartbeat,
+        };
+        state.network.send(NetworkKind::Ordered, heartbeat);
+        assert!(!m.delivery_changes_nothing(&state, &heartbeat));
+        let next = m.step(&state, Action::Deliver(heartbeat)).expect("a join");
+        assert_eq!(next.brokers[0].members, 0b111);
+        assert_eq!(next.brokers[1], state.brokers[1]);
+        let notify = |c| Envelope {
+            src: Peer::Broker(0),
+            dst: Peer::Consumer(c),
+            msg: Message::NotifyConsumerIdsChanged,
+        };
+        assert_eq!(in_flight(&next), [notify(0), notify(1), notify(2)]);
+        // A message to the name server changes nothing.
+        let mut state = m.initial_state();
+        let stray = Envelope {
+            src: Peer::Consumer(0),
+            dst: Peer::NameServer,
+            msg: Message::Heartbeat,
+        };
+        state.network.send(NetworkKind::Ordered, stray);
+        assert!(m.delivery_changes_nothing(&state, &stray));
+    }
+
+    #[test]
+    fn a_delivery_that_changes_nothing_is_consumed_only_over_tcp() {
+        // A member's repeated heartbeat: the broker has it already.
+        let repeat = Envelope {
+            src: Peer::Consumer(0),
+            dst: Peer::Broker(0),
+            msg: Message::Heartbeat,
+        };
+        for network in [
+            NetworkKind::Ordered,
+            NetworkKind::Unordered,
+            NetworkKind::Duplicating,
+        ] {
+            let m = model(network);
+            let mut state = m.initial_state();
+            state.network.send(network, repeat);
+            assert!(m.delivery_changes_nothing(&state, &repeat));
+            let next = m.step(&state, Action::Deliver(repeat));
+            if network == NetworkKind::Ordered {
+                assert_eq!(next, Some(m.initial_state()), "consumed");
+            } else {
+                assert_eq!(next, None, "{network:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_timer_is_disarmed_even_when_its_machine_changes_nothing() {
+        let m = model_of(
+            Sizes {
+                lost_notifications: 1,
+                joins: Some(0),
+                ..Sizes::default()
+            },
+            NetworkKind::Ordered,
+        );
+        let mut state = m.initial_state();
+        let fault = Timer::LoseNotification;
+        let first = m.index_of(Peer::Consumer(0));
+        assert!(state.timers[first].contains(fault));
+        // The fault is armed already: firing again changes no machine.
+        state.consumers[0].faults.lose_next_notification = true;
+        let next = m
+            .step(&state, Action::Timeout(Peer::Consumer(0), fault))
+            .expect("the firing itself is a step");
+        assert_eq!(next.consumers, state.consumers);
+        assert!(!next.timers[first].contains(fault));
+    }
+}
