@@ -737,4 +737,245 @@ mod tests {
             CompareError::BadHarmParameter,
         );
     }
+
+    fn trial(moved: usize, bound: usize, double_owned: usize, orphaned: usize) -> Trial {
+        Trial {
+            moved,
+            bound,
+            balance: moved % 3,
+            double_owned,
+            orphaned,
+        }
+    }
+
+    #[test]
+    fn summaries_average_over_trials_with_a_bound_and_total_over_all() {
+        let ts = [trial(3, 1, 2, 0), trial(6, 3, 1, 3), trial(4, 0, 5, 1)];
+        let s = ChangeSummary::of(&ts);
+        // Ratios 3 and 2 (the third trial has no bound); 13 moved over 4.
+        assert_eq!(s.ratio_mean, 2.5);
+        assert_eq!(s.ratio_total, 3.25);
+        assert_eq!(s.double_owned, 8.0 / 3.0);
+        assert_eq!(s.orphaned, 4.0 / 3.0);
+        // 2/1 and 1/3; 0/1 and 3/3.
+        assert_eq!(s.double_per_bound, (2.0 + 1.0 / 3.0) / 2.0);
+        assert_eq!(s.orphaned_per_bound, 0.5);
+        let cell = Cell::of("AVG", Change::Grow, 40, 5, &ts);
+        assert_eq!((cell.strategy.as_str(), cell.change), ("AVG", Change::Grow));
+        assert_eq!((cell.queues, cell.consumers), (40, 5));
+        assert_eq!((cell.moved, cell.lower_bound), (13.0 / 3.0, 4.0 / 3.0));
+        assert_eq!(cell.ratio, 2.5);
+        assert_eq!(cell.max_balance, 1);
+        assert_eq!((cell.double_owned, cell.orphaned), (8.0 / 3.0, 4.0 / 3.0));
+    }
+
+    #[test]
+    fn without_any_bound_every_ratio_is_zero() {
+        let s = ChangeSummary::of(&[trial(2, 0, 1, 1)]);
+        assert_eq!((s.ratio_mean, s.ratio_total), (0.0, 0.0));
+        assert_eq!((s.double_per_bound, s.orphaned_per_bound), (0.0, 0.0));
+        assert_eq!(s.double_owned, 1.0);
+        assert_eq!(mean(std::iter::empty()), 0.0);
+    }
+
+    #[test]
+    fn splitmix_gives_the_reference_sequence() {
+        assert_eq!(SplitMix(0).next(), 0xE220_A839_7B1D_CDAF);
+        let mut rng = SplitMix(1);
+        assert_eq!(rng.next(), 0x910A_2DEC_8902_5CC1);
+        assert_eq!(rng.next(), 0xBEEB_8DA1_658E_EC67);
+    }
+
+    #[test]
+    fn a_drawn_world_is_reproducible_from_its_seed() {
+        let mut rng = SplitMix(1);
+        let world = World::draw(&mut rng, 3, 40, 0);
+        assert_eq!(
+            world.members,
+            [
+                "10.103.236.142@2893",
+                "10.193.92.2@48753",
+                "10.94.85.50@19171"
+            ]
+        );
+        assert_eq!(world.joiner, "10.11.201.66@15062");
+        assert_eq!(world.leaver, "10.103.236.142@2893");
+        assert_eq!(world.sees_new, [false, true, true, true]);
+        // Two brokers of 20 queues, and 10 more on the same brokers.
+        assert_eq!(world.queues, layout(0, 2, 20));
+        assert_eq!(world.grown, layout(0, 2, 25));
+        let next = World::draw(&mut rng, 2, 4, 1);
+        assert_eq!(next.members, ["10.150.103.97@53340", "10.168.61.126@55325"]);
+        assert_eq!(next.joiner, "10.97.79.86@39145");
+        assert_eq!(next.leaver, "10.150.103.97@53340");
+        assert_eq!(next.sees_new, [false, false, true]);
+        assert_eq!(next.queues, layout(1, 1, 4));
+        assert_eq!(next.grown, layout(1, 1, 5));
+    }
+
+    /// `Topic{trial}` with `per_broker` queues on each of `brokers`, sorted.
+    fn layout(trial: usize, brokers: usize, per_broker: i32) -> Vec<MessageQueue> {
+        let mut qs: Vec<MessageQueue> = (0..brokers)
+            .flat_map(|b| {
+                (0..per_broker)
+                    .map(move |i| MessageQueue::new(format!("Topic{trial}"), broker_name(b), i))
+            })
+            .collect();
+        qs.sort();
+        qs
+    }
+
+    /// Two members a and b of four queues; c joins, a leaves; b alone has
+    /// not seen the change yet.
+    fn small_world() -> World {
+        World {
+            queues: layout(0, 1, 4),
+            grown: layout(0, 1, 5),
+            members: vec!["a".into(), "b".into()],
+            joiner: "c".into(),
+            leaver: "a".into(),
+            sees_new: vec![true, false, true],
+        }
+    }
+
+    fn run(change: Change) -> (usize, usize, usize, usize, usize) {
+        let t = small_world()
+            .run(&rocketmq_rebalance::strategy::Averagely, change)
+            .unwrap();
+        (t.moved, t.bound, t.balance, t.double_owned, t.orphaned)
+    }
+
+    #[test]
+    fn a_join_is_measured_by_hand() {
+        // Before a: q0 q1, b: q2 q3; after a: q0 q1, b: q2, c: q3.
+        // Meanwhile a (new view) q0 q1, b (old) q2 q3, c q3: q3 twice.
+        assert_eq!(run(Change::Join), (1, 1, 1, 1, 0));
+    }
+
+    #[test]
+    fn a_leave_is_measured_by_hand() {
+        // After b: q0..q3. Meanwhile a is gone and b (old view) holds
+        // q2 q3: q0 and q1 belong to nobody.
+        assert_eq!(run(Change::Leave), (2, 2, 0, 0, 2));
+    }
+
+    #[test]
+    fn a_growth_is_measured_by_hand() {
+        // After a: q0 q1 q2, b: q3 q4; a needs one more. Meanwhile a (new)
+        // q0 q1 q2, b (old) q2 q3: q2 twice, q4 nobody's.
+        assert_eq!(run(Change::Grow), (2, 1, 1, 1, 1));
+    }
+
+    #[test]
+    fn errors_say_what_to_give() {
+        let texts = [
+            (
+                CompareError::GroupTooSmall,
+                "give group sizes of at least 2 (a leave needs someone left)",
+            ),
+            (CompareError::NoQueues, "give queue counts of at least 1"),
+            (CompareError::NoTrials, "give at least 1 trial"),
+            (CompareError::ZeroSlack, "load windows are at least 1 wide"),
+            (
+                CompareError::EmptyTiming,
+                "time at least 1 queue and 1 consumer",
+            ),
+            (
+                CompareError::Allocation {
+                    strategy: "AVG".into(),
+                    error: AllocateError::EmptyQueues,
+                },
+                "AVG: mqAll is null or mqAll empty",
+            ),
+        ];
+        for (error, text) in texts {
+            assert_eq!(error.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn every_bad_option_is_refused_whatever_else_is_given() {
+        let refused = |change: fn(&mut Options), error: CompareError| {
+            let mut o = small();
+            change(&mut o);
+            assert_eq!(validate(&o), Err(error));
+        };
+        refused(|o| o.consumers = vec![2, 1], CompareError::GroupTooSmall);
+        refused(|o| o.queues = vec![20, 0], CompareError::NoQueues);
+        refused(|o| o.queues.clear(), CompareError::NoQueues);
+        refused(|o| o.slacks = vec![2, 0], CompareError::ZeroSlack);
+        refused(|o| o.timing = Some((3, 0)), CompareError::EmptyTiming);
+        let mut fine = small();
+        fine.consumers = vec![2];
+        fine.timing = Some((1, 1));
+        assert_eq!(validate(&fine), Ok(()));
+    }
+
+    #[test]
+    fn sticky_windows_are_added_once_and_configured_strategies_skipped() {
+        let options = Options {
+            strategies: Some(vec![
+                StrategySpec::Sticky { slack: 2 },
+                StrategySpec::ByConfig { queues: vec![] },
+            ]),
+            slacks: vec![2, 3],
+            ..small()
+        };
+        let (list, skipped) = contenders(&options);
+        let names: Vec<&str> = list.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["STICKY-2", "STICKY-3"]);
+        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped[0].strategy, "CONFIG");
+    }
+
+    /// Sleeps a known time in every whole-group call.
+    #[derive(Debug)]
+    struct Slow;
+
+    impl AllocateStrategy for Slow {
+        fn name(&self) -> &str {
+            "SLOW"
+        }
+
+        fn allocate<'a>(
+            &'a self,
+            _group: &str,
+            _current: &str,
+            _queues: &'a [MessageQueue],
+            _consumers: &[String],
+        ) -> Result<Vec<&'a MessageQueue>, AllocateError> {
+            Ok(Vec::new())
+        }
+
+        fn allocate_group<'a>(
+            &'a self,
+            _group: &str,
+            _queues: &'a [MessageQueue],
+            consumers: &[String],
+        ) -> Result<Vec<Vec<&'a MessageQueue>>, AllocateError> {
+            std::thread::sleep(std::time::Duration::from_millis(3));
+            Ok(vec![Vec::new(); consumers.len()])
+        }
+    }
+
+    #[test]
+    fn group_time_is_in_milliseconds() {
+        let millis = time_group(&Slow, 4, 2);
+        assert!((3.0..1000.0).contains(&millis), "{millis}");
+        let timed = compare(&Options {
+            consumers: vec![2],
+            queues: vec![4],
+            trials: 1,
+            strategies: Some(vec![StrategySpec::Averagely]),
+            slacks: vec![],
+            timing: Some((10, 2)),
+            ..Options::default()
+        })
+        .unwrap();
+        let avg = &timed.summaries[0];
+        assert!(avg.group_millis.is_some_and(|ms| ms >= 0.0));
+        assert!(compare(&small()).unwrap().summaries[0]
+            .group_millis
+            .is_none());
+    }
 }
