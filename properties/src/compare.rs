@@ -839,7 +839,11 @@ mod tests {
     }
 
     fn run(change: Change) -> (usize, usize, usize, usize, usize) {
-        let t = small_world()
+        run_in(small_world(), change)
+    }
+
+    fn run_in(world: World, change: Change) -> (usize, usize, usize, usize, usize) {
+        let t = world
             .run(&rocketmq_rebalance::strategy::Averagely, change)
             .unwrap();
         (t.moved, t.bound, t.balance, t.double_owned, t.orphaned)
@@ -857,6 +861,12 @@ mod tests {
         // After b: q0..q3. Meanwhile a is gone and b (old view) holds
         // q2 q3: q0 and q1 belong to nobody.
         assert_eq!(run(Change::Leave), (2, 2, 0, 0, 2));
+        // If b leaves instead, a, which has seen the change, holds all four.
+        let b_leaves = World {
+            leaver: "b".into(),
+            ..small_world()
+        };
+        assert_eq!(run_in(b_leaves, Change::Leave), (2, 2, 0, 0, 0));
     }
 
     #[test]
