@@ -745,13 +745,14 @@ mod tests {
             balance: moved % 3,
             double_owned,
             orphaned,
+            handed_over: moved,
         }
     }
 
     #[test]
     fn summaries_average_over_trials_with_a_bound_and_total_over_all() {
         let ts = [trial(3, 1, 2, 0), trial(6, 3, 1, 3), trial(4, 0, 5, 1)];
-        let s = ChangeSummary::of(&ts);
+        let s = ChangeSummary::of(&ts, &HarmParameters::default());
         // Ratios 3 and 2 (the third trial has no bound); 13 moved over 4.
         assert_eq!(s.ratio_mean, 2.5);
         assert_eq!(s.ratio_total, 3.25);
@@ -760,7 +761,13 @@ mod tests {
         // 2/1 and 1/3; 0/1 and 3/3.
         assert_eq!(s.double_per_bound, (2.0 + 1.0 / 3.0) / 2.0);
         assert_eq!(s.orphaned_per_bound, 0.5);
-        let cell = Cell::of("AVG", Change::Grow, 40, 5, &ts);
+        let cell = Cell::of(
+            "AVG",
+            Change::Grow,
+            (40, 5),
+            &ts,
+            &HarmParameters::default(),
+        );
         assert_eq!((cell.strategy.as_str(), cell.change), ("AVG", Change::Grow));
         assert_eq!((cell.queues, cell.consumers), (40, 5));
         assert_eq!((cell.moved, cell.lower_bound), (13.0 / 3.0, 4.0 / 3.0));
@@ -771,7 +778,7 @@ mod tests {
 
     #[test]
     fn without_any_bound_every_ratio_is_zero() {
-        let s = ChangeSummary::of(&[trial(2, 0, 1, 1)]);
+        let s = ChangeSummary::of(&[trial(2, 0, 1, 1)], &HarmParameters::default());
         assert_eq!((s.ratio_mean, s.ratio_total), (0.0, 0.0));
         assert_eq!((s.double_per_bound, s.orphaned_per_bound), (0.0, 0.0));
         assert_eq!(s.double_owned, 1.0);

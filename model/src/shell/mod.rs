@@ -405,7 +405,7 @@ impl Change {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Scenario, Sizes};
+    use crate::config::{Route, Scenario, Sizes};
     use crate::protocol::{Message, Phase};
 
     fn model_of(sizes: Sizes, network: NetworkKind) -> RebalanceModel {
@@ -457,7 +457,7 @@ mod tests {
     fn the_initial_state_carries_out_every_start() {
         let m = model(NetworkKind::Ordered);
         let state = m.initial_state();
-        assert_eq!(state.name_server.route, 0);
+        assert_eq!(state.name_server.route(0), Route::default());
         assert!(state.brokers.iter().all(|b| b.members == 0b011));
         let phases: Vec<Phase> = state.consumers.iter().map(|c| c.phase).collect();
         assert_eq!(phases, [Phase::Running, Phase::Running, Phase::Idle]);
@@ -479,7 +479,10 @@ mod tests {
         let heartbeat = |b| Envelope {
             src: Peer::Consumer(2),
             dst: Peer::Broker(b),
-            msg: Message::Heartbeat,
+            msg: Message::Heartbeat {
+                epoch: 0,
+                topics: 1,
+            },
         };
         assert_eq!(in_flight(&joined), [heartbeat(0), heartbeat(1)]);
         let turn = |broker| Timer::Rebalance { broker };
@@ -518,7 +521,10 @@ mod tests {
         let heartbeat = Envelope {
             src: Peer::Consumer(2),
             dst: Peer::Broker(0),
-            msg: Message::Heartbeat,
+            msg: Message::Heartbeat {
+                epoch: 0,
+                topics: 1,
+            },
         };
         state.network.send(NetworkKind::Ordered, heartbeat);
         assert!(!m.delivery_changes_nothing(&state, &heartbeat));
@@ -536,7 +542,10 @@ mod tests {
         let stray = Envelope {
             src: Peer::Consumer(0),
             dst: Peer::NameServer,
-            msg: Message::Heartbeat,
+            msg: Message::Heartbeat {
+                epoch: 0,
+                topics: 1,
+            },
         };
         state.network.send(NetworkKind::Ordered, stray);
         assert!(m.delivery_changes_nothing(&state, &stray));
@@ -548,7 +557,10 @@ mod tests {
         let repeat = Envelope {
             src: Peer::Consumer(0),
             dst: Peer::Broker(0),
-            msg: Message::Heartbeat,
+            msg: Message::Heartbeat {
+                epoch: 0,
+                topics: 1,
+            },
         };
         for network in [
             NetworkKind::Ordered,
