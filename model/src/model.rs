@@ -4,9 +4,12 @@
 
 use stateright::{Model, Path, Property};
 
+use std::sync::Arc;
+
 use crate::config::Config;
 use crate::explorer::path_svg;
 use crate::properties::checked;
+use crate::search::{shard_roots, Shard};
 use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::{describe_action, describe_state};
 
@@ -16,12 +19,27 @@ pub fn build_model(cfg: Config) -> RebalanceModel {
     RebalanceModel::new(cfg)
 }
 
+impl RebalanceModel {
+    /// The same model restricted to one shard of its state space
+    /// ([`crate::search::shard`]): it starts at the shard's prefix states
+    /// and stops at the other shards'.
+    pub fn sharded(self, shard: Shard) -> Self {
+        let roots = shard_roots(&self, shard);
+        let mut model = self;
+        model.shard = Some(Arc::new(roots));
+        model
+    }
+}
+
 impl Model for RebalanceModel {
     type State = SystemState;
     type Action = Action;
 
     fn init_states(&self) -> Vec<SystemState> {
-        vec![self.initial_state()]
+        match &self.shard {
+            Some(shard) => shard.roots.clone(),
+            None => vec![self.initial_state()],
+        }
     }
 
     fn actions(&self, state: &SystemState, actions: &mut Vec<Action>) {
@@ -56,7 +74,7 @@ impl Model for RebalanceModel {
             .collect()
     }
 
-    fn within_boundary(&self, _state: &SystemState) -> bool {
-        !self.stop_requested()
+    fn within_boundary(&self, state: &SystemState) -> bool {
+        !self.stop_requested() && self.shard.as_ref().map_or(true, |shard| shard.owns(state))
     }
 }

@@ -581,6 +581,7 @@ mod tests {
             }],
             liveness: None,
             harms: None,
+            shard: None,
         }
     }
 

@@ -6,16 +6,18 @@ pub mod harms;
 pub mod liveness;
 pub mod report;
 
-pub use report::{Expectation, LivenessStats, PropertyReport, Report, Status, Stopped};
+pub use report::{Expectation, LivenessStats, PropertyReport, Report, ShardStats, Status, Stopped};
 
 use std::time::{Duration, Instant};
 
-use stateright::{Checker, Model, UniformChooser};
+use stateright::{Checker, Model, Path, UniformChooser};
 
 use crate::config::Config;
 use crate::model::build_model;
-use crate::search::{encode_path, indices_of, path_of, shortest_path_to_bad, Limits, Predicate};
-use crate::shell::RebalanceModel;
+use crate::search::{
+    encode_path, indices_of, path_of, shortest_path_to_bad, Limits, Predicate, Shard,
+};
+use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::describe_path;
 
 /// How the state space is explored.
@@ -46,6 +48,12 @@ pub struct CheckOptions {
     /// converged"). The model then has the periodic rebalance tick
     /// ([`Config::periodic_ticks`]), which both parts explore.
     pub liveness: bool,
+    /// Explore only this shard of the state space
+    /// ([`crate::search::shard`]): exhaustive shards together are the
+    /// whole space. Safety only: a sharded run checks no liveness and
+    /// measures no harms (the command line refuses `--shard` with
+    /// `--liveness`).
+    pub shard: Option<Shard>,
 }
 
 impl Default for CheckOptions {
@@ -57,6 +65,7 @@ impl Default for CheckOptions {
             timeout: None,
             progress_every: Duration::from_secs(3),
             liveness: false,
+            shard: None,
         }
     }
 }
@@ -103,6 +112,18 @@ pub fn check_model(
     progress: impl FnMut(&Progress),
 ) -> Report {
     let start = Instant::now();
+    if let Some(shard) = options.shard {
+        let model = model.sharded(shard);
+        let mut report = check_safety(model.clone(), options, start, progress);
+        report.shard = model.shard.as_ref().map(|roots| ShardStats {
+            index: shard.index,
+            count: shard.count,
+            prefix_depth: roots.depth,
+            prefix_states: roots.prefix_states,
+            roots: roots.roots.len(),
+        });
+        return report;
+    }
     let mut report = check_safety(model.clone(), options, start, progress);
     if model.cfg.messages() && report.complete() {
         let limits = Limits {
@@ -255,7 +276,8 @@ fn drive(
                 });
             let found = discoveries.get(p.name);
             let chosen = shortest
-                .or_else(|| found.and_then(|path| Some((path.clone(), indices_of(model, path)?))));
+                .or_else(|| found.and_then(|path| Some((path.clone(), indices_of(model, path)?))))
+                .and_then(|chosen| whole_path(model, chosen));
             let expectation = Expectation::from(p.expectation.clone());
             PropertyReport {
                 name: p.name.to_string(),
@@ -293,5 +315,19 @@ fn drive(
         properties,
         liveness: None,
         harms: None,
+        shard: None,
     }
+}
+
+/// A path of a shard's model as a path of the whole model, from its
+/// initial state; any other path as it is.
+fn whole_path(
+    model: &RebalanceModel,
+    (path, indices): (Path<SystemState, Action>, Vec<u32>),
+) -> Option<(Path<SystemState, Action>, Vec<u32>)> {
+    let Some(shard) = &model.shard else {
+        return Some((path, indices));
+    };
+    let indices = shard.whole_path(&indices)?;
+    Some((path_of(&model.whole(), &indices)?, indices))
 }

@@ -209,6 +209,9 @@ pub struct Report {
     /// space (a complete run's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub harms: Option<crate::check::harms::Harms>,
+    /// With `--shard`: which part of the state space this run explored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardStats>,
 }
 
 impl Report {
@@ -242,9 +245,14 @@ impl Report {
     }
 
     /// 0: complete and every property holds; 1: a property fails;
-    /// 3: incomplete (never success).
+    /// 3: incomplete (never success). A shard fails only on a
+    /// counterexample: an example may lie in another shard.
     pub fn exit_code(&self) -> u8 {
-        if self.properties.iter().any(|p| p.status.failed()) {
+        let failed = |p: &PropertyReport| match self.shard {
+            Some(_) => p.status == Status::Violated,
+            None => p.status.failed(),
+        };
+        if self.properties.iter().any(failed) {
             1
         } else if !self.complete() {
             3
@@ -252,4 +260,20 @@ impl Report {
             0
         }
     }
+}
+
+/// Which part of the state space a sharded run explored
+/// ([`crate::search::shard`]).
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct ShardStats {
+    /// Shard index, from 0.
+    pub index: usize,
+    /// Number of shards.
+    pub count: usize,
+    /// Depth of the breadth-first prefix shared out.
+    pub prefix_depth: usize,
+    /// States in that prefix, all shards together.
+    pub prefix_states: usize,
+    /// Prefix states this shard started from.
+    pub roots: usize,
 }

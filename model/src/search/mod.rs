@@ -1,13 +1,16 @@
 //! Searches over any Stateright [`Model`](stateright::Model) that Stateright
 //! does not do itself: the reachable graph stored compactly ([`graph`]),
 //! shortest paths to a bad state, and fair cycles for liveness under weak
-//! fairness ([`fair_cycle`]). Nothing here knows the rebalance model.
+//! fairness ([`fair_cycle`]), and one run split into shards ([`shard`]).
+//! Nothing here knows the rebalance model.
 
 pub mod fair_cycle;
 pub mod graph;
+pub mod shard;
 
 pub use fair_cycle::{find_fair_bad_cycle, find_fair_cycle_missing, Lasso};
 pub use graph::{
     encode_path, fingerprint, indices_of, path_of, replay, shortest_path_to_bad, Classify, Cutoff,
     Graph, Limits, Predicate, StateId, STRONG,
 };
+pub use shard::{shard_roots, BadShard, Shard, ShardRoots};

@@ -20,6 +20,7 @@ use crate::config::{Config, NetworkKind};
 use crate::protocol::{
     BrokerState, ConsumerState, Message, NameServerState, Output, Peer, Phase, Step, Timer,
 };
+use crate::search::ShardRoots;
 
 pub use deliveries::Deliveries;
 pub use network::{Envelope, Network};
@@ -67,6 +68,8 @@ pub struct RebalanceModel {
     /// Stateright's own timeout only ends a thread when it runs out of
     /// local work, which in depth-first search can take minutes.
     stop: Arc<AtomicBool>,
+    /// With a shard, where its exploration starts and stops.
+    pub shard: Option<Arc<ShardRoots<SystemState>>>,
 }
 
 impl RebalanceModel {
@@ -75,6 +78,16 @@ impl RebalanceModel {
         Self {
             cfg: Arc::new(cfg),
             stop: Arc::new(AtomicBool::new(false)),
+            shard: None,
+        }
+    }
+
+    /// The whole model, without its shard: the one whose paths reports
+    /// give.
+    pub fn whole(&self) -> Self {
+        Self {
+            shard: None,
+            ..self.clone()
         }
     }
 
