@@ -127,7 +127,10 @@ fn shards_report_their_part_and_merge_into_the_whole_verdicts() {
         files.push(file);
     }
     let merge = concat!(env!("CARGO_MANIFEST_DIR"), "/../.ci/merge-shards");
-    let merged = Command::new(merge).args(&files).output().expect("python3 runs");
+    let merged = Command::new(merge)
+        .args(&files)
+        .output()
+        .expect("python3 runs");
     assert_eq!(merged.status.code(), Some(0), "{merged:?}");
     let text = String::from_utf8_lossy(&merged.stdout);
     assert!(text.contains("holds      always     no queue stays double-owned"));
