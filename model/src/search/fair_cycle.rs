@@ -119,7 +119,7 @@ impl Tarjan {
                     stack.push(v);
                     self.on_stack[vi] = true;
                 }
-                if let Some(edge) = graph.edges(v).get(*at) {
+                if let Some(edge) = graph.edge(v, *at) {
                     *at += 1;
                     let w = edge.target as usize;
                     if label[w] != set {
@@ -162,9 +162,8 @@ impl Tarjan {
 fn enabled(graph: &Graph, state: StateId) -> BTreeSet<u64> {
     graph
         .edges(state)
-        .iter()
         .filter_map(|e| e.class)
-        .chain(graph.info(state).noops.iter().copied())
+        .chain(graph.noops(state))
         .collect()
 }
 
@@ -199,7 +198,7 @@ pub fn find_fair_bad_cycle(graph: &Graph) -> Option<Lasso> {
 ///
 /// [`Classify::goals`]: crate::search::Classify::goals
 pub fn find_fair_cycle_missing(graph: &Graph, goal: u8) -> Option<Lasso> {
-    let good = |s: StateId| graph.info(s).goals & (1 << goal) != 0;
+    let good = |s: StateId| graph.goals(s) & (1 << goal) != 0;
     let mut tarjan = Tarjan::new(graph.len());
     // Which subgraph each state is examined in: the whole graph at first,
     // then what is left of an SCC once states are removed from it.
@@ -222,17 +221,16 @@ pub fn find_fair_cycle_missing(graph: &Graph, goal: u8) -> Option<Lasso> {
             let inside = |s: StateId| label[s as usize] == own;
             let has_cycle = states
                 .iter()
-                .any(|&s| graph.edges(s).iter().any(|e| inside(e.target)));
+                .any(|&s| graph.edges(s).any(|e| inside(e.target)));
             if !has_cycle && states.len() > 1 {
                 continue;
             }
             let mut taken: HashSet<u64> = HashSet::new();
             for &s in &states {
-                taken.extend(graph.info(s).noops.iter().copied());
+                taken.extend(graph.noops(s));
                 taken.extend(
                     graph
                         .edges(s)
-                        .iter()
                         .filter(|e| inside(e.target))
                         .filter_map(|e| e.class),
                 );
@@ -322,18 +320,8 @@ fn build_lasso(
         let taken: HashSet<u64> = cycle_states
             .iter()
             .zip(&cycle_actions)
-            .filter_map(|(&s, &a)| {
-                graph
-                    .edges(s)
-                    .iter()
-                    .find(|e| e.action == a)
-                    .and_then(|e| e.class)
-            })
-            .chain(
-                cycle_states
-                    .iter()
-                    .flat_map(|&s| graph.info(s).noops.iter().copied()),
-            )
+            .filter_map(|(&s, &a)| graph.edges(s).find(|e| e.action == a).and_then(|e| e.class))
+            .chain(cycle_states.iter().flat_map(|&s| graph.noops(s)))
             .collect();
         // Weak classes enabled all along the cycle, strong ones enabled
         // anywhere on it, must be taken.
@@ -353,9 +341,8 @@ fn build_lasso(
         let taking = states.iter().find_map(|&s| {
             graph
                 .edges(s)
-                .iter()
                 .find(|e| e.class == Some(missing) && inside(e.target))
-                .map(|e| (s, *e))
+                .map(|e| (s, e))
         });
         match taking {
             Some((from, edge)) => {
@@ -379,7 +366,7 @@ fn build_lasso(
     if cycle_actions.is_empty() {
         // The entry is the bad state and everything is taken in place: go
         // round the shortest cycle through it.
-        if let Some(edge) = graph.edges(entry).iter().find(|e| inside(e.target)) {
+        if let Some(edge) = graph.edges(entry).find(|e| inside(e.target)) {
             cycle_actions.push(edge.action);
             cycle_actions.extend(
                 path_within(graph, edge.target, entry, inside)

@@ -39,6 +39,8 @@ pub enum Cutoff {
     /// Some states lie outside `Model::within_boundary` (a bounded model,
     /// or a run asked to stop) and were not expanded.
     Boundary,
+    /// A state has more actions than an edge's action index can name.
+    TooManyActions,
 }
 
 /// Serialised as its description.
@@ -54,12 +56,13 @@ impl std::fmt::Display for Cutoff {
             Cutoff::StateLimit => "state limit reached",
             Cutoff::Timeout => "timeout",
             Cutoff::Boundary => "states outside the model's boundary",
+            Cutoff::TooManyActions => "a state with more than 65,535 actions",
         })
     }
 }
 
 /// One transition: the action at `action` (its index in `Model::actions`)
-/// leads to `target`. No-op actions are not edges; see [`StateInfo::noops`].
+/// leads to `target`. No-op actions are not edges; see [`Graph::noops`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Edge {
     /// The state reached.
@@ -70,28 +73,30 @@ pub struct Edge {
     pub class: Option<u64>,
 }
 
-/// What a [`Graph`] records about each state besides its edges.
-#[derive(Debug, Clone, Default)]
-pub struct StateInfo {
-    /// Which goals the state meets, one bit each ([`Classify::goals`]);
-    /// bit 0 is [`Classify::good`].
-    pub goals: u8,
-    /// Fairness classes of the actions enabled here that change nothing
-    /// (Stateright drops them; for fairness they are taken in place).
-    pub noops: Vec<u64>,
-}
-
 /// The reachable state graph.
 #[derive(Debug)]
 pub struct Graph {
-    /// BFS parent and the action index from it (`None` for initial states,
-    /// whose own index is kept in `init_index`).
-    parent: Vec<Option<(StateId, u32)>>,
+    /// BFS parent ([`NO_PARENT`] for initial states, whose own index is
+    /// kept in `init_index`) and the action index from it.
+    parent: Vec<StateId>,
+    parent_action: Vec<u16>,
     init_index: Vec<u32>,
-    /// Edges of state `s`: `edges[offsets[s]..offsets[s + 1]]`.
+    /// Edges of state `s`: the entries `offsets[s]..offsets[s + 1]` of
+    /// `targets`, `actions` and `classes` (an index into `class_table`, or
+    /// [`NO_CLASS`]).
     offsets: Vec<u32>,
-    edges: Vec<Edge>,
-    info: Vec<StateInfo>,
+    targets: Vec<StateId>,
+    actions: Vec<u16>,
+    classes: Vec<u32>,
+    /// No-op actions' classes of state `s`: the entries
+    /// `noop_offsets[s]..noop_offsets[s + 1]` of `noop_classes`.
+    noop_offsets: Vec<u32>,
+    noop_classes: Vec<u32>,
+    /// The distinct fairness classes, each stored once.
+    class_table: Vec<u64>,
+    /// Which goals each state meets, one bit each ([`Classify::goals`]);
+    /// bit 0 is [`Classify::good`].
+    goals: Vec<u8>,
     /// The first state discovered (so one with fewest steps) that fails the
     /// predicate.
     first_bad: Option<StateId>,
@@ -133,6 +138,12 @@ impl Hasher for PassThrough {
 /// choice made again and again). Classes without it are weak: an action
 /// enabled continuously must be taken.
 pub const STRONG: u64 = 1 << 63;
+
+/// The parent of an initial state.
+const NO_PARENT: StateId = StateId::MAX;
+
+/// The class index of an action under no fairness.
+const NO_CLASS: u32 = u32::MAX;
 
 /// How a model's actions map to fairness classes, and which states are good.
 pub trait Classify<M: Model> {
@@ -180,13 +191,27 @@ impl Graph {
         let started = Instant::now();
         let mut graph = Graph {
             parent: Vec::new(),
+            parent_action: Vec::new(),
             init_index: Vec::new(),
             offsets: vec![0],
-            edges: Vec::new(),
-            info: Vec::new(),
+            targets: Vec::new(),
+            actions: Vec::new(),
+            classes: Vec::new(),
+            noop_offsets: vec![0],
+            noop_classes: Vec::new(),
+            class_table: Vec::new(),
+            goals: Vec::new(),
             first_bad: None,
             pruned: false,
             cutoff: None,
+        };
+        let mut class_ids: HashMap<u64, u32> = HashMap::new();
+        let mut intern = |graph: &mut Graph, class: Option<u64>| match class {
+            None => NO_CLASS,
+            Some(class) => *class_ids.entry(class).or_insert_with(|| {
+                graph.class_table.push(class);
+                (graph.class_table.len() - 1) as u32
+            }),
         };
         let mut ids: HashMap<u64, StateId, BuildHasherDefault<PassThrough>> = HashMap::default();
         let mut frontier: VecDeque<(StateId, M::State)> = VecDeque::new();
@@ -194,7 +219,7 @@ impl Graph {
         let mut visit = |graph: &mut Graph,
                          frontier: &mut VecDeque<(StateId, M::State)>,
                          state: M::State,
-                         parent: Option<(StateId, u32)>|
+                         parent: (StateId, u16)|
          -> StateId {
             let fp = fingerprint(&state);
             if let Some(&id) = ids.get(&fp) {
@@ -202,15 +227,13 @@ impl Graph {
             }
             let id = graph.parent.len() as StateId;
             ids.insert(fp, id);
-            graph.parent.push(parent);
+            graph.parent.push(parent.0);
+            graph.parent_action.push(parent.1);
             let goals = classify.goals(model, &state);
             if goals & 1 == 0 && graph.first_bad.is_none() {
                 graph.first_bad = Some(id);
             }
-            graph.info.push(StateInfo {
-                goals,
-                noops: Vec::new(),
-            });
+            graph.goals.push(goals);
             observe(id, &state);
             if model.within_boundary(&state) {
                 frontier.push_back((id, state));
@@ -222,7 +245,7 @@ impl Graph {
         let found_bad = |graph: &Graph| limits.stop_at_bad && graph.first_bad.is_some();
         for (index, state) in model.init_states().into_iter().enumerate() {
             let before = graph.parent.len();
-            let id = visit(&mut graph, &mut frontier, state, None);
+            let id = visit(&mut graph, &mut frontier, state, (NO_PARENT, 0));
             if id as usize == before {
                 graph.init_index.push(index as u32);
             }
@@ -233,7 +256,7 @@ impl Graph {
         while let Some((id, state)) = frontier.pop_front() {
             // States outside the boundary were never queued: give them no edges.
             while expanded < id {
-                graph.offsets.push(graph.edges.len() as u32);
+                graph.end_state();
                 expanded += 1;
             }
             if graph.cutoff.is_none() {
@@ -247,44 +270,51 @@ impl Graph {
                 }
             }
             if graph.cutoff.is_some() || found_bad(&graph) {
-                graph.offsets.push(graph.edges.len() as u32);
+                graph.end_state();
                 expanded += 1;
                 continue;
             }
             actions.clear();
             model.actions(&state, &mut actions);
+            if actions.len() > usize::from(u16::MAX) {
+                graph.cutoff = Some(Cutoff::TooManyActions);
+                graph.end_state();
+                expanded += 1;
+                continue;
+            }
             for (index, action) in actions.iter().enumerate() {
+                let index = index as u16;
                 let class = classify.class(model, &state, action);
                 match model.next_state(&state, action.clone()) {
                     Some(next) => {
-                        let target =
-                            visit(&mut graph, &mut frontier, next, Some((id, index as u32)));
+                        let target = visit(&mut graph, &mut frontier, next, (id, index));
                         // A search for one bad state needs parents only.
                         if !limits.stop_at_bad {
-                            graph.edges.push(Edge {
-                                target,
-                                action: index as u32,
-                                class,
-                            });
+                            let class = intern(&mut graph, class);
+                            graph.targets.push(target);
+                            graph.actions.push(index);
+                            graph.classes.push(class);
                         }
                     }
                     None => {
-                        if let (Some(class), false) = (class, limits.stop_at_bad) {
-                            graph.info[id as usize].noops.push(class);
+                        if class.is_some() && !limits.stop_at_bad {
+                            let class = intern(&mut graph, class);
+                            graph.noop_classes.push(class);
                         }
                     }
                 }
             }
-            graph.offsets.push(graph.edges.len() as u32);
+            graph.end_state();
             expanded += 1;
         }
         while (expanded as usize) < graph.parent.len() {
-            graph.offsets.push(graph.edges.len() as u32);
+            graph.end_state();
             expanded += 1;
         }
         if graph.pruned {
             graph.cutoff.get_or_insert(Cutoff::Boundary);
         }
+        graph.shrink();
         graph
     }
 
@@ -300,31 +330,89 @@ impl Graph {
 
     /// The number of edges.
     pub fn edge_count(&self) -> usize {
-        self.edges.len()
+        self.targets.len()
     }
 
-    /// The bytes this graph holds per state (edges, parents, fingerprints).
+    /// Gives back what the vectors reserved while growing: the graph is
+    /// held, unchanged, for the whole fair-cycle search.
+    fn shrink(&mut self) {
+        self.parent.shrink_to_fit();
+        self.parent_action.shrink_to_fit();
+        self.init_index.shrink_to_fit();
+        self.offsets.shrink_to_fit();
+        self.targets.shrink_to_fit();
+        self.actions.shrink_to_fit();
+        self.classes.shrink_to_fit();
+        self.noop_offsets.shrink_to_fit();
+        self.noop_classes.shrink_to_fit();
+        self.class_table.shrink_to_fit();
+        self.goals.shrink_to_fit();
+    }
+
+    /// Closes the edge and no-op lists of the state just expanded.
+    fn end_state(&mut self) {
+        self.offsets.push(self.targets.len() as u32);
+        self.noop_offsets.push(self.noop_classes.len() as u32);
+    }
+
+    /// The bytes this graph holds per state at its peak: parents, edges,
+    /// no-ops, goals, classes, and the fingerprint map used while it is
+    /// built.
     pub fn bytes_per_state(&self) -> usize {
-        let noops: usize = self.info.iter().map(|i| i.noops.capacity() * 8).sum();
-        let bytes = self.parent.capacity() * std::mem::size_of::<Option<(StateId, u32)>>()
+        let bytes = self.parent.capacity() * 4
+            + self.parent_action.capacity() * 2
+            + self.init_index.capacity() * 4
             + self.offsets.capacity() * 4
-            + self.edges.capacity() * std::mem::size_of::<Edge>()
-            + self.info.capacity() * std::mem::size_of::<StateInfo>()
-            + noops
+            + self.targets.capacity() * 4
+            + self.actions.capacity() * 2
+            + self.classes.capacity() * 4
+            + self.noop_offsets.capacity() * 4
+            + self.noop_classes.capacity() * 4
+            + self.class_table.capacity() * 8
+            + self.goals.capacity()
             // The fingerprint map: key, value and hashbrown's control byte.
             + self.len() * 13;
         bytes / self.len().max(1)
     }
 
-    /// The outgoing edges of `state`.
-    pub fn edges(&self, state: StateId) -> &[Edge] {
+    /// The outgoing edges of `state`, in action order.
+    pub fn edges(&self, state: StateId) -> impl ExactSizeIterator<Item = Edge> + Clone + '_ {
         let s = state as usize;
-        &self.edges[self.offsets[s] as usize..self.offsets[s + 1] as usize]
+        (self.offsets[s] as usize..self.offsets[s + 1] as usize).map(|e| self.edge_at(e))
     }
 
-    /// What was recorded about `state`.
-    pub fn info(&self, state: StateId) -> &StateInfo {
-        &self.info[state as usize]
+    /// The `n`th outgoing edge of `state`.
+    pub fn edge(&self, state: StateId, n: usize) -> Option<Edge> {
+        let s = state as usize;
+        let at = self.offsets[s] as usize + n;
+        (at < self.offsets[s + 1] as usize).then(|| self.edge_at(at))
+    }
+
+    fn edge_at(&self, at: usize) -> Edge {
+        Edge {
+            target: self.targets[at],
+            action: u32::from(self.actions[at]),
+            class: self.class(self.classes[at]),
+        }
+    }
+
+    fn class(&self, index: u32) -> Option<u64> {
+        (index != NO_CLASS).then(|| self.class_table[index as usize])
+    }
+
+    /// The goals `state` meets, one bit each ([`Classify::goals`]).
+    pub fn goals(&self, state: StateId) -> u8 {
+        self.goals[state as usize]
+    }
+
+    /// Fairness classes of the actions enabled at `state` that change
+    /// nothing (Stateright drops them; for fairness they are taken in
+    /// place).
+    pub fn noops(&self, state: StateId) -> impl Iterator<Item = u64> + '_ {
+        let s = state as usize;
+        self.noop_classes[self.noop_offsets[s] as usize..self.noop_offsets[s + 1] as usize]
+            .iter()
+            .filter_map(|&c| self.class(c))
     }
 
     /// The shortest path to `state` as Explorer action indices: the initial
@@ -332,9 +420,9 @@ impl Graph {
     pub fn path_to(&self, state: StateId) -> Vec<u32> {
         let mut steps = Vec::new();
         let mut at = state;
-        while let Some((parent, action)) = self.parent[at as usize] {
-            steps.push(action);
-            at = parent;
+        while self.parent[at as usize] != NO_PARENT {
+            steps.push(u32::from(self.parent_action[at as usize]));
+            at = self.parent[at as usize];
         }
         let init = self.init_position(at);
         steps.push(init);
