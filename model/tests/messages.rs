@@ -2,37 +2,16 @@
 //! one thing that must never happen (a message no consumer ever consumes),
 //! each finding of `docs/spec.md` asserted.
 
-use std::sync::Arc;
-
-use rocketmq_rebalance::strategy_from_name;
-use rocketmq_rebalance_model::check::{Report, Status};
+use rocketmq_rebalance_model::check::Status;
 use rocketmq_rebalance_model::config::{Commit, ConsumeFrom, ProtocolOptions};
 use rocketmq_rebalance_model::properties::{
     DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED, NO_MESSAGE_SKIPPED, PAUSED_QUEUE, TRANSIENT_DOUBLE,
 };
-use rocketmq_rebalance_model::{check, CheckOptions, Config, NetworkKind, Scenario, Sizes};
+use rocketmq_rebalance_model::{Config, Scenario, Sizes};
 
-fn config(scenario: Scenario, sizes: Sizes, strategy: &str, protocol: ProtocolOptions) -> Config {
-    let strategy = Arc::from(strategy_from_name(strategy).unwrap());
-    Config::new(scenario, sizes, NetworkKind::Ordered, strategy)
-        .and_then(|cfg| cfg.with_protocol(protocol))
-        .unwrap()
-}
+mod common;
 
-fn run(cfg: Config, liveness: bool) -> Report {
-    let options = CheckOptions {
-        threads: 2,
-        liveness,
-        ..CheckOptions::default()
-    };
-    let report = check(cfg, &options, |_| {});
-    assert!(report.complete(), "{report:#?}");
-    report
-}
-
-fn status(report: &Report, name: &str) -> Status {
-    report.property(name).expect("reported").status
-}
+use common::{config_with as config, run, status};
 
 /// Two consumers, one queue a broker, two messages each: one consumer
 /// leaves and the other takes its queue.

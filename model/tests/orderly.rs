@@ -2,16 +2,17 @@
 //! that no two consumers ever run a batch of one queue at once. Each
 //! scenario's verdicts and counterexample of `docs/spec.md` asserted.
 
-use std::sync::Arc;
-
-use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::check::{Report, Status};
 use rocketmq_rebalance_model::config::{LockTiming, ProtocolOptions};
 use rocketmq_rebalance_model::properties::{
     CONVERGES, EVERY_QUEUE_CONSUMED_AGAIN, NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP,
     ONE_LIVE_LOCK, TRANSIENT_DOUBLE,
 };
-use rocketmq_rebalance_model::{check, CheckOptions, Config, NetworkKind, Scenario, Sizes};
+use rocketmq_rebalance_model::{Config, Scenario, Sizes};
+
+mod common;
+
+use common::{config_with, run, status};
 
 /// `scenario` with orderly consumption at its default sizes, with `timing`
 /// changed by `adjust` and the sizes by `resize`.
@@ -29,29 +30,11 @@ fn config(
         orderly: Some(timing),
         ..protocol
     };
-    let avg = Arc::from(strategy_from_name("AVG").unwrap());
-    Config::new(scenario, sizes, NetworkKind::Ordered, avg)
-        .and_then(|cfg| cfg.with_protocol(protocol))
-        .unwrap()
-}
-
-fn run(cfg: Config, liveness: bool) -> Report {
-    let options = CheckOptions {
-        threads: 2,
-        liveness,
-        ..CheckOptions::default()
-    };
-    let report = check(cfg, &options, |_| {});
-    assert!(report.complete(), "{report:#?}");
-    report
+    config_with(scenario, sizes, "AVG", protocol)
 }
 
 fn default_run(scenario: Scenario) -> Report {
     run(config(scenario, |_| {}, |_| {}), false)
-}
-
-fn status(report: &Report, name: &str) -> Status {
-    report.property(name).expect("reported").status
 }
 
 fn trace(report: &Report, name: &str) -> Vec<String> {
@@ -69,8 +52,7 @@ fn has(trace: &[String], text: &str) -> bool {
 #[test]
 fn without_orderly_no_lock_property_is_checked() {
     let sizes = Scenario::Healthy.layered_sizes(1, false);
-    let avg = Arc::from(strategy_from_name("AVG").unwrap());
-    let cfg = Config::new(Scenario::Healthy, sizes, NetworkKind::Ordered, avg).unwrap();
+    let cfg = config_with(Scenario::Healthy, sizes, "AVG", ProtocolOptions::default());
     let report = run(cfg, false);
     assert!(report.property(NO_CONCURRENT_CONSUMPTION).is_none());
     assert!(report.property(ONE_LIVE_LOCK).is_none());

@@ -12,29 +12,11 @@ use rocketmq_rebalance_model::properties::{
     AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, FULL_CONVERGENCE, NO_DOUBLE_OWNERSHIP,
     TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
 };
-use rocketmq_rebalance_model::{check, CheckOptions, Config, NetworkKind, Scenario};
+use rocketmq_rebalance_model::{Config, NetworkKind, Scenario};
 
-fn config(scenario: Scenario) -> Config {
-    let avg = Arc::from(strategy_from_name("AVG").unwrap());
-    Config::new(
-        scenario,
-        scenario.default_sizes(),
-        NetworkKind::Ordered,
-        avg,
-    )
-    .unwrap()
-}
+mod common;
 
-fn run(cfg: Config, liveness: bool) -> Report {
-    let options = CheckOptions {
-        threads: 2,
-        liveness,
-        ..CheckOptions::default()
-    };
-    let report = check(cfg, &options, |_| {});
-    assert!(report.complete(), "{report:#?}");
-    report
-}
+use common::{config, run};
 
 /// The verdicts in report order, one letter each: `H`olds, `V`iolated,
 /// `F`ound, `N`ot found.

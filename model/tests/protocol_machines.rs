@@ -8,6 +8,8 @@ use rocketmq_rebalance_model::protocol::{
 };
 use std::sync::Arc;
 
+mod common;
+
 fn config(sizes: Sizes) -> Config {
     let avg = Arc::from(strategy_from_name("AVG").unwrap());
     Config::new(Scenario::Healthy, sizes, NetworkKind::Ordered, avg).unwrap()
@@ -215,17 +217,6 @@ fn wake_ups_merge() {
         .is_none());
 }
 
-fn config_of(scenario: Scenario) -> Config {
-    let avg = Arc::from(strategy_from_name("AVG").unwrap());
-    Config::new(
-        scenario,
-        scenario.default_sizes(),
-        NetworkKind::Ordered,
-        avg,
-    )
-    .unwrap()
-}
-
 #[test]
 fn a_broker_ignores_a_closed_connection_and_registers_a_new_one() {
     let cfg = healthy();
@@ -258,7 +249,7 @@ fn a_broker_ignores_a_closed_connection_and_registers_a_new_one() {
 
 #[test]
 fn a_restart_loses_the_table_and_closes_every_member_connection() {
-    let cfg = config_of(Scenario::BrokerRestart);
+    let cfg = common::config(Scenario::BrokerRestart);
     let (broker, out) = BrokerState::start(&cfg, 0);
     assert_eq!(out, [Output::Arm(Timer::Restart)]);
     let (restarted, out) = broker.on_timer(&Timer::Restart).unwrap();
@@ -280,7 +271,7 @@ fn a_restart_loses_the_table_and_closes_every_member_connection() {
 
 #[test]
 fn a_consumer_that_sees_its_connection_close_fails_its_question_and_reconnects() {
-    let cfg = config_of(Scenario::ZombieConsumer);
+    let cfg = common::config(Scenario::ZombieConsumer);
     let (c1, _) = ConsumerState::start(&cfg, 0);
     let woken = ConsumerState { due: 1, ..c1 };
     let (asking, _) = woken
@@ -319,7 +310,7 @@ fn a_consumer_that_sees_its_connection_close_fails_its_question_and_reconnects()
 
 #[test]
 fn a_paused_consumer_keeps_its_queues_while_brokers_expire_it() {
-    let cfg = config_of(Scenario::ZombieConsumer);
+    let cfg = common::config(Scenario::ZombieConsumer);
     let (c1, out) = ConsumerState::start(&cfg, 0);
     assert!(out.contains(&Output::Arm(Timer::Pause)));
     let (paused, out) = c1.on_timer(&cfg, 0, &Timer::Pause).unwrap();
@@ -354,7 +345,7 @@ fn a_killed_process_closes_its_connections_and_brokers_notify_at_once() {
 
 #[test]
 fn every_heartbeat_replaces_the_groups_subscription_table_and_a_flip_notifies() {
-    let cfg = config_of(Scenario::SubscriptionFlap);
+    let cfg = common::config(Scenario::SubscriptionFlap);
     let broker = BrokerState::start(&cfg, 0).0;
     assert_eq!(broker.subscription, 0b10, "the last member's topics");
     let topic_a = Message::Heartbeat {
@@ -378,7 +369,7 @@ fn every_heartbeat_replaces_the_groups_subscription_table_and_a_flip_notifies() 
 
 #[test]
 fn a_route_that_drops_a_broker_silences_it_and_one_that_lists_it_connects() {
-    let cfg = config_of(Scenario::NameserverPartition);
+    let cfg = common::config(Scenario::NameserverPartition);
     // c2 polls the second name server, which drops broker-b.
     let (c2, _) = ConsumerState::start(&cfg, 1);
     let without_b = Route {

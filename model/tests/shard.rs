@@ -2,25 +2,16 @@
 //! state, and reach the same verdicts as the whole run.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
-use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::check::{check, CheckOptions, Status};
 use rocketmq_rebalance_model::search::Shard;
 use rocketmq_rebalance_model::shell::{RebalanceModel, SystemState};
-use rocketmq_rebalance_model::{Config, NetworkKind, Scenario};
+use rocketmq_rebalance_model::Scenario;
 use stateright::Model;
 
-fn config(scenario: Scenario) -> Config {
-    let avg = Arc::from(strategy_from_name("AVG").unwrap());
-    Config::new(
-        scenario,
-        scenario.default_sizes(),
-        NetworkKind::Ordered,
-        avg,
-    )
-    .unwrap()
-}
+mod common;
+
+use common::config;
 
 /// Every state a model reaches within its boundary, breadth first.
 fn reachable(model: &RebalanceModel) -> HashSet<SystemState> {
