@@ -270,15 +270,7 @@ impl ConsumerState {
                     members,
                     epoch,
                 },
-            ) if broker.is_some_and(|b| {
-                self.querying
-                    == Some(Query {
-                        topic: *topic,
-                        broker: b,
-                        epoch: *epoch,
-                    })
-            }) =>
-            {
+            ) if self.answers(broker, *topic, *epoch) => {
                 Some(self.allocate(cfg, me, usize::from(*topic), *members, self.route))
             }
             (
@@ -289,15 +281,7 @@ impl ConsumerState {
                     route,
                     epoch,
                 },
-            ) if broker.is_some_and(|b| {
-                self.querying
-                    == Some(Query {
-                        topic: *topic,
-                        broker: b,
-                        epoch: *epoch,
-                    })
-            }) =>
-            {
+            ) if self.answers(broker, *topic, *epoch) => {
                 let (mut next, outputs) =
                     self.allocate(cfg, me, usize::from(*topic), *members, *route);
                 next.assigned[usize::from(*topic)] = *route;
@@ -1144,6 +1128,19 @@ impl ConsumerState {
         (0..self.queues.len())
             .filter(|&q| self.queues[q].dropped)
             .fold(0, |set, q| set | 1 << q)
+    }
+
+    /// Whether an answer from `broker` about `topic` on connection `epoch`
+    /// is the one its rebalance waits for.
+    fn answers(&self, broker: Option<u8>, topic: u8, epoch: u8) -> bool {
+        broker.is_some_and(|broker| {
+            self.querying
+                == Some(Query {
+                    topic,
+                    broker,
+                    epoch,
+                })
+        })
     }
 
     /// The rebalance service is blocked on a call: a member query, or
