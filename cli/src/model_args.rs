@@ -165,7 +165,9 @@ pub struct ModelArgs {
     /// consumed by two at once, one live lock per queue and (with
     /// --liveness) every queue consumed again. Implies --messages 1 at
     /// least; unless --consumers, --brokers or --queues say otherwise: 2
-    /// consumers, 1 broker with 2 queues (on in slow-batch and clock-drift).
+    /// consumers, 1 broker with 2 queues (on in slow-batch and clock-drift;
+    /// clock-drift counts at a coarser scale: renewal 1, validity 2, lease
+    /// 3, forced unlock 1 tick).
     #[arg(long)]
     pub orderly: bool,
     /// Orderly: ticks between lock renewals (lockAll; default 2: 20 s).
