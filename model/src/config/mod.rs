@@ -252,6 +252,19 @@ impl Config {
         )
     }
 
+    /// Like [`Config::new`], with `protocol` instead of the scenario's
+    /// options; the sizes are checked against these (the orderly budgets
+    /// need orderly consumption).
+    pub fn new_with(
+        scenario: Scenario,
+        sizes: Sizes,
+        network: NetworkKind,
+        strategy: Arc<dyn AllocateStrategy>,
+        protocol: ProtocolOptions,
+    ) -> Result<Self, ConfigError> {
+        Self::build(scenario, sizes, network, strategy, protocol)
+    }
+
     /// The same configuration with other protocol options.
     pub fn with_protocol(self, protocol: ProtocolOptions) -> Result<Self, ConfigError> {
         let periodic_ticks = self.periodic_ticks;
@@ -300,13 +313,7 @@ impl Config {
         let broker_names = universe::broker_names(&sizes);
         let name_server_names = universe::name_server_names(&sizes);
         let script = universe::route_script(&sizes, &protocol);
-        let routes = universe::routes(&sizes, &script, &topic_names, &broker_names);
-        if routes.queues.len() > MAX_QUEUES {
-            return Err(ConfigError::TooManyQueues {
-                queues: routes.queues.len(),
-                max: MAX_QUEUES,
-            });
-        }
+        let routes = universe::routes(&sizes, &script, &topic_names, &broker_names)?;
         if sizes.messages > 0 && routes.queues.len() > MAX_MESSAGE_QUEUES {
             return Err(ConfigError::TooManyMessageQueues {
                 queues: routes.queues.len(),

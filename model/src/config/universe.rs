@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use rocketmq_rebalance::MessageQueue;
 
 use super::bits::QueueSet;
-use super::{ProtocolOptions, Scenario, Sizes};
+use super::{ConfigError, ProtocolOptions, Scenario, Sizes, MAX_QUEUES};
 
 /// What is fixed about one consumer for the whole run.
 #[derive(Clone, Debug)]
@@ -168,12 +168,15 @@ pub fn route_script(sizes: &Sizes, protocol: &ProtocolOptions) -> Vec<RouteStep>
 const RETRY_QUEUES: usize = 1;
 
 /// Every route version of `script`, and the queue universe they draw on.
+///
+/// Fails before building any queue set when the universe would not fit one
+/// (the sets are bits of a `u64`).
 pub fn routes(
     sizes: &Sizes,
     script: &[RouteStep],
     topic_names: &[String],
     broker_names: &[String],
-) -> Routes {
+) -> Result<Routes, ConfigError> {
     let brokers = broker_names.len();
     // counts[topic][broker] of each version, and whether each broker is in.
     let mut counts = vec![vec![sizes.queues; brokers]; sizes.topics];
@@ -223,6 +226,12 @@ pub fn routes(
             }
         }
     }
+    if queues.len() > MAX_QUEUES {
+        return Err(ConfigError::TooManyQueues {
+            queues: queues.len(),
+            max: MAX_QUEUES,
+        });
+    }
     let versions = history
         .iter()
         .map(|(listed, counts)| Layout {
@@ -248,11 +257,11 @@ pub fn routes(
                 .fold(0, |set, (i, _)| set | 1 << i)
         })
         .collect();
-    Routes {
+    Ok(Routes {
         queues,
         versions,
         on_broker,
-    }
+    })
 }
 
 /// The consumers of `scenario`: who joins, crashes, leaves, what each
