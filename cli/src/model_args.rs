@@ -257,8 +257,7 @@ impl ModelArgs {
             orderly: self.lock_timing(orderly, defaults.orderly)?,
         };
         let strategy = Arc::from(self.strategy.build());
-        Config::new(self.scenario, sizes, self.network, strategy)
-            .and_then(|cfg| cfg.with_protocol(protocol))
+        Config::new_with(self.scenario, sizes, self.network, strategy, protocol)
             .map_err(|e| describe(&e))
     }
 }

@@ -108,6 +108,24 @@ fn bad_input_exits_2_with_a_message() {
     }
 }
 
+/// The orderly budgets need `--orderly`, and with it are accepted (and
+/// named in the run's description).
+#[test]
+fn orderly_budgets_run_with_orderly() {
+    let small = ["--consumers", "2", "--brokers", "1", "--queues", "1"];
+    for budget in ["--lost-unlocks", "--failed-locks", "--clock-drift"] {
+        let out = rebalance(&[&small[..], &[budget, "1"]].concat());
+        assert_eq!(out.status.code(), Some(2), "{budget} alone: {out:?}");
+        let out = rebalance(&[&small[..], &["--orderly", budget, "1"]].concat());
+        // Verdicts (0 or 1), not bad input.
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{budget}: {out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("complete: every reachable state visited"));
+        let words = budget.trim_start_matches("--").replace('-', " ");
+        assert!(text.contains(&format!("{words} 1")), "{text}");
+    }
+}
+
 /// A shard fails only on a counterexample, and says which part it
 /// explored; merged, the shards give the whole run's verdicts.
 #[test]

@@ -68,6 +68,22 @@ pub fn summary(config: &Config) -> String {
             sizes.pull_batch, protocol.commit, protocol.consume_from
         );
     }
+    if let Some(t) = &protocol.orderly {
+        line += &format!(
+            ", orderly: lock renewal {}, validity {}, lease {}, unlock delay {}, batch {}, \
+             pull expiry {} ticks",
+            t.renew, t.validity, t.lease, t.unlock_delay, t.batch, t.pull_expiry
+        );
+        for (name, value) in [
+            ("clock drift", sizes.clock_drift),
+            ("lost unlocks", sizes.lost_unlocks),
+            ("failed locks", sizes.failed_locks),
+        ] {
+            if value > 0 {
+                line += &format!(", {name} {value}");
+            }
+        }
+    }
     line
 }
 

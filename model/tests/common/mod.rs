@@ -17,9 +17,7 @@ pub fn config_with(
     protocol: ProtocolOptions,
 ) -> Config {
     let strategy = Arc::from(strategy_from_name(strategy).unwrap());
-    Config::new(scenario, sizes, NetworkKind::Ordered, strategy)
-        .and_then(|cfg| cfg.with_protocol(protocol))
-        .unwrap()
+    Config::new_with(scenario, sizes, NetworkKind::Ordered, strategy, protocol).unwrap()
 }
 
 /// `scenario` as `rebalance check --scenario` runs it: its default sizes
