@@ -276,11 +276,14 @@ impl<'a> Group<'a> {
                 c.phase != Phase::Running
                     || (c.route == polled
                         && c.subscribed().all(|t| {
-                            c.targets(self.cfg, i).all(|b| {
-                                let broker = &self.state.brokers[usize::from(b)];
-                                c.views[t] == Some(broker.members)
-                                    && (!server || c.assigned[t] == broker.route)
-                            })
+                            // `rebalanceByTopic` stops at a topic its route
+                            // lacks (the retry topic before it is created).
+                            (!server && self.cfg.route_queues(c.route, t) == 0)
+                                || c.targets(self.cfg, i).all(|b| {
+                                    let broker = &self.state.brokers[usize::from(b)];
+                                    c.views[t] == Some(broker.members)
+                                        && (!server || c.assigned[t] == broker.route)
+                                })
                         }))
             })
     }
@@ -312,7 +315,9 @@ impl<'a> Group<'a> {
         let route = self.true_route();
         let agree = self.consumers().all(|c| {
             c.phase != Phase::Running
-                || (c.route == route && c.subscribed().all(|t| c.views[t] == Some(live)))
+                || (c.route == route
+                    && c.subscribed()
+                        .all(|t| self.cfg.route_queues(route, t) == 0 || c.views[t] == Some(live)))
         });
         agree
             && (0..self.cfg.topic_names.len()).all(|t| {
