@@ -1,0 +1,508 @@
+//! Every scenario, every fault budget and every protocol switch at its
+//! smallest: the reachable state space and the verdicts, pinned.
+//!
+//! Each configuration takes milliseconds, so this suite is the one that
+//! mutation testing of the protocol runs (docs/testing.md): a changed step
+//! shows as a changed count or verdict here even where the scenario suites,
+//! at sizes that take seconds, would be the ones to explain it. The numbers
+//! are the model's own, recorded when a case was added; a change to the
+//! protocol that moves one is a decision to record, as with the default
+//! check's pinned 56,916.
+
+use rocketmq_rebalance_model::check::{Expectation, Report, Status};
+use rocketmq_rebalance_model::config::{
+    Assignment, Commit, ConsumeFrom, LockTiming, ProtocolOptions,
+};
+use rocketmq_rebalance_model::{Scenario, Sizes};
+
+mod common;
+
+/// Two consumers, the second joining, one broker with two queues.
+const SMALL: Sizes = Sizes {
+    consumers: 2,
+    brokers: 1,
+    queues: 2,
+    ..SIZES
+};
+
+const SIZES: Sizes = Sizes {
+    consumers: 3,
+    brokers: 2,
+    topics: 1,
+    queues: 2,
+    joins: Some(1),
+    crashes: 0,
+    kills: 0,
+    expiries: 0,
+    broker_restarts: 0,
+    leaves: 0,
+    route_changes: 0,
+    queue_removals: 0,
+    broker_joins: 0,
+    broker_leaves: 0,
+    name_servers: 1,
+    name_server_partitions: 0,
+    lost_notifications: 0,
+    stale_routes: 0,
+    subscription_changes: 0,
+    failed_queries: 0,
+    messages: 0,
+    pull_batch: 1,
+    lost_persists: 0,
+    failed_offset_reads: 0,
+    evictions: 0,
+    clock_drift: 0,
+    lost_unlocks: 0,
+    failed_locks: 0,
+};
+
+/// One message on one queue.
+const ONE_MESSAGE: Sizes = Sizes {
+    queues: 1,
+    messages: 1,
+    ..SMALL
+};
+
+/// One line: the space, the promises broken, the examples not found, and
+/// with messages the harms.
+fn summary(name: &str, report: &Report) -> String {
+    assert!(report.complete(), "{name}: {report:#?}");
+    let of = |expectation_is_sometimes: bool, status: Status| {
+        report
+            .properties
+            .iter()
+            .filter(|p| (p.expectation == Expectation::Sometimes) == expectation_is_sometimes)
+            .filter(|p| p.status == status)
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut line = format!(
+        "{name}: {} states; violated [{}]; not found [{}]",
+        report.unique_states,
+        of(false, Status::Violated),
+        of(true, Status::NotFound)
+    );
+    if let Some(h) = &report.harms {
+        line += &format!(
+            "; harms {} {} {} {}",
+            h.max_deliveries.value,
+            h.max_duplicates_per_handover.value,
+            h.max_duplicated_messages.value,
+            h.max_paused_queues.value
+        );
+    }
+    line
+}
+
+fn case(name: &str, scenario: Scenario, sizes: Sizes, protocol: ProtocolOptions) -> String {
+    let cfg = common::config_with(scenario, sizes, "AVG", protocol);
+    summary(name, &common::run(cfg, false))
+}
+
+fn healthy(name: &str, sizes: Sizes, protocol: ProtocolOptions) -> String {
+    case(name, Scenario::Healthy, sizes, protocol)
+}
+
+fn orderly(timing: LockTiming) -> ProtocolOptions {
+    ProtocolOptions {
+        orderly: Some(timing),
+        ..ProtocolOptions::default()
+    }
+}
+
+/// Compares line by line so that a failure names the cases that moved.
+fn assert_lines(actual: &[String], expected: &str) {
+    let expected: Vec<&str> = expected
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let moved: Vec<String> = actual
+        .iter()
+        .zip(&expected)
+        .filter(|(a, e)| a != *e)
+        .map(|(a, e)| format!("  expected {e}\n  now      {a}"))
+        .collect();
+    assert!(
+        moved.is_empty() && actual.len() == expected.len(),
+        "cases moved:\n{}\nall now:\n{}",
+        moved.join("\n"),
+        actual.join("\n")
+    );
+}
+
+#[test]
+fn every_scenario_with_two_consumers() {
+    let actual: Vec<String> = Scenario::ALL
+        .iter()
+        .filter(|s| s.default_protocol().orderly.is_none())
+        .map(|&s| {
+            let d = s.default_sizes();
+            let sizes = Sizes {
+                consumers: d.consumers.min(2),
+                ..d
+            };
+            case(s.name(), s, sizes, s.default_protocol())
+        })
+        .collect();
+    assert_lines(
+        &actual,
+        "
+        healthy: 1988 states; violated []; not found []
+        inconsistent-subscription: 1988 states; violated [converged when quiescent]; not found [transient double ownership, full convergence]
+        duplicate-client-id: 1988 states; violated [no queue stays double-owned, converged when quiescent]; not found [full convergence]
+        crash: 50 states; violated []; not found [transient double ownership]
+        route-change: 50 states; violated []; not found [transient double ownership]
+        partial-partition: 99 states; violated [member lists agree at rest]; not found [transient double ownership, full convergence]
+        graceful-shutdown: 50 states; violated []; not found [transient double ownership]
+        broker-scale-out: 16778 states; violated []; not found []
+        broker-scale-in: 402 states; violated []; not found []
+        queue-scale-in: 50 states; violated []; not found []
+        nameserver-partition: 1589 states; violated [member lists agree at rest]; not found []
+        stale-route: 149 states; violated []; not found [transient double ownership]
+        broker-restart: 1542 states; violated []; not found [transient orphaned queue]
+        rolling-upgrade: 10740 states; violated []; not found []
+        zombie-consumer: 47063 states; violated []; not found []
+        subscription-flap: 41530 states; violated []; not found [transient double ownership, full convergence]
+        ",
+    );
+}
+
+#[test]
+fn every_fault_budget_and_protocol_switch() {
+    let p = ProtocolOptions::default();
+    let actual = vec![
+        healthy("small", SMALL, p),
+        healthy("kills", Sizes { kills: 1, ..SMALL }, p),
+        healthy(
+            "expiries",
+            Sizes {
+                expiries: 1,
+                ..SMALL
+            },
+            p,
+        ),
+        healthy(
+            "crashes",
+            Sizes {
+                crashes: 1,
+                ..SMALL
+            },
+            p,
+        ),
+        healthy("leaves", Sizes { leaves: 1, ..SMALL }, p),
+        healthy(
+            "broker restarts",
+            Sizes {
+                broker_restarts: 1,
+                ..SMALL
+            },
+            p,
+        ),
+        healthy(
+            "lost notifications",
+            Sizes {
+                lost_notifications: 1,
+                ..SMALL
+            },
+            p,
+        ),
+        healthy(
+            "failed queries",
+            Sizes {
+                failed_queries: 1,
+                ..SMALL
+            },
+            p,
+        ),
+        healthy(
+            "route changes",
+            Sizes {
+                route_changes: 1,
+                ..SMALL
+            },
+            p,
+        ),
+        healthy(
+            "stale routes",
+            Sizes {
+                route_changes: 1,
+                stale_routes: 1,
+                ..SMALL
+            },
+            p,
+        ),
+        healthy(
+            "queue removals",
+            Sizes {
+                queue_removals: 1,
+                ..SMALL
+            },
+            p,
+        ),
+        healthy(
+            "broker joins",
+            Sizes {
+                broker_joins: 1,
+                ..SMALL
+            },
+            p,
+        ),
+        healthy(
+            "broker leaves",
+            Sizes {
+                brokers: 2,
+                broker_leaves: 1,
+                ..SMALL
+            },
+            p,
+        ),
+        healthy(
+            "name server partition",
+            Sizes {
+                name_servers: 2,
+                name_server_partitions: 1,
+                ..SMALL
+            },
+            p,
+        ),
+        healthy(
+            "subscription table",
+            Sizes {
+                topics: 2,
+                subscription_changes: 1,
+                ..SMALL
+            },
+            ProtocolOptions {
+                subscription_table: true,
+                ..p
+            },
+        ),
+        healthy(
+            "retry topic",
+            Sizes {
+                joins: None,
+                ..SMALL
+            },
+            ProtocolOptions {
+                retry_topic: true,
+                ..p
+            },
+        ),
+        healthy("no notify", SMALL, ProtocolOptions { notify: false, ..p }),
+        healthy(
+            "server assignment",
+            Sizes {
+                route_changes: 1,
+                ..SMALL
+            },
+            ProtocolOptions {
+                assignment: Assignment::Server,
+                ..p
+            },
+        ),
+    ];
+    assert_lines(
+        &actual,
+        "
+        small: 63 states; violated []; not found []
+        kills: 207 states; violated []; not found []
+        expiries: 3499 states; violated []; not found []
+        crashes: 210 states; violated []; not found []
+        leaves: 155 states; violated []; not found []
+        broker restarts: 14480 states; violated []; not found []
+        lost notifications: 186 states; violated []; not found []
+        failed queries: 186 states; violated []; not found []
+        route changes: 873 states; violated []; not found []
+        stale routes: 2556 states; violated []; not found []
+        queue removals: 780 states; violated []; not found []
+        broker joins: 76569 states; violated []; not found []
+        broker leaves: 63384 states; violated []; not found []
+        name server partition: 2415 states; violated []; not found []
+        subscription table: 23197 states; violated []; not found []
+        retry topic: 10081 states; violated []; not found []
+        no notify: 63 states; violated []; not found []
+        server assignment: 2211 states; violated [member lists agree at rest]; not found []
+        ",
+    );
+}
+
+#[test]
+fn every_message_and_offset_switch() {
+    let p = ProtocolOptions::default();
+    let actual = vec![
+        healthy("one message", ONE_MESSAGE, p),
+        healthy(
+            "two queues",
+            Sizes {
+                queues: 2,
+                ..ONE_MESSAGE
+            },
+            p,
+        ),
+        healthy(
+            "sync commit",
+            ONE_MESSAGE,
+            ProtocolOptions {
+                commit: Commit::Sync,
+                ..p
+            },
+        ),
+        healthy(
+            "consume from first",
+            Sizes {
+                evictions: 1,
+                ..ONE_MESSAGE
+            },
+            ProtocolOptions {
+                consume_from: ConsumeFrom::First,
+                ..p
+            },
+        ),
+        healthy(
+            "evictions",
+            Sizes {
+                evictions: 1,
+                ..ONE_MESSAGE
+            },
+            p,
+        ),
+        healthy(
+            "lost persists",
+            Sizes {
+                lost_persists: 1,
+                ..ONE_MESSAGE
+            },
+            p,
+        ),
+        healthy(
+            "failed offset reads",
+            Sizes {
+                failed_offset_reads: 1,
+                ..ONE_MESSAGE
+            },
+            p,
+        ),
+        healthy(
+            "batch of two",
+            Sizes {
+                messages: 2,
+                pull_batch: 2,
+                ..ONE_MESSAGE
+            },
+            p,
+        ),
+        healthy(
+            "leave",
+            Sizes {
+                joins: Some(0),
+                leaves: 1,
+                ..ONE_MESSAGE
+            },
+            p,
+        ),
+        healthy(
+            "crash",
+            Sizes {
+                joins: Some(0),
+                crashes: 1,
+                ..ONE_MESSAGE
+            },
+            p,
+        ),
+    ];
+    assert_lines(
+        &actual,
+        "
+        one message: 327 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        two queues: 7262 states; violated []; not found []; harms 2 1 1 1
+        sync commit: 612 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        consume from first: 654 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        evictions: 654 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        lost persists: 981 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        failed offset reads: 654 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        batch of two: 327 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        leave: 36 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        crash: 37 states; violated []; not found [transient double ownership]; harms 2 1 1 1
+        ",
+    );
+}
+
+#[test]
+fn every_orderly_switch() {
+    let t = LockTiming::default();
+    // The queue changes hands when its owner leaves or crashes; a second
+    // consumer joining a group of one queue moves nothing but locks all
+    // the same.
+    let leave = Sizes {
+        joins: Some(0),
+        leaves: 1,
+        ..ONE_MESSAGE
+    };
+    let crash = Sizes {
+        joins: Some(0),
+        crashes: 1,
+        ..ONE_MESSAGE
+    };
+    let restart = Sizes {
+        consumers: 1,
+        joins: Some(0),
+        broker_restarts: 1,
+        ..ONE_MESSAGE
+    };
+    let actual = vec![
+        healthy("orderly join", ONE_MESSAGE, orderly(t)),
+        healthy("orderly leave", leave, orderly(t)),
+        healthy("orderly crash", crash, orderly(t)),
+        healthy(
+            "orderly kill",
+            Sizes {
+                joins: Some(0),
+                kills: 1,
+                ..ONE_MESSAGE
+            },
+            orderly(t),
+        ),
+        healthy(
+            "lost unlocks",
+            Sizes {
+                lost_unlocks: 1,
+                ..leave
+            },
+            orderly(t),
+        ),
+        healthy(
+            "failed locks",
+            Sizes {
+                failed_locks: 1,
+                ..ONE_MESSAGE
+            },
+            orderly(t),
+        ),
+        healthy(
+            "clock drift",
+            Sizes {
+                clock_drift: 1,
+                ..crash
+            },
+            orderly(t),
+        ),
+        healthy("slow batch", leave, orderly(LockTiming { batch: 3, ..t })),
+        healthy("orderly broker restart", restart, orderly(t)),
+    ];
+    assert_lines(
+        &actual,
+        "
+        orderly join: 5654 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        orderly leave: 225 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        orderly crash: 742 states; violated []; not found [transient double ownership]; harms 2 1 1 1
+        orderly kill: 742 states; violated []; not found [transient double ownership]; harms 2 1 1 1
+        lost unlocks: 450 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        failed locks: 19522 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        clock drift: 1150 states; violated []; not found [transient double ownership]; harms 2 1 1 1
+        slow batch: 351 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        orderly broker restart: 4497 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        ",
+    );
+}
