@@ -20,7 +20,7 @@
 use serde::Serialize;
 
 use crate::properties::Group;
-use crate::search::{encode_path, Classify, Graph, Limits, StateId};
+use crate::search::{encode_path, explorer_indices, Classify, Graph, Limits, StateId};
 use crate::shell::{Action, RebalanceModel, SystemState};
 
 /// The worst value of one harm, and where it is reached.
@@ -92,7 +92,12 @@ pub fn measure(model: &RebalanceModel, limits: Limits) -> Option<Harms> {
     }
     let harm = |(value, id): (usize, StateId)| Harm {
         value,
-        explorer_path: (value > 0).then(|| format!("#/steps/{}", encode_path(&graph.path_to(id)))),
+        explorer_path: (value > 0).then(|| {
+            format!(
+                "#/steps/{}",
+                encode_path(&explorer_indices(model, &graph.path_to(id)))
+            )
+        }),
     };
     Some(Harms {
         max_deliveries: harm(worst[0]),

@@ -122,7 +122,8 @@ pub fn check_liveness(
         .iter()
         .map(|&(goal, name)| {
             let lasso = match graph.cutoff {
-                None => find_fair_cycle_missing(&graph, goal),
+                None => find_fair_cycle_missing(&graph, goal)
+                    .map(|lasso| lasso.in_explorer_indices(model)),
                 Some(_) => None,
             };
             lasso_report(model, name, lasso.as_ref(), graph.cutoff.is_some())
@@ -151,7 +152,7 @@ fn lasso_report(
         (None, false) => Status::Holds,
         (None, true) => Status::Unknown,
     };
-    let path = lasso.map(Lasso::explorer_path);
+    let path = lasso.map(Lasso::path);
     PropertyReport {
         name: name.to_string(),
         expectation: Expectation::Eventually,
@@ -168,7 +169,7 @@ fn lasso_report(
 /// The lasso as a readable trace: the steps to the cycle, a marker, the
 /// steps of one turn of the cycle, and the final state.
 fn describe_lasso(model: &RebalanceModel, lasso: &Lasso) -> Vec<String> {
-    let Some(path) = path_of(model, &lasso.explorer_path()) else {
+    let Some(path) = path_of(model, &lasso.path()) else {
         return Vec::new();
     };
     let mut lines = describe_path(model, &path);

@@ -42,23 +42,39 @@
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
 
-use crate::search::graph::{Graph, StateId, STRONG};
+use crate::search::graph::{explorer_indices, Graph, StateId, STRONG};
 
 /// A fair execution that never settles: `prefix` leads from an initial state
-/// to the cycle's first state, `cycle` leads from there back to it.
+/// to the cycle's first state, `cycle` leads from there back to it. Steps
+/// are successor positions, the graph's unit, until
+/// [`Lasso::in_explorer_indices`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lasso {
-    /// Explorer action indices: the initial state's index, then one per step.
+    /// The initial state's index, then one step each.
     pub prefix: Vec<u32>,
-    /// Action indices of the cycle, starting at the prefix's last state.
-    /// Empty when the execution stays in that state for ever.
+    /// The cycle's steps, starting at the prefix's last state. Empty when
+    /// the execution stays in that state for ever.
     pub cycle: Vec<u32>,
 }
 
 impl Lasso {
-    /// Prefix then one turn of the cycle, as Explorer action indices.
-    pub fn explorer_path(&self) -> Vec<u32> {
+    /// Prefix then one turn of the cycle.
+    pub fn path(&self) -> Vec<u32> {
         self.prefix.iter().chain(&self.cycle).copied().collect()
+    }
+
+    /// The same lasso with every step an Explorer action index.
+    pub fn in_explorer_indices<M>(&self, model: &M) -> Lasso
+    where
+        M: stateright::Model,
+        M::Action: Clone,
+    {
+        let mut indices = explorer_indices(model, &self.path());
+        let cycle = indices.split_off(self.prefix.len().min(indices.len()));
+        Lasso {
+            prefix: indices,
+            cycle,
+        }
     }
 }
 
@@ -303,24 +319,24 @@ fn build_lasso(
         .min()
         .unwrap_or(entry);
     let mut cycle_states = vec![entry];
-    let mut cycle_actions: Vec<u32> = Vec::new();
+    let mut cycle_steps: Vec<u32> = Vec::new();
     let mut at = entry;
     let go =
-        |to: StateId, at: &mut StateId, states_out: &mut Vec<StateId>, actions: &mut Vec<u32>| {
-            for (action, state) in path_within(graph, *at, to, inside) {
-                actions.push(action);
+        |to: StateId, at: &mut StateId, states_out: &mut Vec<StateId>, steps: &mut Vec<u32>| {
+            for (step, state) in path_within(graph, *at, to, inside) {
+                steps.push(step);
                 states_out.push(state);
             }
             *at = to;
         };
-    go(bad, &mut at, &mut cycle_states, &mut cycle_actions);
+    go(bad, &mut at, &mut cycle_states, &mut cycle_steps);
     // Until every class enabled in all visited states is taken on the cycle,
     // take one more (or visit a state where it is disabled).
     for _ in 0..states.len() * 4 + 16 {
         let taken: HashSet<u64> = cycle_states
             .iter()
-            .zip(&cycle_actions)
-            .filter_map(|(&s, &a)| graph.edges(s).find(|e| e.action == a).and_then(|e| e.class))
+            .zip(&cycle_steps)
+            .filter_map(|(&s, &a)| graph.edge(s, a as usize).and_then(|e| e.class))
             .chain(cycle_states.iter().flat_map(|&s| graph.noops(s)))
             .collect();
         // Weak classes enabled all along the cycle, strong ones enabled
@@ -346,8 +362,8 @@ fn build_lasso(
         });
         match taking {
             Some((from, edge)) => {
-                go(from, &mut at, &mut cycle_states, &mut cycle_actions);
-                cycle_actions.push(edge.action);
+                go(from, &mut at, &mut cycle_states, &mut cycle_steps);
+                cycle_steps.push(edge.successor);
                 cycle_states.push(edge.target);
                 at = edge.target;
             }
@@ -358,17 +374,17 @@ fn build_lasso(
                 else {
                     break;
                 };
-                go(disabled, &mut at, &mut cycle_states, &mut cycle_actions);
+                go(disabled, &mut at, &mut cycle_states, &mut cycle_steps);
             }
         }
     }
-    go(entry, &mut at, &mut cycle_states, &mut cycle_actions);
-    if cycle_actions.is_empty() {
+    go(entry, &mut at, &mut cycle_states, &mut cycle_steps);
+    if cycle_steps.is_empty() {
         // The entry is the bad state and everything is taken in place: go
         // round the shortest cycle through it.
         if let Some(edge) = graph.edges(entry).find(|e| inside(e.target)) {
-            cycle_actions.push(edge.action);
-            cycle_actions.extend(
+            cycle_steps.push(edge.successor);
+            cycle_steps.extend(
                 path_within(graph, edge.target, entry, inside)
                     .into_iter()
                     .map(|(a, _)| a),
@@ -377,12 +393,12 @@ fn build_lasso(
     }
     Lasso {
         prefix,
-        cycle: cycle_actions,
+        cycle: cycle_steps,
     }
 }
 
 /// The shortest path from `from` to `to` through states for which `inside`
-/// holds: (action index, state reached) per step.
+/// holds: (successor position, state reached) per step.
 fn path_within(
     graph: &Graph,
     from: StateId,
@@ -401,7 +417,7 @@ fn path_within(
             if t == from || !inside(t) || came_from.contains_key(&t) {
                 continue;
             }
-            came_from.insert(t, (s, edge.action));
+            came_from.insert(t, (s, edge.successor));
             if t == to {
                 let mut steps = Vec::new();
                 let mut at = to;
@@ -480,6 +496,36 @@ mod tests {
         let lasso = lasso.expect("the 1-2 cycle is fair: settle is disabled in 1");
         assert_eq!(lasso.prefix, [0, 0]);
         assert!(!lasso.cycle.is_empty());
+    }
+
+    #[test]
+    fn a_lasso_in_explorer_indices_counts_the_no_ops() {
+        // In 1 a no-op comes first (`wait`: 1 -> 1), so `flip` is the
+        // state's first successor but its second action.
+        let table = Table {
+            edges: vec![
+                (Some("tick"), 0, 1),
+                (Some("wait"), 1, 1),
+                (Some("flip"), 1, 2),
+                (Some("flop"), 2, 1),
+                (Some("settle"), 2, 3),
+            ],
+            good: vec![3],
+        };
+        let graph = Graph::explore(&table, &ByName, Limits::default());
+        let lasso = find_fair_bad_cycle(&graph).expect("the 1-2 cycle is fair");
+        assert_eq!(
+            (lasso.prefix.clone(), lasso.cycle.clone()),
+            (vec![0, 0], vec![0, 0])
+        );
+        let explorer = lasso.in_explorer_indices(&table);
+        assert_eq!(explorer.prefix, [0, 0]);
+        assert_eq!(explorer.cycle, [1, 0], "flip is action 1 of state 1");
+        let states: Vec<u8> = crate::search::replay(&table, &explorer.path())
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect();
+        assert_eq!(states, [0, 1, 2, 1]);
     }
 
     #[test]

@@ -4,9 +4,11 @@
 //! counterexamples.
 //!
 //! States are not kept: each is known by a 64-bit fingerprint, its BFS parent
-//! and the action index that reached it, and its outgoing edges. Any state is
-//! rebuilt by replaying action indices from an initial state, which is also
-//! the path format of Stateright's Explorer (`init/action/action/...`).
+//! and which of the parent's successors it is, and its outgoing edges. Any
+//! state is rebuilt by replaying successor positions from an initial state;
+//! [`explorer_indices`] turns them into the path format of Stateright's
+//! Explorer (`init/action/action/...`, indices among all actions, no-ops
+//! included).
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
@@ -41,6 +43,8 @@ pub enum Cutoff {
     Boundary,
     /// A state has more actions than an edge's action index can name.
     TooManyActions,
+    /// More fairness classes than an edge's class index can name.
+    TooManyClasses,
 }
 
 /// Serialised as its description.
@@ -57,18 +61,20 @@ impl std::fmt::Display for Cutoff {
             Cutoff::Timeout => "timeout",
             Cutoff::Boundary => "states outside the model's boundary",
             Cutoff::TooManyActions => "a state with more than 65,535 actions",
+            Cutoff::TooManyClasses => "more than 65,534 fairness classes",
         })
     }
 }
 
-/// One transition: the action at `action` (its index in `Model::actions`)
-/// leads to `target`. No-op actions are not edges; see [`Graph::noops`].
+/// One transition: the state's `successor`th action that changes it leads
+/// to `target`. No-op actions are not edges; see [`Graph::noops`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Edge {
     /// The state reached.
     pub target: StateId,
-    /// The action's index among the state's actions.
-    pub action: u32,
+    /// The edge's position among the state's edges, which are in action
+    /// order ([`explorer_indices`] finds the action's index).
+    pub successor: u32,
     /// The action's fairness class, if it is under fairness.
     pub class: Option<u64>,
 }
@@ -77,21 +83,21 @@ pub struct Edge {
 #[derive(Debug)]
 pub struct Graph {
     /// BFS parent ([`NO_PARENT`] for initial states, whose own index is
-    /// kept in `init_index`) and the action index from it.
+    /// kept in `init_index`) and which of its successors the state is.
     parent: Vec<StateId>,
-    parent_action: Vec<u16>,
+    parent_successor: Vec<u16>,
     init_index: Vec<u32>,
     /// Edges of state `s`: the entries `offsets[s]..offsets[s + 1]` of
-    /// `targets`, `actions` and `classes` (an index into `class_table`, or
-    /// [`NO_CLASS`]).
+    /// `targets` and `classes` (an index into `class_table`, or
+    /// [`NO_CLASS`]). An edge's successor position is its entry's offset
+    /// from `offsets[s]`, so it is not stored.
     offsets: Vec<u32>,
     targets: Vec<StateId>,
-    actions: Vec<u16>,
-    classes: Vec<u32>,
+    classes: Vec<u16>,
     /// No-op actions' classes of state `s`: the entries
     /// `noop_offsets[s]..noop_offsets[s + 1]` of `noop_classes`.
     noop_offsets: Vec<u32>,
-    noop_classes: Vec<u32>,
+    noop_classes: Vec<u16>,
     /// The distinct fairness classes, each stored once.
     class_table: Vec<u64>,
     /// Which goals each state meets, one bit each ([`Classify::goals`]);
@@ -143,7 +149,7 @@ pub const STRONG: u64 = 1 << 63;
 const NO_PARENT: StateId = StateId::MAX;
 
 /// The class index of an action under no fairness.
-const NO_CLASS: u32 = u32::MAX;
+const NO_CLASS: u16 = u16::MAX;
 
 /// How a model's actions map to fairness classes, and which states are good.
 pub trait Classify<M: Model> {
@@ -191,11 +197,10 @@ impl Graph {
         let started = Instant::now();
         let mut graph = Graph {
             parent: Vec::new(),
-            parent_action: Vec::new(),
+            parent_successor: Vec::new(),
             init_index: Vec::new(),
             offsets: vec![0],
             targets: Vec::new(),
-            actions: Vec::new(),
             classes: Vec::new(),
             noop_offsets: vec![0],
             noop_classes: Vec::new(),
@@ -205,13 +210,20 @@ impl Graph {
             pruned: false,
             cutoff: None,
         };
-        let mut class_ids: HashMap<u64, u32> = HashMap::new();
+        let mut class_ids: HashMap<u64, u16> = HashMap::new();
+        // `None` once the classes outnumber an index.
         let mut intern = |graph: &mut Graph, class: Option<u64>| match class {
-            None => NO_CLASS,
-            Some(class) => *class_ids.entry(class).or_insert_with(|| {
-                graph.class_table.push(class);
-                (graph.class_table.len() - 1) as u32
-            }),
+            None => Some(NO_CLASS),
+            Some(class) => match class_ids.get(&class) {
+                Some(&id) => Some(id),
+                None if graph.class_table.len() < usize::from(NO_CLASS) => {
+                    let id = graph.class_table.len() as u16;
+                    graph.class_table.push(class);
+                    class_ids.insert(class, id);
+                    Some(id)
+                }
+                None => None,
+            },
         };
         let mut ids: HashMap<u64, StateId, BuildHasherDefault<PassThrough>> = HashMap::default();
         let mut frontier: VecDeque<(StateId, M::State)> = VecDeque::new();
@@ -228,7 +240,7 @@ impl Graph {
             let id = graph.parent.len() as StateId;
             ids.insert(fp, id);
             graph.parent.push(parent.0);
-            graph.parent_action.push(parent.1);
+            graph.parent_successor.push(parent.1);
             let goals = classify.goals(model, &state);
             if goals & 1 == 0 && graph.first_bad.is_none() {
                 graph.first_bad = Some(id);
@@ -282,24 +294,31 @@ impl Graph {
                 expanded += 1;
                 continue;
             }
-            for (index, action) in actions.iter().enumerate() {
-                let index = index as u16;
+            let mut successor: u16 = 0;
+            for action in &actions {
                 let class = classify.class(model, &state, action);
+                // A search for one bad state needs parents only.
+                let interned = if limits.stop_at_bad {
+                    Some(NO_CLASS)
+                } else {
+                    intern(&mut graph, class)
+                };
+                let Some(interned) = interned else {
+                    graph.cutoff = Some(Cutoff::TooManyClasses);
+                    break;
+                };
                 match model.next_state(&state, action.clone()) {
                     Some(next) => {
-                        let target = visit(&mut graph, &mut frontier, next, (id, index));
-                        // A search for one bad state needs parents only.
+                        let target = visit(&mut graph, &mut frontier, next, (id, successor));
+                        successor += 1;
                         if !limits.stop_at_bad {
-                            let class = intern(&mut graph, class);
                             graph.targets.push(target);
-                            graph.actions.push(index);
-                            graph.classes.push(class);
+                            graph.classes.push(interned);
                         }
                     }
                     None => {
                         if class.is_some() && !limits.stop_at_bad {
-                            let class = intern(&mut graph, class);
-                            graph.noop_classes.push(class);
+                            graph.noop_classes.push(interned);
                         }
                     }
                 }
@@ -337,11 +356,10 @@ impl Graph {
     /// held, unchanged, for the whole fair-cycle search.
     fn shrink(&mut self) {
         self.parent.shrink_to_fit();
-        self.parent_action.shrink_to_fit();
+        self.parent_successor.shrink_to_fit();
         self.init_index.shrink_to_fit();
         self.offsets.shrink_to_fit();
         self.targets.shrink_to_fit();
-        self.actions.shrink_to_fit();
         self.classes.shrink_to_fit();
         self.noop_offsets.shrink_to_fit();
         self.noop_classes.shrink_to_fit();
@@ -360,14 +378,13 @@ impl Graph {
     /// built.
     pub fn bytes_per_state(&self) -> usize {
         let bytes = self.parent.capacity() * 4
-            + self.parent_action.capacity() * 2
+            + self.parent_successor.capacity() * 2
             + self.init_index.capacity() * 4
             + self.offsets.capacity() * 4
             + self.targets.capacity() * 4
-            + self.actions.capacity() * 2
-            + self.classes.capacity() * 4
+            + self.classes.capacity() * 2
             + self.noop_offsets.capacity() * 4
-            + self.noop_classes.capacity() * 4
+            + self.noop_classes.capacity() * 2
             + self.class_table.capacity() * 8
             + self.goals.capacity()
             // The fingerprint map: key, value and hashbrown's control byte.
@@ -378,25 +395,26 @@ impl Graph {
     /// The outgoing edges of `state`, in action order.
     pub fn edges(&self, state: StateId) -> impl ExactSizeIterator<Item = Edge> + Clone + '_ {
         let s = state as usize;
-        (self.offsets[s] as usize..self.offsets[s + 1] as usize).map(|e| self.edge_at(e))
+        let first = self.offsets[s] as usize;
+        (first..self.offsets[s + 1] as usize).map(move |e| self.edge_at(e, e - first))
     }
 
     /// The `n`th outgoing edge of `state`.
     pub fn edge(&self, state: StateId, n: usize) -> Option<Edge> {
         let s = state as usize;
         let at = self.offsets[s] as usize + n;
-        (at < self.offsets[s + 1] as usize).then(|| self.edge_at(at))
+        (at < self.offsets[s + 1] as usize).then(|| self.edge_at(at, n))
     }
 
-    fn edge_at(&self, at: usize) -> Edge {
+    fn edge_at(&self, at: usize, successor: usize) -> Edge {
         Edge {
             target: self.targets[at],
-            action: u32::from(self.actions[at]),
+            successor: successor as u32,
             class: self.class(self.classes[at]),
         }
     }
 
-    fn class(&self, index: u32) -> Option<u64> {
+    fn class(&self, index: u16) -> Option<u64> {
         (index != NO_CLASS).then(|| self.class_table[index as usize])
     }
 
@@ -415,13 +433,14 @@ impl Graph {
             .filter_map(|&c| self.class(c))
     }
 
-    /// The shortest path to `state` as Explorer action indices: the initial
-    /// state's index, then one action index per step.
+    /// The shortest path to `state`: the initial state's index, then one
+    /// successor position per step ([`explorer_indices`] makes it an
+    /// Explorer path).
     pub fn path_to(&self, state: StateId) -> Vec<u32> {
         let mut steps = Vec::new();
         let mut at = state;
         while self.parent[at as usize] != NO_PARENT {
-            steps.push(u32::from(self.parent_action[at as usize]));
+            steps.push(u32::from(self.parent_successor[at as usize]));
             at = self.parent[at as usize];
         }
         let init = self.init_position(at);
@@ -461,7 +480,44 @@ where
             ..limits
         },
     );
-    graph.first_bad().map(|state| graph.path_to(state))
+    graph
+        .first_bad()
+        .map(|state| explorer_indices(model, &graph.path_to(state)))
+}
+
+/// Explorer action indices for a path of successor positions (the unit of
+/// [`Graph::path_to`] and of edges): the initial state's index unchanged,
+/// then for each step the index, among all the state's actions, of the
+/// action that is that successor. A position past the last successor ends
+/// the path there.
+pub fn explorer_indices<M>(model: &M, successors: &[u32]) -> Vec<u32>
+where
+    M: Model,
+    M::Action: Clone,
+{
+    let Some((&init, steps)) = successors.split_first() else {
+        return Vec::new();
+    };
+    let Some(mut state) = model.init_states().into_iter().nth(init as usize) else {
+        return Vec::new();
+    };
+    let mut indices = vec![init];
+    let mut actions = Vec::new();
+    for &wanted in steps {
+        actions.clear();
+        model.actions(&state, &mut actions);
+        let found = actions
+            .iter()
+            .enumerate()
+            .filter_map(|(index, action)| Some((index, model.next_state(&state, action.clone())?)))
+            .nth(wanted as usize);
+        let Some((index, next)) = found else {
+            break;
+        };
+        indices.push(index as u32);
+        state = next;
+    }
+    indices
 }
 
 /// A state predicate as a [`Classify`]: states where `condition` equals
@@ -607,6 +663,62 @@ mod tests {
         assert_eq!(encode_path(&[0, 1, 1]), "0/1/1");
         let path = path_of(&Counter, &[0, 1, 1]).expect("a path of the model");
         assert_eq!(indices_of(&Counter, &path), Some(vec![0, 1, 1]));
+    }
+
+    /// [`Counter`] with a no-op action before the others: the graph's steps
+    /// (successor positions) and Explorer's (action indices) differ.
+    struct WithNoop;
+
+    impl Model for WithNoop {
+        type State = u8;
+        type Action = u8;
+        fn init_states(&self) -> Vec<u8> {
+            Counter.init_states()
+        }
+        fn actions(&self, state: &u8, actions: &mut Vec<u8>) {
+            if *state < 9 {
+                actions.extend([0, 1, 3]);
+            }
+        }
+        fn next_state(&self, state: &u8, step: u8) -> Option<u8> {
+            (step > 0).then(|| state + step)
+        }
+    }
+
+    impl Classify<WithNoop> for SixIsBad {
+        fn class(&self, _: &WithNoop, _: &u8, _: &u8) -> Option<u64> {
+            None
+        }
+        fn good(&self, _: &WithNoop, state: &u8) -> bool {
+            *state != 6
+        }
+    }
+
+    #[test]
+    fn successor_positions_become_explorer_action_indices() {
+        let graph = Graph::explore(&WithNoop, &SixIsBad, Limits::default());
+        let six = graph.first_bad().expect("6 is reachable");
+        assert_eq!(graph.path_to(six), [0, 1, 1], "the second successor twice");
+        let indices = explorer_indices(&WithNoop, &graph.path_to(six));
+        assert_eq!(indices, [0, 2, 2], "the third action twice");
+        let states: Vec<u8> = replay(&WithNoop, &indices)
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect();
+        assert_eq!(states, [0, 3, 6]);
+        assert_eq!(
+            shortest_path_to_bad(&WithNoop, &SixIsBad, Limits::default()),
+            Some(indices)
+        );
+        assert_eq!(
+            graph.edges(0).map(|e| e.successor).collect::<Vec<_>>(),
+            [0, 1]
+        );
+        assert_eq!(graph.edge(0, 1).map(|e| e.successor), Some(1));
+        // A position past the last successor ends the path.
+        assert_eq!(explorer_indices(&WithNoop, &[0, 5]), [0]);
+        assert_eq!(explorer_indices(&WithNoop, &[]), Vec::<u32>::new());
+        assert_eq!(explorer_indices(&WithNoop, &[3]), Vec::<u32>::new());
     }
 
     /// [`Counter`] cut at 5: the graph is partial, and says so.
