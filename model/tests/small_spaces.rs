@@ -13,7 +13,10 @@ use rocketmq_rebalance_model::check::{Expectation, Report, Status};
 use rocketmq_rebalance_model::config::{
     Assignment, Commit, ConsumeFrom, LockTiming, ProtocolOptions,
 };
-use rocketmq_rebalance_model::{Scenario, Sizes};
+use rocketmq_rebalance_model::{Config, NetworkKind, Scenario, Sizes};
+use std::sync::Arc;
+
+use rocketmq_rebalance::strategy_from_name;
 
 mod common;
 
@@ -165,6 +168,44 @@ fn every_scenario_with_two_consumers() {
         rolling-upgrade: 10740 states; violated []; not found []
         zombie-consumer: 47063 states; violated []; not found []
         subscription-flap: 41530 states; violated []; not found [transient double ownership, full convergence]
+        ",
+    );
+}
+
+#[test]
+fn every_network() {
+    let mut actual = Vec::new();
+    for &network in NetworkKind::ALL {
+        let avg = Arc::from(strategy_from_name("AVG").unwrap());
+        for (name, sizes) in [
+            ("small", SMALL),
+            ("kills", Sizes { kills: 1, ..SMALL }),
+            ("one message", ONE_MESSAGE),
+        ] {
+            let cfg = Config::new_with(
+                Scenario::Healthy,
+                sizes,
+                network,
+                Arc::clone(&avg),
+                ProtocolOptions::default(),
+            )
+            .unwrap();
+            let name = format!("{name}, {network}");
+            actual.push(summary(&name, &common::run(cfg, false)));
+        }
+    }
+    assert_lines(
+        &actual,
+        "
+        small, ordered: 63 states; violated []; not found []
+        kills, ordered: 207 states; violated []; not found []
+        one message, ordered: 327 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        small, unordered: 85 states; violated []; not found []
+        kills, unordered: 338 states; violated []; not found []
+        one message, unordered: 425 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        small, duplicating: 255 states; violated []; not found [full convergence]
+        kills, duplicating: 597 states; violated []; not found [full convergence]
+        one message, duplicating: 1275 states; violated []; not found [transient double ownership, transient orphaned queue, full convergence, duplicate delivery, paused queue]; harms 1 0 0 0
         ",
     );
 }
