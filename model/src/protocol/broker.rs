@@ -436,3 +436,47 @@ impl BrokerState {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lock_table_keeps_each_queue_apart() {
+        let mut table = LockTable::default();
+        assert_eq!(table.try_lock(2, 0b101), 0b101, "free queues are granted");
+        assert_eq!(
+            (table.holder(0), table.holder(1), table.holder(2)),
+            (Some(2), None, Some(2))
+        );
+        assert_eq!(table.try_lock(5, 0b110), 0b010, "queue 2 is another's");
+        assert_eq!(table.holder(1), Some(5));
+        table.elapse(2);
+        table.elapse(2);
+        assert_eq!((table.age(0), table.age(1), table.age(2)), (2, 2, 2));
+        assert_eq!(table.try_lock(2, 0b100), 0b100, "its own lock is renewed");
+        assert_eq!((table.age(2), table.holder(2)), (0, Some(2)));
+        table.elapse(2);
+        assert_eq!(table.holder(0), None, "unrenewed past the lease: expired");
+        assert_eq!(table.holder(1), None);
+        assert_eq!((table.holder(2), table.age(2)), (Some(2), 1));
+        table.unlock(5, 0b100);
+        assert_eq!(table.holder(2), Some(2), "another's lock is left alone");
+        table.unlock(2, 0b100);
+        assert_eq!(table, LockTable::default());
+        // The last queue and the largest key and age fit their byte.
+        table.set(7, Some(14), 15);
+        assert_eq!(
+            (table.holder(7), table.age(7), table.holder(6)),
+            (Some(14), 15, None)
+        );
+    }
+
+    #[test]
+    fn offsets_are_four_bits_a_queue() {
+        let offsets = with_offset(with_offset(0, 0, 3), 2, 9);
+        assert_eq!(offsets, 0x903);
+        assert_eq!(with_offset(offsets, 2, 1), 0x103, "replaced, not merged");
+        assert_eq!(with_offset(0, 7, 15), 0xF000_0000);
+    }
+}
