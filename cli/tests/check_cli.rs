@@ -118,7 +118,10 @@ fn orderly_budgets_run_with_orderly() {
         assert_eq!(out.status.code(), Some(2), "{budget} alone: {out:?}");
         let out = rebalance(&[&small[..], &["--orderly", budget, "1"]].concat());
         // Verdicts (0 or 1), not bad input.
-        assert!(matches!(out.status.code(), Some(0 | 1)), "{budget}: {out:?}");
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{budget}: {out:?}"
+        );
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("complete: every reachable state visited"));
         let words = budget.trim_start_matches("--").replace('-', " ");

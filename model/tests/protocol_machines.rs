@@ -1,7 +1,9 @@
 //! The sans-IO state machines on their own: one input, the exact outputs.
 
 use rocketmq_rebalance::strategy_from_name;
-use rocketmq_rebalance_model::config::{Config, NetworkKind, Route, Scenario, Sizes};
+use rocketmq_rebalance_model::config::{
+    Config, LockTiming, NetworkKind, ProtocolOptions, Route, Scenario, Sizes,
+};
 use rocketmq_rebalance_model::protocol::consumer::Query;
 use rocketmq_rebalance_model::protocol::{
     BrokerState, ConsumerState, LockTable, Message, Output, Peer, Phase, Timer,
@@ -394,4 +396,37 @@ fn a_route_that_drops_a_broker_silences_it_and_one_that_lists_it_connects() {
     assert_eq!(back.target_set(&cfg, 1), 0b11);
     assert!(out.contains(&Output::Arm(Timer::Connect { broker: 1 })));
     assert_eq!(back.epoch(1), 1, "a new connection to broker-b");
+}
+
+#[test]
+fn a_running_orderly_group_starts_with_the_locks_of_what_it_consumes_on_each_broker() {
+    let sizes = Sizes {
+        consumers: 2,
+        queues: 1,
+        messages: 1,
+        joins: Some(0),
+        ..Sizes::default()
+    };
+    let orderly = ProtocolOptions {
+        orderly: Some(LockTiming::default()),
+        ..ProtocolOptions::default()
+    };
+    let cfg = common::config_with(Scenario::Healthy, sizes, "AVG", orderly);
+    let owner = |q: usize| (0..2).find(|&c| ConsumerState::start(&cfg, c).0.owned & 1 << q != 0);
+    for broker in 0..2 {
+        let locks = BrokerState::start(&cfg, broker).0.locks;
+        for q in 0..cfg.queues.len() {
+            let expected = (usize::from(cfg.broker_of(q)) == broker)
+                .then(|| owner(q).map(|c| cfg.lock_key(c)))
+                .flatten();
+            assert_eq!(locks.holder(q), expected, "broker {broker}, queue {q}");
+        }
+    }
+    assert!(
+        (0..2).all(|q| BrokerState::start(&cfg, usize::from(cfg.broker_of(q)))
+            .0
+            .locks
+            .holder(q)
+            .is_some())
+    );
 }

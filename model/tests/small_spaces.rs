@@ -66,6 +66,13 @@ const ONE_MESSAGE: Sizes = Sizes {
     ..SMALL
 };
 
+/// One consumer starting alone, one message on one queue.
+const COLD: Sizes = Sizes {
+    consumers: 1,
+    joins: None,
+    ..ONE_MESSAGE
+};
+
 /// One line: the space, the promises broken, the examples not found, and
 /// with messages the harms.
 fn summary(name: &str, report: &Report) -> String {
@@ -242,6 +249,19 @@ fn every_fault_budget_and_protocol_switch() {
             p,
         ),
         healthy(
+            "broker restart, subscription table",
+            Sizes {
+                consumers: 1,
+                joins: Some(0),
+                broker_restarts: 1,
+                ..SMALL
+            },
+            ProtocolOptions {
+                subscription_table: true,
+                ..p
+            },
+        ),
+        healthy(
             "lost notifications",
             Sizes {
                 lost_notifications: 1,
@@ -353,6 +373,7 @@ fn every_fault_budget_and_protocol_switch() {
         crashes: 210 states; violated []; not found []
         leaves: 155 states; violated []; not found []
         broker restarts: 14480 states; violated []; not found []
+        broker restart, subscription table: 29 states; violated []; not found [transient double ownership]
         lost notifications: 186 states; violated []; not found []
         failed queries: 186 states; violated []; not found []
         route changes: 873 states; violated []; not found []
@@ -452,6 +473,29 @@ fn every_message_and_offset_switch() {
             },
             p,
         ),
+        // A group that starts cold has no stored offsets: what the broker
+        // answers decides where consumption starts.
+        healthy("cold start", COLD, p),
+        healthy("cold start, two brokers", Sizes { brokers: 2, ..COLD }, p),
+        healthy(
+            "cold start, evictions",
+            Sizes {
+                evictions: 1,
+                ..COLD
+            },
+            p,
+        ),
+        healthy(
+            "cold start, evictions, consume from first",
+            Sizes {
+                evictions: 1,
+                ..COLD
+            },
+            ProtocolOptions {
+                consume_from: ConsumeFrom::First,
+                ..p
+            },
+        ),
     ];
     assert_lines(
         &actual,
@@ -466,6 +510,10 @@ fn every_message_and_offset_switch() {
         batch of two: 327 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         leave: 36 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         crash: 37 states; violated []; not found [transient double ownership]; harms 2 1 1 1
+        cold start: 77 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        cold start, two brokers: 3184 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        cold start, evictions: 171 states; violated [no message skipped]; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        cold start, evictions, consume from first: 158 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         ",
     );
 }
