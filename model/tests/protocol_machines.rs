@@ -430,3 +430,70 @@ fn a_running_orderly_group_starts_with_the_locks_of_what_it_consumes_on_each_bro
             .is_some())
     );
 }
+
+/// Stateright keeps a state's fingerprint, not the state: two states with
+/// one hash would be explored as one. The consumer's hand-packed hash must
+/// therefore tell apart every field, at the values a run can reach.
+#[test]
+fn every_field_of_a_consumer_changes_its_fingerprint() {
+    use rocketmq_rebalance_model::protocol::ProcessQueue;
+    use rocketmq_rebalance_model::search::fingerprint;
+    let cfg = healthy();
+    let base = ConsumerState::start(&cfg, 0).0;
+    let mut variants = vec![base];
+    let mut vary = |change: &dyn Fn(&mut ConsumerState)| {
+        let mut v = base;
+        change(&mut v);
+        assert_ne!(v, base, "a variant must differ");
+        variants.push(v);
+    };
+    vary(&|c| c.phase = Phase::Crashed);
+    vary(&|c| c.route.version = 7);
+    vary(&|c| c.route.dropped = 0b1000_0000);
+    vary(&|c| c.due = 0b1000);
+    vary(&|c| c.faults.lose_next_notification = true);
+    vary(&|c| c.faults.fail_next_query = true);
+    vary(&|c| c.faults.miss_next_route = true);
+    vary(&|c| c.faults.lose_next_persist = true);
+    vary(&|c| c.faults.fail_next_offset_read = true);
+    vary(&|c| c.faults.lose_next_unlock = true);
+    vary(&|c| c.faults.locks_fail = true);
+    for (topic, broker, epoch) in [(0, 0, 0), (3, 0, 0), (0, 7, 0), (0, 0, 15)] {
+        vary(&move |c| {
+            c.querying = Some(Query {
+                topic,
+                broker,
+                epoch,
+            })
+        });
+    }
+    vary(&|c| c.topics = 0b1000);
+    vary(&|c| c.assigned[3].version = 5);
+    vary(&|c| c.assigned[3].dropped = 0b100);
+    vary(&|c| c.locking = 0b1000_0000);
+    vary(&|c| c.adding = 0b100);
+    vary(&|c| c.renew_age = 6);
+    vary(&|c| c.lag = 3);
+    vary(&|c| c.epochs = 1 << 28);
+    vary(&|c| c.owned ^= 1 << 63);
+    vary(&|c| c.views[3] = Some(0x8000));
+    vary(&|c| c.views[0] = None);
+    let queue =
+        |change: fn(&mut ProcessQueue)| move |c: &mut ConsumerState| change(&mut c.queues[7]);
+    vary(&queue(|q| q.reading_offset = true));
+    vary(&queue(|q| q.cursor = 255));
+    vary(&queue(|q| q.from = 255));
+    vary(&queue(|q| q.to = 255));
+    vary(&queue(|q| q.awaiting_ack = true));
+    vary(&queue(|q| q.locked = true));
+    vary(&queue(|q| q.dropped = true));
+    vary(&queue(|q| q.lock_age = 255));
+    vary(&queue(|q| q.batch_age = 255));
+    vary(&queue(|q| q.idle_age = 255));
+    let prints: std::collections::HashSet<u64> = variants.iter().map(fingerprint).collect();
+    assert_eq!(
+        prints.len(),
+        variants.len(),
+        "two variants share a fingerprint"
+    );
+}

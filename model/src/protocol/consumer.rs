@@ -181,18 +181,17 @@ impl ConsumerState {
         (state, outputs)
     }
 
-    /// Handles a timer: dispatches to the protocol step it starts.
+    /// Handles a timer: dispatches to the protocol step it starts. Which
+    /// environment events may happen to this consumer is decided once, by
+    /// the environment timers the consumer arms when it starts.
     pub fn on_timer(&self, cfg: &Config, me: usize, timer: &Timer) -> Step<Self> {
-        let spec = &cfg.consumers[me];
         match (self.phase, timer) {
             (Phase::Idle, Timer::Join) => Some(self.join(cfg, me)),
             (Phase::Running, Timer::Rebalance { broker }) => self.rebalance(cfg, me, *broker),
             (Phase::Running, Timer::Tick) => self.periodic_tick(cfg, me),
             (Phase::Running, Timer::Connect { broker }) => Some(self.connect(cfg, me, *broker)),
             (Phase::Running, Timer::Heartbeat) => Some(self.heartbeat(cfg, me)),
-            (Phase::Running, Timer::Resubscribe) if spec.may_resubscribe => {
-                self.resubscribe(cfg, me)
-            }
+            (Phase::Running, Timer::Resubscribe) => self.resubscribe(cfg, me),
             (Phase::Running, Timer::Pull { queue }) => self.pull(cfg, me, usize::from(*queue)),
             (Phase::Running, Timer::Done { queue }) => self.done(cfg, usize::from(*queue)),
             (Phase::Running, Timer::Persist) => Some(self.persist(cfg, me)),
@@ -221,16 +220,14 @@ impl ConsumerState {
                 lose_next_unlock: true,
                 ..self.faults
             })),
-            (Phase::Running, Timer::FailLocks) if spec.may_fail_locks => {
-                Some(self.schedule_fault(Faults {
-                    locks_fail: true,
-                    ..self.faults
-                }))
-            }
-            (Phase::Running, Timer::Shutdown) if spec.may_leave => Some(self.shutdown(cfg, me)),
-            (Phase::Running, Timer::Crash) if spec.may_crash => Some(self.crash(cfg, me)),
-            (Phase::Running, Timer::Kill) if spec.may_be_killed => Some(self.kill(cfg, me)),
-            (Phase::Running, Timer::Pause) if spec.may_pause => Some(self.pause(cfg, me)),
+            (Phase::Running, Timer::FailLocks) => Some(self.schedule_fault(Faults {
+                locks_fail: true,
+                ..self.faults
+            })),
+            (Phase::Running, Timer::Shutdown) => Some(self.shutdown(cfg, me)),
+            (Phase::Running, Timer::Crash) => Some(self.crash(cfg, me)),
+            (Phase::Running, Timer::Kill) => Some(self.kill(cfg, me)),
+            (Phase::Running, Timer::Pause) => Some(self.pause(cfg, me)),
             _ => None,
         }
     }
