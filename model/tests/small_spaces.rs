@@ -181,26 +181,70 @@ fn every_scenario_with_two_consumers() {
 
 #[test]
 fn every_network() {
+    let p = ProtocolOptions::default();
+    let on = |network: NetworkKind, name: &str, sizes: Sizes, protocol: ProtocolOptions| {
+        let avg = Arc::from(strategy_from_name("AVG").unwrap());
+        let cfg = Config::new_with(Scenario::Healthy, sizes, network, avg, protocol).unwrap();
+        summary(&format!("{name}, {network}"), &common::run(cfg, false))
+    };
     let mut actual = Vec::new();
     for &network in NetworkKind::ALL {
-        let avg = Arc::from(strategy_from_name("AVG").unwrap());
         for (name, sizes) in [
             ("small", SMALL),
             ("kills", Sizes { kills: 1, ..SMALL }),
             ("one message", ONE_MESSAGE),
         ] {
-            let cfg = Config::new_with(
-                Scenario::Healthy,
-                sizes,
-                network,
-                Arc::clone(&avg),
-                ProtocolOptions::default(),
-            )
-            .unwrap();
-            let name = format!("{name}, {network}");
-            actual.push(summary(&name, &common::run(cfg, false)));
+            actual.push(on(network, name, sizes, p));
         }
     }
+    // Answers on a connection that closed arrive only when the network
+    // lets them overtake the close; route pushes stand for poll answers,
+    // which RocketMQ receives one at a time, so reordering two of them is
+    // the unordered network's doing (the older route can be applied last).
+    let alone = Sizes {
+        consumers: 1,
+        joins: Some(0),
+        broker_restarts: 1,
+        ..ONE_MESSAGE
+    };
+    let unordered = NetworkKind::Unordered;
+    actual.extend([
+        on(unordered, "broker restart, one message", alone, p),
+        on(
+            unordered,
+            "orderly broker restart",
+            alone,
+            orderly(LockTiming::default()),
+        ),
+        on(
+            unordered,
+            "expiries, one message",
+            Sizes {
+                joins: Some(0),
+                expiries: 1,
+                ..ONE_MESSAGE
+            },
+            p,
+        ),
+        on(
+            unordered,
+            "server assignment, kills",
+            Sizes { kills: 1, ..SMALL },
+            ProtocolOptions {
+                assignment: Assignment::Server,
+                ..p
+            },
+        ),
+        on(
+            unordered,
+            "two route changes",
+            Sizes {
+                route_changes: 2,
+                ..SMALL
+            },
+            p,
+        ),
+    ]);
     assert_lines(
         &actual,
         "
@@ -213,6 +257,11 @@ fn every_network() {
         small, duplicating: 255 states; violated []; not found [full convergence]
         kills, duplicating: 597 states; violated []; not found [full convergence]
         one message, duplicating: 1275 states; violated []; not found [transient double ownership, transient orphaned queue, full convergence, duplicate delivery, paused queue]; harms 1 0 0 0
+        broker restart, one message, unordered: 263 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        orderly broker restart, unordered: 2758 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        expiries, one message, unordered: 25828 states; violated []; not found []; harms 3 1 1 1
+        server assignment, kills, unordered: 338 states; violated []; not found []
+        two route changes, unordered: 32956 states; violated [member lists agree at rest]; not found []
         ",
     );
 }
@@ -353,6 +402,14 @@ fn every_fault_budget_and_protocol_switch() {
         ),
         healthy("no notify", SMALL, ProtocolOptions { notify: false, ..p }),
         healthy(
+            "server assignment, kills",
+            Sizes { kills: 1, ..SMALL },
+            ProtocolOptions {
+                assignment: Assignment::Server,
+                ..p
+            },
+        ),
+        healthy(
             "server assignment",
             Sizes {
                 route_changes: 1,
@@ -385,6 +442,7 @@ fn every_fault_budget_and_protocol_switch() {
         subscription table: 23197 states; violated []; not found []
         retry topic: 10081 states; violated []; not found []
         no notify: 63 states; violated []; not found []
+        server assignment, kills: 207 states; violated []; not found []
         server assignment: 2211 states; violated [member lists agree at rest]; not found []
         ",
     );
@@ -473,9 +531,36 @@ fn every_message_and_offset_switch() {
             },
             p,
         ),
+        healthy(
+            "sync commit, two messages",
+            Sizes {
+                messages: 2,
+                ..ONE_MESSAGE
+            },
+            ProtocolOptions {
+                commit: Commit::Sync,
+                ..p
+            },
+        ),
         // A group that starts cold has no stored offsets: what the broker
         // answers decides where consumption starts.
         healthy("cold start", COLD, p),
+        healthy(
+            "cold start, failed offset reads",
+            Sizes {
+                failed_offset_reads: 1,
+                ..COLD
+            },
+            p,
+        ),
+        healthy(
+            "cold start, lost persists",
+            Sizes {
+                lost_persists: 1,
+                ..COLD
+            },
+            p,
+        ),
         healthy("cold start, two brokers", Sizes { brokers: 2, ..COLD }, p),
         healthy(
             "cold start, evictions",
@@ -510,7 +595,10 @@ fn every_message_and_offset_switch() {
         batch of two: 327 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         leave: 36 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         crash: 37 states; violated []; not found [transient double ownership]; harms 2 1 1 1
+        sync commit, two messages: 1422 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         cold start: 77 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        cold start, failed offset reads: 331 states; violated []; not found [transient double ownership, duplicate delivery]; harms 1 0 0 1
+        cold start, lost persists: 229 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         cold start, two brokers: 3184 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         cold start, evictions: 171 states; violated [no message skipped]; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         cold start, evictions, consume from first: 158 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
