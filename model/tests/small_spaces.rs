@@ -93,6 +93,9 @@ fn summary(name: &str, report: &Report) -> String {
         of(false, Status::Violated),
         of(true, Status::NotFound)
     );
+    if let Some(l) = &report.liveness {
+        line += &format!("; liveness graph {} states", l.states);
+    }
     if let Some(h) = &report.harms {
         line += &format!(
             "; harms {} {} {} {}",
@@ -175,6 +178,87 @@ fn every_scenario_with_two_consumers() {
         rolling-upgrade: 10740 states; violated []; not found []
         zombie-consumer: 47063 states; violated []; not found []
         subscription-flap: 41530 states; violated []; not found [transient double ownership, full convergence]
+        ",
+    );
+}
+
+/// With the periodic tick and the fair-cycle search: the tick's own steps
+/// (a periodic rebalance, a later route poll) exist only here.
+#[test]
+fn every_layer_under_fairness() {
+    let p = ProtocolOptions::default();
+    let live = |name: &str, sizes: Sizes, protocol: ProtocolOptions| {
+        let cfg = common::config_with(Scenario::Healthy, sizes, "AVG", protocol);
+        summary(name, &common::run(cfg, true))
+    };
+    let actual = vec![
+        live("fair, small", SMALL, p),
+        live(
+            "fair, two brokers",
+            Sizes {
+                brokers: 2,
+                ..SMALL
+            },
+            p,
+        ),
+        live(
+            "fair, failed queries",
+            Sizes {
+                brokers: 2,
+                failed_queries: 1,
+                ..SMALL
+            },
+            p,
+        ),
+        live(
+            "fair, lost notifications",
+            Sizes {
+                brokers: 2,
+                lost_notifications: 1,
+                ..SMALL
+            },
+            p,
+        ),
+        live(
+            "fair, stale routes",
+            Sizes {
+                route_changes: 1,
+                stale_routes: 1,
+                ..SMALL
+            },
+            p,
+        ),
+        live(
+            "fair, crash",
+            Sizes {
+                joins: Some(0),
+                crashes: 1,
+                ..SMALL
+            },
+            p,
+        ),
+        live("fair, one message", ONE_MESSAGE, p),
+        live(
+            "fair, orderly crash",
+            Sizes {
+                joins: Some(0),
+                crashes: 1,
+                ..ONE_MESSAGE
+            },
+            orderly(LockTiming::default()),
+        ),
+    ];
+    assert_lines(
+        &actual,
+        "
+        fair, small: 180 states; violated []; not found []; liveness graph 180 states
+        fair, two brokers: 4270 states; violated []; not found []; liveness graph 4270 states
+        fair, failed queries: 12810 states; violated []; not found []; liveness graph 12810 states
+        fair, lost notifications: 12130 states; violated []; not found []; liveness graph 12130 states
+        fair, stale routes: 4818 states; violated []; not found []; liveness graph 4818 states
+        fair, crash: 56 states; violated []; not found [transient double ownership]; liveness graph 56 states
+        fair, one message: 951 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; liveness graph 951 states; harms 1 0 0 0
+        fair, orderly crash: 5362 states; violated []; not found [transient double ownership]; liveness graph 5362 states; harms 2 1 1 1
         ",
     );
 }
@@ -327,6 +411,16 @@ fn every_fault_budget_and_protocol_switch() {
             p,
         ),
         healthy(
+            "failed queries, two brokers, two topics",
+            Sizes {
+                brokers: 2,
+                topics: 2,
+                failed_queries: 1,
+                ..SMALL
+            },
+            p,
+        ),
+        healthy(
             "route changes",
             Sizes {
                 route_changes: 1,
@@ -433,6 +527,7 @@ fn every_fault_budget_and_protocol_switch() {
         broker restart, subscription table: 29 states; violated []; not found [transient double ownership]
         lost notifications: 186 states; violated []; not found []
         failed queries: 186 states; violated []; not found []
+        failed queries, two brokers, two topics: 36599 states; violated []; not found []
         route changes: 873 states; violated []; not found []
         stale routes: 2556 states; violated []; not found []
         queue removals: 780 states; violated []; not found []

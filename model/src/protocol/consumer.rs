@@ -376,7 +376,7 @@ impl ConsumerState {
     /// longer due); the periodic tick will look again.
     fn query_fails(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let topic = self.due.trailing_zeros();
-        let next = Self {
+        let mut next = Self {
             due: self.due & !(1 << topic),
             faults: Faults {
                 fail_next_query: false,
@@ -384,7 +384,7 @@ impl ConsumerState {
             },
             ..*self
         };
-        let mut outputs = self.retry_later(cfg, me);
+        let mut outputs = self.retry_later(&mut next, cfg, me);
         outputs.extend(next.schedule(cfg, me));
         if next.due == 0 {
             outputs.extend(
@@ -589,7 +589,7 @@ impl ConsumerState {
                 ..pq
             };
             next.due |= 1 << cfg.queues[q].topic;
-            let mut outputs = self.retry_later(cfg, me);
+            let mut outputs = self.retry_later(&mut next, cfg, me);
             outputs.extend(next.schedule(cfg, me));
             return Some((next, outputs));
         }
@@ -652,7 +652,7 @@ impl ConsumerState {
         next.lock_calls_lost(cfg, broker);
         if self.querying.is_some_and(|q| q.broker == broker) {
             next.querying = None;
-            outputs.extend(self.retry_later(cfg, me));
+            outputs.extend(self.retry_later(&mut next, cfg, me));
         }
         if next.busy() != self.busy() {
             outputs.extend(next.schedule(cfg, me));
@@ -792,14 +792,15 @@ impl ConsumerState {
     /// A `NOTIFY_CONSUMER_IDS_CHANGED` lost on the way (one-way): the
     /// consumer learns at its periodic tick instead.
     fn lose_notification(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
-        let next = Self {
+        let mut next = Self {
             faults: Faults {
                 lose_next_notification: false,
                 ..self.faults
             },
             ..*self
         };
-        (next, self.retry_later(cfg, me))
+        let outputs = self.retry_later(&mut next, cfg, me);
+        (next, outputs)
     }
 
     /// `RebalanceService.wakeup`: every subscribed topic is due again.
@@ -919,7 +920,8 @@ impl ConsumerState {
             }
         }
         if waiting {
-            outputs.extend(self.retry_later(cfg, me));
+            let now = *self;
+            outputs.extend(now.retry_later(self, cfg, me));
         }
         let added = added as u8;
         let asked = if self.faults.locks_fail {
@@ -1172,16 +1174,27 @@ impl ConsumerState {
     }
 
     /// What a consumer that missed a change (a lost notification, a failed
-    /// query) still has: its periodic tick, which will find the change. With
-    /// the tick modelled it is already armed; without it, the tick is a
-    /// wake-up the consumer receives later (a message to itself, delivered
-    /// in any interleaving). Orderly consumption retries a dropped queue's
-    /// unlock at every round until it succeeds: one such wake-up on its way
-    /// is enough.
-    fn retry_later(&self, cfg: &Config, me: usize) -> Vec<Output> {
+    /// query) still has: its periodic tick, which will find the change.
+    /// Without the tick modelled, the tick is a wake-up the consumer
+    /// receives later (a message to itself, delivered in any interleaving).
+    /// With it, the tick is already armed, and `next` is woken as the tick
+    /// would wake it: in a timeless model the tick's round and the next one
+    /// are the same "later", and a state that owes a round is not one at
+    /// rest. Orderly
+    /// consumption retries a dropped queue's unlock at every round until it
+    /// succeeds: one such wake-up on its way is enough, and with the tick
+    /// the renewal and the clock repeat the work.
+    fn retry_later(&self, next: &mut Self, cfg: &Config, me: usize) -> Vec<Output> {
         let to_self = Peer::Consumer(me as u8);
         if cfg.periodic_ticks {
-            Vec::new()
+            if cfg.orderly().is_some() {
+                return Vec::new();
+            }
+            let Some((woken, outputs)) = next.wake(cfg, me) else {
+                return Vec::new();
+            };
+            *next = woken;
+            outputs
         } else if cfg.orderly().is_some() {
             vec![Output::SendPeriodic(to_self, Message::PeriodicTick)]
         } else {
