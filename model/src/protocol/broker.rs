@@ -472,6 +472,57 @@ mod tests {
         );
     }
 
+    fn table(members: ConsumerSet) -> BrokerState {
+        BrokerState {
+            members,
+            closed: 0,
+            epochs: 0,
+            subscription: 0,
+            route: Route::default(),
+            offsets: 0,
+            evicted: false,
+            locks: LockTable::default(),
+        }
+    }
+
+    #[test]
+    fn each_consumer_has_its_own_connection_epoch() {
+        let opened = table(0).open(2, 3).open(15, 15);
+        assert_eq!(
+            (opened.epoch(0), opened.epoch(2), opened.epoch(15)),
+            (0, 3, 15)
+        );
+        let again = opened.open(2, 4);
+        assert_eq!(
+            (again.epoch(2), again.epoch(15)),
+            (4, 15),
+            "replaced, not merged"
+        );
+        let closed = table(0b100).close(0b100, Message::NotifyConsumerIdsChanged);
+        let (closed, _) = closed.expect("a member's close changes the table");
+        assert_eq!((closed.members, closed.closed), (0, 0b100));
+        assert_eq!(closed.open(2, 1).closed, 0, "a new connection is open");
+    }
+
+    #[test]
+    fn closing_a_non_member_notifies_nobody() {
+        let broker = table(0b011);
+        let (after, outputs) = broker
+            .close(0b100, Message::NotifyConsumerIdsChanged)
+            .expect("the connection is marked closed");
+        assert_eq!((after.members, after.closed), (0b011, 0b100));
+        assert!(outputs.is_empty());
+        let (twice, _) = after
+            .close(0b100, Message::NotifyConsumerIdsChanged)
+            .unwrap();
+        assert_eq!(twice.closed, 0b100, "closed stays closed");
+        let (left, outputs) = broker
+            .close(0b001, Message::NotifyConsumerIdsChanged)
+            .unwrap();
+        assert_eq!(left.members, 0b010);
+        assert_eq!(outputs.len(), 1, "the remaining member is told");
+    }
+
     #[test]
     fn offsets_are_four_bits_a_queue() {
         let offsets = with_offset(with_offset(0, 0, 3), 2, 9);
