@@ -514,6 +514,21 @@ fn every_fault_budget_and_protocol_switch() {
                 ..p
             },
         ),
+        // Broker `b` polls name server `b mod N`.
+        healthy(
+            "server assignment, two brokers",
+            Sizes {
+                consumers: 1,
+                joins: Some(0),
+                brokers: 2,
+                route_changes: 1,
+                ..SMALL
+            },
+            ProtocolOptions {
+                assignment: Assignment::Server,
+                ..p
+            },
+        ),
     ];
     assert_lines(
         &actual,
@@ -539,6 +554,7 @@ fn every_fault_budget_and_protocol_switch() {
         no notify: 63 states; violated []; not found []
         server assignment, kills: 207 states; violated []; not found []
         server assignment: 2211 states; violated [member lists agree at rest]; not found []
+        server assignment, two brokers: 36 states; violated [member lists agree at rest]; not found [transient double ownership]
         ",
     );
 }

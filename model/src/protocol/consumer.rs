@@ -171,7 +171,7 @@ impl ConsumerState {
                 for q in members_of(state.owned) {
                     state.queues[q] = ProcessQueue {
                         locked: cfg.orderly().is_some(),
-                        ..ProcessQueue::from_offset(0)
+                        ..ProcessQueue::default()
                     };
                 }
             }

@@ -45,14 +45,6 @@ impl ProcessQueue {
         }
     }
 
-    /// A queue consumed from `offset` on.
-    pub fn from_offset(offset: u8) -> Self {
-        Self {
-            cursor: offset,
-            ..Self::default()
-        }
-    }
-
     /// A batch is being consumed.
     pub fn running(&self) -> bool {
         self.from < self.to
