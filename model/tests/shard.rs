@@ -4,7 +4,8 @@
 use std::collections::HashSet;
 
 use rocketmq_rebalance_model::check::{check, CheckOptions, Status};
-use rocketmq_rebalance_model::search::Shard;
+use rocketmq_rebalance_model::search::{path_of, Shard};
+use rocketmq_rebalance_model::trace::describe_path;
 use rocketmq_rebalance_model::shell::{RebalanceModel, SystemState};
 use rocketmq_rebalance_model::Scenario;
 use stateright::Model;
@@ -104,6 +105,11 @@ fn the_shards_reach_the_whole_runs_verdicts_with_whole_paths() {
             .expect("a counterexample");
         let path = violated.path.as_ref().unwrap();
         assert_eq!(path[0], 0);
-        assert!(violated.trace.as_ref().unwrap()[0].starts_with("1. "));
+        let trace = violated.trace.as_ref().unwrap();
+        assert!(trace[0].starts_with("1. "));
+        // The trace is that path's, step by step, on the whole model.
+        let model = RebalanceModel::new(config(scenario));
+        let replayed = path_of(&model, path).expect("a path of the whole model");
+        assert_eq!(*trace, describe_path(&model, &replayed), "{scenario}");
     }
 }
