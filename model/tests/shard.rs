@@ -5,8 +5,8 @@ use std::collections::HashSet;
 
 use rocketmq_rebalance_model::check::{check, CheckOptions, Status};
 use rocketmq_rebalance_model::search::{path_of, Shard};
-use rocketmq_rebalance_model::trace::describe_path;
 use rocketmq_rebalance_model::shell::{RebalanceModel, SystemState};
+use rocketmq_rebalance_model::trace::describe_path;
 use rocketmq_rebalance_model::Scenario;
 use stateright::Model;
 
