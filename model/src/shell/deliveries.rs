@@ -49,5 +49,8 @@ mod tests {
         assert_eq!(d.count(7, 5), 3);
         assert_eq!(d.count(7, 4), 0);
         assert_eq!(d.count(2, 1), 1);
+        // Queue and offset are not interchangeable.
+        d.deliver(1, 2, 3);
+        assert_eq!((d.count(1, 2), d.count(2, 1)), (1, 1));
     }
 }

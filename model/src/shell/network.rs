@@ -129,5 +129,7 @@ mod tests {
         dup.send(NetworkKind::Duplicating, env(0, 0, 0));
         dup.deliver(NetworkKind::Duplicating, &env(0, 0, 0));
         assert_eq!(dup.iter().count(), 1);
+        assert!(!dup.is_empty());
+        assert!(Network::default().is_empty());
     }
 }
