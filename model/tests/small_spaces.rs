@@ -655,6 +655,28 @@ fn every_message_and_offset_switch() {
         ),
         // A group that starts cold has no stored offsets: what the broker
         // answers decides where consumption starts.
+        // The leaving (last) or crashing (first) consumer's second queue
+        // changes hands.
+        healthy(
+            "two queues, leave",
+            Sizes {
+                queues: 2,
+                joins: Some(0),
+                leaves: 1,
+                ..ONE_MESSAGE
+            },
+            p,
+        ),
+        healthy(
+            "two queues, crash",
+            Sizes {
+                queues: 2,
+                joins: Some(0),
+                crashes: 1,
+                ..ONE_MESSAGE
+            },
+            p,
+        ),
         healthy("cold start", COLD, p),
         healthy(
             "cold start, failed offset reads",
@@ -707,6 +729,8 @@ fn every_message_and_offset_switch() {
         leave: 36 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         crash: 37 states; violated []; not found [transient double ownership]; harms 2 1 1 1
         sync commit, two messages: 1422 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        two queues, leave: 145 states; violated []; not found [transient double ownership, duplicate delivery]; harms 1 0 0 1
+        two queues, crash: 193 states; violated []; not found [transient double ownership]; harms 2 1 1 1
         cold start: 77 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         cold start, failed offset reads: 331 states; violated []; not found [transient double ownership, duplicate delivery]; harms 1 0 0 1
         cold start, lost persists: 229 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
@@ -732,6 +756,13 @@ fn every_orderly_switch() {
     let crash = Sizes {
         joins: Some(0),
         crashes: 1,
+        ..ONE_MESSAGE
+    };
+    let removal = Sizes {
+        consumers: 1,
+        joins: Some(0),
+        queues: 2,
+        queue_removals: 1,
         ..ONE_MESSAGE
     };
     let restart = Sizes {
@@ -779,6 +810,22 @@ fn every_orderly_switch() {
         ),
         healthy("slow batch", leave, orderly(LockTiming { batch: 3, ..t })),
         healthy("orderly broker restart", restart, orderly(t)),
+        // A queue removed from the route is dropped by the rebalance: it
+        // stays in the table until its unlock, after its batch.
+        healthy("queue removal", removal, orderly(t)),
+        healthy(
+            "queue removal, lost unlock",
+            Sizes {
+                lost_unlocks: 1,
+                ..removal
+            },
+            orderly(t),
+        ),
+        healthy(
+            "queue removal, slow batch",
+            removal,
+            orderly(LockTiming { batch: 3, ..t }),
+        ),
     ];
     assert_lines(
         &actual,
@@ -792,6 +839,9 @@ fn every_orderly_switch() {
         clock drift: 1150 states; violated []; not found [transient double ownership]; harms 2 1 1 1
         slow batch: 5168 states; violated []; not found [transient double ownership, duplicate delivery]; harms 1 0 0 1
         orderly broker restart: 4497 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        queue removal: 4053 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        queue removal, lost unlock: 8633 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        queue removal, slow batch: 12115 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         ",
     );
 }
