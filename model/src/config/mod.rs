@@ -243,7 +243,7 @@ impl Config {
         network: NetworkKind,
         strategy: Arc<dyn AllocateStrategy>,
     ) -> Result<Self, ConfigError> {
-        Self::build(
+        Self::new_with(
             scenario,
             sizes,
             network,
@@ -252,23 +252,10 @@ impl Config {
         )
     }
 
-    /// Like [`Config::new`], with `protocol` instead of the scenario's
-    /// options; the sizes are checked against these (the orderly budgets
-    /// need orderly consumption).
-    pub fn new_with(
-        scenario: Scenario,
-        sizes: Sizes,
-        network: NetworkKind,
-        strategy: Arc<dyn AllocateStrategy>,
-        protocol: ProtocolOptions,
-    ) -> Result<Self, ConfigError> {
-        Self::build(scenario, sizes, network, strategy, protocol)
-    }
-
     /// The same configuration with other protocol options.
     pub fn with_protocol(self, protocol: ProtocolOptions) -> Result<Self, ConfigError> {
         let periodic_ticks = self.periodic_ticks;
-        Self::build(
+        Self::new_with(
             self.scenario,
             self.sizes,
             self.network,
@@ -278,7 +265,10 @@ impl Config {
         .map(|cfg| cfg.with_periodic_ticks(periodic_ticks))
     }
 
-    fn build(
+    /// Like [`Config::new`], with `protocol` instead of the scenario's
+    /// options; the sizes are checked against these (the orderly budgets
+    /// need orderly consumption).
+    pub fn new_with(
         scenario: Scenario,
         sizes: Sizes,
         network: NetworkKind,

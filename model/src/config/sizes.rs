@@ -89,40 +89,46 @@ pub struct Sizes {
     pub failed_locks: usize,
 }
 
-impl Default for Sizes {
+impl Sizes {
     /// Three consumers, two brokers, one topic with two queues per broker;
-    /// the last consumer joins a balanced group.
+    /// the last consumer joins a balanced group. Usable in constants
+    /// (`..Sizes::DEFAULT`).
+    pub const DEFAULT: Sizes = Sizes {
+        consumers: 3,
+        brokers: 2,
+        topics: 1,
+        queues: 2,
+        joins: Some(1),
+        crashes: 0,
+        kills: 0,
+        expiries: 0,
+        broker_restarts: 0,
+        leaves: 0,
+        route_changes: 0,
+        queue_removals: 0,
+        broker_joins: 0,
+        broker_leaves: 0,
+        name_servers: 1,
+        name_server_partitions: 0,
+        lost_notifications: 0,
+        stale_routes: 0,
+        subscription_changes: 0,
+        failed_queries: 0,
+        messages: 0,
+        pull_batch: 1,
+        lost_persists: 0,
+        failed_offset_reads: 0,
+        evictions: 0,
+        clock_drift: 0,
+        lost_unlocks: 0,
+        failed_locks: 0,
+    };
+}
+
+impl Default for Sizes {
+    /// [`Sizes::DEFAULT`].
     fn default() -> Self {
-        Self {
-            consumers: 3,
-            brokers: 2,
-            topics: 1,
-            queues: 2,
-            joins: Some(1),
-            crashes: 0,
-            kills: 0,
-            expiries: 0,
-            broker_restarts: 0,
-            leaves: 0,
-            route_changes: 0,
-            queue_removals: 0,
-            broker_joins: 0,
-            broker_leaves: 0,
-            name_servers: 1,
-            name_server_partitions: 0,
-            lost_notifications: 0,
-            stale_routes: 0,
-            subscription_changes: 0,
-            failed_queries: 0,
-            messages: 0,
-            pull_batch: 1,
-            lost_persists: 0,
-            failed_offset_reads: 0,
-            evictions: 0,
-            clock_drift: 0,
-            lost_unlocks: 0,
-            failed_locks: 0,
-        }
+        Self::DEFAULT
     }
 }
 
