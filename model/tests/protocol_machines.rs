@@ -6,7 +6,7 @@ use rocketmq_rebalance_model::config::{
 };
 use rocketmq_rebalance_model::protocol::consumer::Query;
 use rocketmq_rebalance_model::protocol::{
-    BrokerState, ConsumerState, LockTable, Message, Output, Peer, Phase, Timer,
+    BrokerState, ConsumerState, Message, Output, Peer, Phase, Timer,
 };
 use std::sync::Arc;
 
@@ -43,13 +43,7 @@ fn sends(outputs: &[Output]) -> Vec<(Peer, Message)> {
 fn a_new_member_makes_the_broker_notify_every_member_itself_included() {
     let broker = BrokerState {
         members: 0b011,
-        closed: 0,
-        epochs: 0,
-        subscription: 0,
-        route: Route::default(),
-        offsets: 0,
-        evicted: false,
-        locks: LockTable::default(),
+        ..BrokerState::start(&healthy(), 0).0
     };
     let (next, out) = broker
         .on_message(&healthy(), Peer::Consumer(2), &HEARTBEAT)
@@ -70,13 +64,7 @@ fn a_new_member_makes_the_broker_notify_every_member_itself_included() {
 fn expiry_notifies_nobody_but_unregistering_does() {
     let broker = BrokerState {
         members: 0b111,
-        closed: 0,
-        epochs: 0,
-        subscription: 0,
-        route: Route::default(),
-        offsets: 0,
-        evicted: false,
-        locks: LockTable::default(),
+        ..BrokerState::start(&healthy(), 0).0
     };
     let (expired, out) = broker
         .on_message(
@@ -112,13 +100,7 @@ fn expiry_notifies_nobody_but_unregistering_does() {
 fn the_broker_lists_every_member_whatever_the_topic() {
     let broker = BrokerState {
         members: 0b101,
-        closed: 0,
-        epochs: 0,
-        subscription: 0,
-        route: Route::default(),
-        offsets: 0,
-        evicted: false,
-        locks: LockTable::default(),
+        ..BrokerState::start(&healthy(), 0).0
     };
     let (_, out) = broker
         .on_message(
