@@ -6,7 +6,7 @@ use rocketmq_rebalance_model::config::{
 };
 use rocketmq_rebalance_model::protocol::consumer::Query;
 use rocketmq_rebalance_model::protocol::{
-    BrokerState, ConsumerState, Message, Output, Peer, Phase, Timer,
+    BrokerState, ConsumerState, Message, Output, Peer, Phase, ProcessQueue, Timer,
 };
 use std::sync::Arc;
 
@@ -421,7 +421,6 @@ fn a_running_orderly_group_starts_with_the_locks_of_what_it_consumes_on_each_bro
 /// largest.
 #[test]
 fn every_field_of_a_consumer_changes_its_fingerprint() {
-    use rocketmq_rebalance_model::protocol::ProcessQueue;
     use rocketmq_rebalance_model::search::fingerprint;
     let cfg = healthy();
     let base = ConsumerState::start(&cfg, 0).0;
@@ -498,4 +497,714 @@ fn every_field_of_a_consumer_changes_its_fingerprint() {
         variants.len(),
         "two variants share a fingerprint"
     );
+}
+
+// The consumer's message and orderly steps, on the queue of the second
+// broker: a step that mixed up queue indices, bits or epochs would show.
+
+/// Two consumers, two brokers with one queue each, two messages a queue,
+/// nobody joining: consumer 0 consumes queue 0 (broker-a), consumer 1
+/// queue 1 (broker-b). Its connection to broker-b is in its third epoch.
+fn with_messages(protocol: ProtocolOptions) -> (Config, ConsumerState) {
+    let sizes = Sizes {
+        consumers: 2,
+        queues: 1,
+        messages: 2,
+        joins: Some(0),
+        ..Sizes::default()
+    };
+    let cfg = common::config_with(Scenario::Healthy, sizes, "AVG", protocol);
+    assert_eq!((cfg.broker_of(0), cfg.broker_of(1)), (0, 1));
+    let c0 = ConsumerState {
+        epochs: 2 << 4,
+        ..ConsumerState::start(&cfg, 0).0
+    };
+    assert_eq!((c0.owned, c0.epoch(1)), (0b01, 2));
+    (cfg, c0)
+}
+
+fn orderly(timing: LockTiming) -> (Config, ConsumerState) {
+    with_messages(ProtocolOptions {
+        orderly: Some(timing),
+        ..ProtocolOptions::default()
+    })
+}
+
+/// `c` with the group's answer `members` to its question to broker-a.
+fn answered(cfg: &Config, c: ConsumerState, members: u16) -> (ConsumerState, Vec<Output>) {
+    let asking = ConsumerState {
+        querying: Some(Query {
+            topic: 0,
+            broker: 0,
+            epoch: 0,
+        }),
+        ..c
+    };
+    let answer = Message::ConsumerList {
+        topic: 0,
+        members,
+        epoch: 0,
+    };
+    asking
+        .on_message(cfg, 0, Peer::Broker(0), &answer)
+        .expect("the awaited answer is a step")
+}
+
+/// Consumer 0 also holding queue 1, read up to `cursor`, with `pq` giving
+/// the rest.
+fn holding_both(c: ConsumerState, cursor: u8, pq: ProcessQueue) -> ConsumerState {
+    let mut both = ConsumerState { owned: 0b11, ..c };
+    both.queues[1] = ProcessQueue { cursor, ..pq };
+    both
+}
+
+const UPDATE_1_AT_1: (Peer, Message) = (
+    Peer::Broker(1),
+    Message::UpdateOffset {
+        queue: 1,
+        offset: 1,
+        epoch: 2,
+    },
+);
+
+const UNLOCK_1: (Peer, Message) = (
+    Peer::Broker(1),
+    Message::UnlockBatch {
+        queues: 0b10,
+        epoch: 2,
+    },
+);
+
+const RETRY: Output = Output::SendPeriodic(Peer::Consumer(0), Message::PeriodicTick);
+
+#[test]
+fn an_idle_dropped_orderly_queue_is_persisted_unlocked_and_forgotten() {
+    let (cfg, c0) = orderly(LockTiming::default());
+    let both = holding_both(c0, 1, ProcessQueue::default());
+    let (next, out) = answered(&cfg, both, 0b11);
+    assert_eq!(sends(&out), [UPDATE_1_AT_1, UNLOCK_1]);
+    assert!(!out.contains(&RETRY));
+    assert_eq!((next.owned, next.table(), next.dropped()), (0b01, 0b01, 0));
+    assert_eq!(next.queues[1], ProcessQueue::default());
+    assert_eq!(next.queues[0], c0.queues[0], "the kept queue is untouched");
+    // A lost persist and a lost unlock: nothing sent, each fault used up.
+    let mut unlucky = both;
+    unlucky.faults.lose_next_persist = true;
+    unlucky.faults.lose_next_unlock = true;
+    let (next, out) = answered(&cfg, unlucky, 0b11);
+    assert_eq!(sends(&out), []);
+    assert!(!next.faults.lose_next_persist && !next.faults.lose_next_unlock);
+    assert_eq!(next.queues[1], ProcessQueue::default());
+}
+
+#[test]
+fn a_dropped_orderly_queue_with_a_running_batch_waits_unless_its_lock_is_old() {
+    let timing = LockTiming::default();
+    let (cfg, c0) = orderly(timing);
+    let running = ProcessQueue {
+        from: 1,
+        to: 2,
+        batch_age: 1,
+        lock_age: timing.unlock_delay,
+        ..ProcessQueue::default()
+    };
+    let both = holding_both(c0, 2, running);
+    let (next, out) = answered(&cfg, both, 0b11);
+    assert_eq!(sends(&out), [UPDATE_1_AT_1, RETRY_SEND]);
+    assert_eq!(
+        (next.owned, next.table(), next.dropped()),
+        (0b01, 0b11, 0b10)
+    );
+    assert_eq!(
+        next.queues[1],
+        ProcessQueue {
+            dropped: true,
+            ..both.queues[1]
+        }
+    );
+    // Tried again at the next round, no longer in the allocation: it is
+    // persisted at every try.
+    let (again, out) = answered(&cfg, next, 0b11);
+    assert_eq!(again.queues[1], next.queues[1]);
+    assert_eq!(sends(&out), [UPDATE_1_AT_1, RETRY_SEND]);
+    assert!(out.contains(&Output::SendPeriodic(UPDATE_1_AT_1.0, UPDATE_1_AT_1.1)));
+    // Past the unlock delay it is unlocked at once; the batch goes on.
+    let old = holding_both(
+        c0,
+        2,
+        ProcessQueue {
+            lock_age: timing.unlock_delay + 1,
+            ..running
+        },
+    );
+    let (next, out) = answered(&cfg, old, 0b11);
+    assert_eq!(sends(&out), [UPDATE_1_AT_1, UNLOCK_1]);
+    assert_eq!(
+        next.queues[1],
+        ProcessQueue {
+            from: 1,
+            to: 2,
+            batch_age: 1,
+            ..ProcessQueue::default()
+        }
+    );
+    assert_eq!(next.table(), 0b01);
+}
+
+const RETRY_SEND: (Peer, Message) = (Peer::Consumer(0), Message::PeriodicTick);
+
+#[test]
+fn a_queue_allocated_again_while_dropped_waits_for_its_pull_expiry_then_is_locked_afresh() {
+    let timing = LockTiming::default();
+    let (cfg, c0) = orderly(timing);
+    let stuck = |idle_age| {
+        let mut c = c0;
+        c.queues[1] = ProcessQueue {
+            cursor: 1,
+            locked: true,
+            dropped: true,
+            idle_age,
+            ..ProcessQueue::default()
+        };
+        c
+    };
+    // Before the expiry: still dropped, neither consumed nor locked again.
+    let young = stuck(timing.pull_expiry - 1);
+    let (next, out) = answered(&cfg, young, 0b01);
+    assert_eq!(sends(&out), []);
+    assert_eq!((next.owned, next.dropped(), next.adding), (0b01, 0b10, 0));
+    assert_eq!(next.queues[1], young.queues[1]);
+    // At the expiry: persisted, unlocked, and added again under a new lock.
+    let (next, out) = answered(&cfg, stuck(timing.pull_expiry), 0b01);
+    let lock = (
+        Peer::Broker(1),
+        Message::LockBatch {
+            queues: 0b10,
+            epoch: 2,
+        },
+    );
+    assert_eq!(sends(&out), [UPDATE_1_AT_1, UNLOCK_1, lock]);
+    assert_eq!((next.owned, next.dropped()), (0b01, 0));
+    assert_eq!((next.locking, next.adding, next.due), (0b10, 0b10, 0));
+    assert_eq!(next.queues[1], ProcessQueue::default());
+    // Its lock calls failing, the queue waits for the next round.
+    let mut failing = stuck(timing.pull_expiry);
+    failing.faults.locks_fail = true;
+    let (next, out) = answered(&cfg, failing, 0b01);
+    assert_eq!(sends(&out), [UPDATE_1_AT_1, UNLOCK_1]);
+    assert_eq!((next.locking, next.adding, next.due), (0, 0, 1));
+}
+
+#[test]
+fn a_lock_answer_adds_a_new_queue_or_renews_a_held_one() {
+    let (cfg, c0) = orderly(LockTiming::default());
+    let asking = ConsumerState {
+        locking: 0b11,
+        adding: 0b10,
+        ..c0
+    };
+    let answer = |granted| Message::Locked {
+        asked: 0b10,
+        granted,
+        epoch: 2,
+    };
+    let (added, out) = asking
+        .on_message(&cfg, 0, Peer::Broker(1), &answer(0b10))
+        .unwrap();
+    assert_eq!((added.owned, added.locking, added.adding), (0b11, 0b01, 0));
+    assert_eq!(
+        sends(&out),
+        [(Peer::Broker(1), Message::QueryOffset { queue: 1, epoch: 2 })]
+    );
+    assert_eq!(
+        added.queues[1],
+        ProcessQueue {
+            locked: true,
+            ..ProcessQueue::reading()
+        }
+    );
+    let (refused, out) = asking
+        .on_message(&cfg, 0, Peer::Broker(1), &answer(0))
+        .unwrap();
+    assert_eq!(
+        (refused.owned, refused.locking, refused.adding),
+        (0b01, 0b01, 0)
+    );
+    assert_eq!(refused.due, 1, "the round is not balanced");
+    assert_eq!(sends(&out), []);
+    // On an old connection, no answer.
+    let stale = Message::Locked {
+        asked: 0b10,
+        granted: 0b10,
+        epoch: 1,
+    };
+    assert!(asking
+        .on_message(&cfg, 0, Peer::Broker(1), &stale)
+        .is_none());
+    // A renewal of a held queue: granted, its lock is young again; refused,
+    // it is no longer trusted.
+    let mut renewing = ConsumerState {
+        locking: 0b01,
+        ..c0
+    };
+    renewing.queues[0].lock_age = 3;
+    let renewal = |granted| Message::Locked {
+        asked: 0b01,
+        granted,
+        epoch: 0,
+    };
+    let (renewed, _) = renewing
+        .on_message(&cfg, 0, Peer::Broker(0), &renewal(0b01))
+        .unwrap();
+    assert_eq!(
+        (renewed.queues[0].locked, renewed.queues[0].lock_age),
+        (true, 0)
+    );
+    assert_eq!((renewed.owned, renewed.locking, renewed.due), (0b01, 0, 0));
+    let (lost, _) = renewing
+        .on_message(&cfg, 0, Peer::Broker(0), &renewal(0))
+        .unwrap();
+    assert_eq!((lost.queues[0].locked, lost.queues[0].lock_age), (false, 3));
+}
+
+#[test]
+fn a_closed_connection_loses_its_lock_calls_and_a_new_queue_waits_for_the_next_round() {
+    let (cfg, c0) = orderly(LockTiming::default());
+    let asking = ConsumerState {
+        locking: 0b11,
+        adding: 0b10,
+        ..c0
+    };
+    let closed = Message::ConnectionClosed { epoch: 2 };
+    let (next, out) = asking
+        .on_message(&cfg, 0, Peer::Broker(1), &closed)
+        .unwrap();
+    assert_eq!((next.locking, next.adding, next.due), (0b01, 0, 1));
+    assert_eq!(next.epoch(1), 3);
+    assert!(out.contains(&Output::Arm(Timer::Connect { broker: 1 })));
+    // Only renewals in flight there: nothing owed.
+    let renewing = ConsumerState {
+        locking: 0b10,
+        ..c0
+    };
+    let (next, _) = renewing
+        .on_message(&cfg, 0, Peer::Broker(1), &closed)
+        .unwrap();
+    assert_eq!((next.locking, next.adding, next.due), (0, 0, 0));
+}
+
+#[test]
+fn the_clock_ages_locks_of_the_table_batches_and_dropped_queues_each_to_its_cap() {
+    let timing = LockTiming {
+        batch: 2,
+        pull_expiry: 3,
+        ..LockTiming::default()
+    };
+    let (cfg, c0) = orderly(timing);
+    let cap = timing.validity.max(timing.unlock_delay) + 1;
+    let mut c = ConsumerState {
+        renew_age: timing.renew - 1,
+        ..c0
+    };
+    c.queues[0] = ProcessQueue {
+        from: 0,
+        to: 1,
+        lock_age: cap - 1,
+        batch_age: timing.batch - 1,
+        ..c.queues[0]
+    };
+    c.queues[1] = ProcessQueue {
+        dropped: true,
+        lock_age: 0,
+        idle_age: timing.pull_expiry - 1,
+        ..ProcessQueue::default()
+    };
+    c.queues[2].lock_age = 1;
+    let once = c.elapse(&cfg, true);
+    assert_eq!(once.renew_age, timing.renew);
+    assert_eq!(once.lag, 0);
+    assert_eq!(
+        (once.queues[0].lock_age, once.queues[0].batch_age),
+        (cap, timing.batch)
+    );
+    assert_eq!(
+        (once.queues[1].lock_age, once.queues[1].idle_age),
+        (1, timing.pull_expiry)
+    );
+    assert_eq!(once.queues[2].lock_age, 1, "not in the table: no lock");
+    assert!(once.deadline(&cfg));
+    let twice = once.elapse(&cfg, true);
+    assert_eq!(twice.renew_age, timing.renew);
+    assert_eq!(twice.queues[0], once.queues[0], "each age at its cap");
+    assert_eq!(twice.queues[1].idle_age, timing.pull_expiry);
+    assert_eq!(twice.queues[1].lock_age, 2);
+    // A clock that falls behind: locks and renewal do not age; batches and
+    // dropped queues (the brokers' and the application's time) do.
+    let behind = c.elapse(&cfg, false);
+    assert_eq!(behind.lag, 1);
+    assert_eq!(behind.renew_age, c.renew_age);
+    assert_eq!(behind.queues[0].lock_age, c.queues[0].lock_age);
+    assert_eq!(behind.queues[0].batch_age, timing.batch);
+    assert_eq!(behind.queues[1].idle_age, timing.pull_expiry);
+    assert_eq!(behind.elapse(&cfg, false).lag, 2);
+    // Only a running consumer has a clock.
+    let left = ConsumerState {
+        phase: Phase::Left,
+        ..c
+    };
+    assert_eq!(left.elapse(&cfg, true), left);
+}
+
+#[test]
+fn pull_finish_and_commit_of_the_second_queue() {
+    let protocol = ProtocolOptions {
+        commit: rocketmq_rebalance_model::config::Commit::Sync,
+        ..ProtocolOptions::default()
+    };
+    let (mut cfg, c0) = with_messages(protocol);
+    let both = holding_both(
+        c0,
+        1,
+        ProcessQueue {
+            batch_age: 1,
+            ..ProcessQueue::default()
+        },
+    );
+    let pull = Timer::Pull { queue: 1 };
+    let (pulled, out) = both.on_timer(&cfg, 0, &pull).unwrap();
+    assert_eq!(out, [Output::Arm(pull)]);
+    let batch = ProcessQueue {
+        cursor: 2,
+        from: 1,
+        to: 2,
+        ..ProcessQueue::default()
+    };
+    assert_eq!(pulled.queues[1], batch);
+    assert_eq!(pulled.queues[0], both.queues[0]);
+    assert!(pulled.on_timer(&cfg, 0, &pull).is_none(), "a batch runs");
+    let done = Timer::Done { queue: 1 };
+    let (finished, out) = pulled.on_timer(&cfg, 0, &done).unwrap();
+    assert_eq!(
+        out,
+        [
+            Output::Delivered {
+                queue: 1,
+                from: 1,
+                to: 2
+            },
+            Output::Arm(done),
+            Output::Send(
+                Peer::Broker(1),
+                Message::CommitOffset {
+                    queue: 1,
+                    offset: 2,
+                    epoch: 2
+                }
+            ),
+        ]
+    );
+    assert_eq!(
+        finished.queues[1],
+        ProcessQueue {
+            cursor: 2,
+            awaiting_ack: true,
+            ..ProcessQueue::default()
+        }
+    );
+    // The end of the log, an acknowledgement awaited, an offset being read,
+    // a queue not held: no pull.
+    let at = |pq: ProcessQueue| holding_both(c0, pq.cursor, pq);
+    for blocked in [
+        at(ProcessQueue {
+            cursor: 2,
+            ..ProcessQueue::default()
+        }),
+        at(ProcessQueue {
+            awaiting_ack: true,
+            ..ProcessQueue::default()
+        }),
+        at(ProcessQueue::reading()),
+        ConsumerState {
+            owned: 0b01,
+            ..both
+        },
+    ] {
+        assert!(blocked.on_timer(&cfg, 0, &pull).is_none(), "{blocked:?}");
+    }
+    // Dropped while running, the batch still finishes, unrecorded.
+    let dropped = ConsumerState {
+        owned: 0b01,
+        ..pulled
+    };
+    let (after, out) = dropped.on_timer(&cfg, 0, &done).unwrap();
+    assert_eq!(after.queues[1], ProcessQueue::default());
+    assert_eq!(sends(&out), []);
+    // The broker's acknowledgement lets the next pull go.
+    let (acked, _) = finished
+        .on_message(&cfg, 0, Peer::Broker(1), &Message::CommitAck { queue: 1 })
+        .unwrap();
+    assert!(!acked.queues[1].awaiting_ack);
+    cfg.consumers[0].unreachable = 0b10;
+    assert!(
+        both.on_timer(&cfg, 0, &pull).is_none(),
+        "broker-b unreachable"
+    );
+}
+
+#[test]
+fn a_queue_taken_over_reads_its_offset_from_its_own_broker() {
+    use rocketmq_rebalance_model::protocol::message::NO_OFFSET;
+    let (cfg, c0) = with_messages(ProtocolOptions::default());
+    let (next, out) = answered(&cfg, c0, 0b01);
+    assert_eq!(next.owned, 0b11);
+    assert_eq!(
+        sends(&out),
+        [(Peer::Broker(1), Message::QueryOffset { queue: 1, epoch: 2 })]
+    );
+    assert_eq!(next.queues[1], ProcessQueue::reading());
+    let offset = |stored, epoch| Message::Offset {
+        queue: 1,
+        stored,
+        in_memory: true,
+        epoch,
+    };
+    assert!(next
+        .on_message(&cfg, 0, Peer::Broker(1), &offset(1, 0))
+        .is_none());
+    let (reading, _) = next
+        .on_message(&cfg, 0, Peer::Broker(1), &offset(1, 2))
+        .unwrap();
+    assert_eq!(
+        reading.queues[1],
+        ProcessQueue {
+            cursor: 1,
+            ..ProcessQueue::default()
+        }
+    );
+    let (fresh, _) = next
+        .on_message(&cfg, 0, Peer::Broker(1), &offset(NO_OFFSET, 2))
+        .unwrap();
+    assert_eq!(fresh.queues[1].cursor, 0);
+    // An offset for a queue it does not hold, or has read already: no step.
+    for (c, queue) in [(c0, 1), (reading, 1), (next, 0)] {
+        let answer = Message::Offset {
+            queue,
+            stored: 1,
+            in_memory: true,
+            epoch: c.epoch(cfg.broker_of(usize::from(queue))),
+        };
+        let from = Peer::Broker(cfg.broker_of(usize::from(queue)));
+        assert!(
+            c.on_message(&cfg, 0, from, &answer).is_none(),
+            "queue {queue}"
+        );
+    }
+    // A read that fails leaves that queue, and only it, out of this round.
+    let mut failing = next;
+    failing.faults.fail_next_offset_read = true;
+    failing.queues[1].from = 1;
+    failing.queues[1].to = 2;
+    let (failed, out) = failing
+        .on_message(&cfg, 0, Peer::Broker(1), &offset(1, 2))
+        .unwrap();
+    assert_eq!((failed.owned, failed.due), (0b01, 1));
+    assert!(!failed.faults.fail_next_offset_read);
+    assert_eq!(
+        failed.queues[1],
+        ProcessQueue {
+            from: 1,
+            to: 2,
+            ..ProcessQueue::default()
+        }
+    );
+    assert_eq!(sends(&out), [(Peer::Consumer(0), Message::PeriodicTick)]);
+    // A queue given up keeps only its running batch; its offset goes to
+    // its broker.
+    let giving_up = holding_both(
+        c0,
+        2,
+        ProcessQueue {
+            from: 1,
+            to: 2,
+            ..ProcessQueue::default()
+        },
+    );
+    let (next, out) = answered(&cfg, giving_up, 0b11);
+    assert_eq!(sends(&out), [UPDATE_1_AT_1]);
+    let batch = ProcessQueue {
+        from: 1,
+        to: 2,
+        ..ProcessQueue::default()
+    };
+    assert_eq!(next.queues[1], batch);
+    // Taken back while that batch runs: the batch goes on while the offset
+    // is read.
+    let (back, _) = answered(&cfg, next, 0b01);
+    assert_eq!(
+        back.queues[1],
+        ProcessQueue {
+            reading_offset: true,
+            ..batch
+        }
+    );
+}
+
+#[test]
+fn an_orderly_pull_needs_a_lock_it_trusts() {
+    let timing = LockTiming::default();
+    let (cfg, c0) = orderly(timing);
+    let pull = Timer::Pull { queue: 1 };
+    let held = |locked, lock_age| {
+        holding_both(
+            c0,
+            0,
+            ProcessQueue {
+                locked,
+                lock_age,
+                ..ProcessQueue::default()
+            },
+        )
+    };
+    let (pulled, _) = held(true, timing.validity)
+        .on_timer(&cfg, 0, &pull)
+        .unwrap();
+    assert_eq!((pulled.queues[1].from, pulled.queues[1].to), (0, 1));
+    let lock = Output::Send(
+        Peer::Broker(1),
+        Message::LockBatch {
+            queues: 0b10,
+            epoch: 2,
+        },
+    );
+    for untrusted in [held(true, timing.validity + 1), held(false, 0)] {
+        let (locking, out) = untrusted.on_timer(&cfg, 0, &pull).unwrap();
+        assert_eq!(out, [Output::Arm(pull), lock.clone()]);
+        assert_eq!((locking.locking, locking.adding), (0b10, 0));
+        assert_eq!(locking.queues, untrusted.queues, "nothing pulled");
+        assert!(locking.on_timer(&cfg, 0, &pull).is_none(), "one lock call");
+        let mut failing = untrusted;
+        failing.faults.locks_fail = true;
+        assert!(failing.on_timer(&cfg, 0, &pull).is_none());
+    }
+}
+
+#[test]
+fn only_the_awaited_answer_and_a_newer_route_are_acted_on() {
+    let (cfg, c0) = with_messages(ProtocolOptions::default());
+    let asking = ConsumerState {
+        querying: Some(Query {
+            topic: 0,
+            broker: 1,
+            epoch: 2,
+        }),
+        ..c0
+    };
+    let list = |epoch| Message::ConsumerList {
+        topic: 0,
+        members: 0b01,
+        epoch,
+    };
+    assert!(asking
+        .on_message(&cfg, 0, Peer::Broker(1), &list(2))
+        .is_some());
+    for (from, msg) in [
+        (Peer::Broker(1), list(0)),
+        (Peer::Broker(0), list(2)),
+        (Peer::Consumer(1), list(2)),
+    ] {
+        assert!(asking.on_message(&cfg, 0, from, &msg).is_none(), "{from:?}");
+    }
+    // A wake-up while it waits marks the topic due and schedules nothing.
+    let (woken, out) = asking
+        .on_message(&cfg, 0, Peer::Broker(0), &Message::NotifyConsumerIdsChanged)
+        .unwrap();
+    assert_eq!((woken.due, out.len()), (1, 0));
+    // With nothing due, its turn passes.
+    assert!(c0
+        .on_timer(&cfg, 0, &Timer::Rebalance { broker: 0 })
+        .is_none());
+    // A later poll applies a route only if it differs and is not older.
+    let cfg = config(Sizes {
+        route_changes: 2,
+        ..Sizes::default()
+    });
+    let c = ConsumerState {
+        route: Config::true_route(1),
+        ..ConsumerState::start(&cfg, 0).0
+    };
+    let poll = |version, dropped| Message::LaterPoll {
+        route: Route { version, dropped },
+    };
+    let (moved, _) = c
+        .on_message(&cfg, 0, Peer::Consumer(0), &poll(2, 0))
+        .unwrap();
+    assert_eq!(moved.route, Config::true_route(2));
+    assert!(c
+        .on_message(&cfg, 0, Peer::Consumer(0), &poll(0, 0))
+        .is_none());
+    assert!(c
+        .on_message(&cfg, 0, Peer::Consumer(0), &poll(1, 0))
+        .is_none());
+    let (same_version, _) = c
+        .on_message(&cfg, 0, Peer::Consumer(0), &poll(1, 1))
+        .unwrap();
+    assert_eq!(
+        same_version.route,
+        Route {
+            version: 1,
+            dropped: 1
+        }
+    );
+}
+
+#[test]
+fn offsets_go_only_to_brokers_it_reaches() {
+    let (mut cfg, c0) = with_messages(ProtocolOptions::default());
+    let both = holding_both(c0, 1, ProcessQueue::default());
+    let updates = |cfg: &Config| {
+        let (_, out) = both.on_timer(cfg, 0, &Timer::Persist).unwrap();
+        sends(&out)
+    };
+    let update_0 = (
+        Peer::Broker(0),
+        Message::UpdateOffset {
+            queue: 0,
+            offset: 0,
+            epoch: 0,
+        },
+    );
+    assert_eq!(updates(&cfg), [update_0, UPDATE_1_AT_1]);
+    cfg.consumers[0].unreachable = 0b10;
+    assert_eq!(updates(&cfg), [update_0]);
+}
+
+#[test]
+fn a_subscription_heartbeats_at_once_an_unsubscription_forgets_the_topic() {
+    let sizes = Sizes {
+        topics: 2,
+        ..Sizes::default()
+    };
+    let cfg = common::config_with(Scenario::Healthy, sizes, "AVG", ProtocolOptions::default());
+    let c0 = ConsumerState::start(&cfg, 0).0;
+    assert_eq!(c0.topics, 0b11);
+    let (left, out) = c0.on_timer(&cfg, 0, &Timer::Resubscribe).unwrap();
+    assert_eq!((left.topics, left.views[1], left.due), (0b01, None, 0b01));
+    assert_eq!(sends(&out), []);
+    let (back, out) = left.on_timer(&cfg, 0, &Timer::Resubscribe).unwrap();
+    assert_eq!((back.topics, back.due), (0b11, 0b11));
+    let heartbeat = |b| {
+        (
+            Peer::Broker(b),
+            Message::Heartbeat {
+                epoch: 0,
+                topics: 0b11,
+            },
+        )
+    };
+    assert_eq!(sends(&out), [heartbeat(0), heartbeat(1)]);
+    // A consumer of one topic does not unsubscribe from its last.
+    assert!(ConsumerState::start(&healthy(), 0)
+        .0
+        .on_timer(&healthy(), 0, &Timer::Resubscribe)
+        .is_none());
 }
