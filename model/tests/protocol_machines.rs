@@ -484,6 +484,7 @@ fn every_field_of_a_consumer_changes_its_fingerprint() {
     vary(&|c| c.faults.locks_fail = true);
     vary(&|c| c.owned ^= 1 << 63);
     vary(&|c| c.views[0] = None);
+    vary(&|c| c.views[0] = Some(0));
     for q in [0, 7] {
         vary(&move |c| c.queues[q].reading_offset = true);
         vary(&move |c| c.queues[q].awaiting_ack = true);
@@ -1207,4 +1208,87 @@ fn a_subscription_heartbeats_at_once_an_unsubscription_forgets_the_topic() {
         .0
         .on_timer(&healthy(), 0, &Timer::Resubscribe)
         .is_none());
+}
+
+#[test]
+fn a_server_side_assignment_is_applied_only_when_awaited() {
+    use rocketmq_rebalance_model::config::Assignment;
+    let (cfg, c0) = with_messages(ProtocolOptions {
+        assignment: Assignment::Server,
+        ..ProtocolOptions::default()
+    });
+    let asking = ConsumerState {
+        querying: Some(Query {
+            topic: 0,
+            broker: 1,
+            epoch: 2,
+        }),
+        ..c0
+    };
+    let answer = |epoch| Message::Assignment {
+        topic: 0,
+        members: 0b01,
+        route: Route::default(),
+        epoch,
+    };
+    let (applied, _) = asking
+        .on_message(&cfg, 0, Peer::Broker(1), &answer(2))
+        .unwrap();
+    assert_eq!((applied.owned, applied.querying), (0b11, None));
+    assert!(asking
+        .on_message(&cfg, 0, Peer::Broker(1), &answer(0))
+        .is_none());
+    assert!(asking
+        .on_message(&cfg, 0, Peer::Broker(0), &answer(2))
+        .is_none());
+}
+
+#[test]
+fn an_orderly_shutdown_unlocks_each_brokers_queues_there() {
+    let (cfg, c0) = orderly(LockTiming::default());
+    let (left, out) = c0.on_timer(&cfg, 0, &Timer::Shutdown).unwrap();
+    assert_eq!(left.phase, Phase::Left);
+    let unlock_0 = (
+        Peer::Broker(0),
+        Message::UnlockBatch {
+            queues: 0b01,
+            epoch: 0,
+        },
+    );
+    assert_eq!(sends(&out)[0], unlock_0);
+    assert!(!sends(&out)
+        .iter()
+        .any(|(to, m)| *to == Peer::Broker(1) && matches!(m, Message::UnlockBatch { .. })));
+}
+
+#[test]
+fn a_failed_query_uses_up_its_fault_and_ends_the_round() {
+    let cfg = healthy();
+    let c0 = ConsumerState {
+        due: 1,
+        ..ConsumerState::start(&cfg, 0).0
+    };
+    let (faulty, _) = c0.on_timer(&cfg, 0, &Timer::FailQuery).unwrap();
+    assert!(faulty.faults.fail_next_query);
+    let (failed, out) = faulty
+        .on_timer(&cfg, 0, &Timer::Rebalance { broker: 0 })
+        .unwrap();
+    assert!(!failed.faults.fail_next_query);
+    assert_eq!((failed.due, failed.querying), (0, None));
+    assert_eq!(
+        out,
+        [
+            Output::Send(Peer::Consumer(0), Message::PeriodicTick),
+            Output::Disarm(Timer::Rebalance { broker: 0 }),
+            Output::Disarm(Timer::Rebalance { broker: 1 }),
+        ]
+    );
+    // The next round asks.
+    let (woken, _) = failed
+        .on_message(&cfg, 0, Peer::Consumer(0), &Message::PeriodicTick)
+        .unwrap();
+    let (asking, _) = woken
+        .on_timer(&cfg, 0, &Timer::Rebalance { broker: 0 })
+        .unwrap();
+    assert!(asking.querying.is_some());
 }
