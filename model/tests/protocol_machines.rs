@@ -1292,3 +1292,62 @@ fn a_failed_query_uses_up_its_fault_and_ends_the_round() {
         .unwrap();
     assert!(asking.querying.is_some());
 }
+
+#[test]
+fn a_dropped_orderly_queue_ignores_its_late_offset_and_is_not_unlocked_where_unreachable() {
+    let (mut cfg, c0) = orderly(LockTiming::default());
+    let mut late = c0;
+    late.queues[1] = ProcessQueue {
+        dropped: true,
+        ..ProcessQueue::reading()
+    };
+    let offset = Message::Offset {
+        queue: 1,
+        stored: 1,
+        in_memory: true,
+        epoch: 2,
+    };
+    assert!(late.on_message(&cfg, 0, Peer::Broker(1), &offset).is_none());
+    // Cut off from broker-b, it neither persists nor unlocks there.
+    cfg.consumers[0].unreachable = 0b10;
+    let both = holding_both(c0, 1, ProcessQueue::default());
+    let (next, out) = answered(&cfg, both, 0b11);
+    assert_eq!(sends(&out), []);
+    assert_eq!(next.table(), 0b01);
+    // And a close from there (its last word) is not followed by a reconnect.
+    let closed = Message::ConnectionClosed { epoch: 2 };
+    let (after, out) = c0.on_message(&cfg, 0, Peer::Broker(1), &closed).unwrap();
+    assert_eq!((after.epoch(1), out.len()), (3, 0));
+}
+
+#[test]
+fn a_failed_offset_read_makes_its_own_topic_due() {
+    let sizes = Sizes {
+        consumers: 2,
+        topics: 2,
+        queues: 1,
+        messages: 1,
+        joins: Some(0),
+        ..Sizes::default()
+    };
+    let cfg = common::config_with(Scenario::Healthy, sizes, "AVG", ProtocolOptions::default());
+    let q = (0..cfg.queues.len())
+        .find(|&q| cfg.queues[q].topic == 1)
+        .unwrap();
+    let mut c = ConsumerState::start(&cfg, 0).0;
+    c.owned |= 1 << q;
+    c.queues[q] = ProcessQueue::reading();
+    c.faults.fail_next_offset_read = true;
+    let broker = cfg.broker_of(q);
+    let offset = Message::Offset {
+        queue: q as u8,
+        stored: 0,
+        in_memory: true,
+        epoch: 0,
+    };
+    let (failed, _) = c
+        .on_message(&cfg, 0, Peer::Broker(broker), &offset)
+        .unwrap();
+    assert_eq!(failed.due, 0b10);
+    assert_eq!(failed.owned, c.owned & !(1 << q));
+}

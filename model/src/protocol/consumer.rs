@@ -582,12 +582,9 @@ impl ConsumerState {
         if self.faults.fail_next_offset_read {
             next.faults.fail_next_offset_read = false;
             next.owned &= !(1 << q);
-            next.queues[q] = ProcessQueue {
-                reading_offset: false,
-                cursor: 0,
-                awaiting_ack: false,
-                ..pq
-            };
+            // A queue whose offset is being read has pulled nothing and
+            // awaits no acknowledgement: only a running batch is kept.
+            next.queues[q].reading_offset = false;
             next.due |= 1 << cfg.queues[q].topic;
             let mut outputs = self.retry_later(&mut next, cfg, me);
             outputs.extend(next.schedule(cfg, me));
