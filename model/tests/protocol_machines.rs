@@ -709,6 +709,13 @@ fn a_lock_answer_adds_a_new_queue_or_renews_a_held_one() {
         granted,
         epoch: 2,
     };
+    let mut asking = asking;
+    asking.queues[1] = ProcessQueue {
+        from: 0,
+        to: 1,
+        batch_age: 1,
+        ..ProcessQueue::default()
+    };
     let (added, out) = asking
         .on_message(&cfg, 0, Peer::Broker(1), &answer(0b10))
         .unwrap();
@@ -720,10 +727,34 @@ fn a_lock_answer_adds_a_new_queue_or_renews_a_held_one() {
     assert_eq!(
         added.queues[1],
         ProcessQueue {
+            reading_offset: true,
             locked: true,
-            ..ProcessQueue::reading()
-        }
+            ..asking.queues[1]
+        },
+        "read again; the batch of an earlier hold goes on"
     );
+    // While a new queue's lock is in flight, the round is not over: no
+    // rebalance starts; its answer ends the round, and a due topic is asked.
+    let due = ConsumerState { due: 1, ..asking };
+    assert!(due
+        .on_timer(&cfg, 0, &Timer::Rebalance { broker: 0 })
+        .is_none());
+    let (_, out) = due
+        .on_message(&cfg, 0, Peer::Broker(1), &answer(0b10))
+        .unwrap();
+    assert!(out.contains(&Output::Arm(Timer::Rebalance { broker: 0 })));
+    let querying = ConsumerState {
+        due: 1,
+        querying: Some(Query {
+            topic: 0,
+            broker: 1,
+            epoch: 2,
+        }),
+        ..c0
+    };
+    assert!(querying
+        .on_timer(&cfg, 0, &Timer::Rebalance { broker: 0 })
+        .is_none());
     let (refused, out) = asking
         .on_message(&cfg, 0, Peer::Broker(1), &answer(0))
         .unwrap();
@@ -781,8 +812,17 @@ fn a_closed_connection_loses_its_lock_calls_and_a_new_queue_waits_for_the_next_r
         .on_message(&cfg, 0, Peer::Broker(1), &closed)
         .unwrap();
     assert_eq!((next.locking, next.adding, next.due), (0b01, 0, 1));
-    assert_eq!(next.epoch(1), 3);
+    assert_eq!((next.epoch(0), next.epoch(1)), (0, 3));
     assert!(out.contains(&Output::Arm(Timer::Connect { broker: 1 })));
+    let (again, _) = next
+        .on_message(
+            &cfg,
+            0,
+            Peer::Broker(1),
+            &Message::ConnectionClosed { epoch: 3 },
+        )
+        .unwrap();
+    assert_eq!((again.epoch(0), again.epoch(1)), (0, 4));
     // Only renewals in flight there: nothing owed.
     let renewing = ConsumerState {
         locking: 0b10,
