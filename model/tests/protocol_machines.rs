@@ -1391,3 +1391,32 @@ fn a_failed_offset_read_makes_its_own_topic_due() {
     assert_eq!(failed.due, 0b10);
     assert_eq!(failed.owned, c.owned & !(1 << q));
 }
+
+#[test]
+fn a_broker_acknowledges_every_commit_even_one_it_already_has() {
+    let (cfg, _) = with_messages(ProtocolOptions::default());
+    let broker = BrokerState::start(&cfg, 0).0;
+    let commit = |offset| Message::CommitOffset {
+        queue: 0,
+        offset,
+        epoch: 0,
+    };
+    let ack = (Peer::Consumer(0), Message::CommitAck { queue: 0 });
+    let (stored, out) = broker
+        .on_message(&cfg, Peer::Consumer(0), &commit(1))
+        .unwrap();
+    assert_eq!((stored.offset(0), sends(&out)), (1, vec![ack]));
+    let (same, out) = stored
+        .on_message(&cfg, Peer::Consumer(0), &commit(1))
+        .expect("the consumer waits for the acknowledgement");
+    assert_eq!((same, sends(&out)), (stored, vec![ack]));
+    // An update that changes nothing is no step.
+    let update = Message::UpdateOffset {
+        queue: 0,
+        offset: 1,
+        epoch: 0,
+    };
+    assert!(stored
+        .on_message(&cfg, Peer::Consumer(0), &update)
+        .is_none());
+}
