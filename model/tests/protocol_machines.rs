@@ -1420,3 +1420,27 @@ fn a_broker_acknowledges_every_commit_even_one_it_already_has() {
         .on_message(&cfg, Peer::Consumer(0), &update)
         .is_none());
 }
+
+#[test]
+fn a_route_that_drops_a_broker_with_a_new_queues_lock_in_flight_schedules_the_next_round() {
+    let (cfg, c0) = orderly(LockTiming::default());
+    let adding = ConsumerState {
+        locking: 0b10,
+        adding: 0b10,
+        ..c0
+    };
+    let without_b = Message::RouteData {
+        route: Route {
+            version: 0,
+            dropped: 0b10,
+        },
+    };
+    let (next, out) = adding
+        .on_message(&cfg, 0, Peer::NameServer, &without_b)
+        .unwrap();
+    assert_eq!((next.locking, next.adding, next.due), (0, 0, 1));
+    assert!(
+        out.contains(&Output::Arm(Timer::Rebalance { broker: 0 })),
+        "the round that failed to lock is retried: {out:?}"
+    );
+}

@@ -693,9 +693,15 @@ impl ConsumerState {
             next.epochs = with_epoch(next.epochs, broker, self.epoch(broker) + 1);
             next.lock_calls_lost(cfg, broker);
         }
+        // A new queue's lock call lost there ends the round unbalanced: the
+        // next round is scheduled, as after a closed connection.
+        let rescheduled = next.busy() != self.busy();
+        if rescheduled {
+            outputs.extend(next.schedule(cfg, me));
+        }
         for broker in members_of(u64::from(after & !before)).map(|b| b as u8) {
             outputs.push(Output::Arm(Timer::Connect { broker }));
-            if next.due != 0 && next.querying.is_none() {
+            if !rescheduled && next.due != 0 && next.querying.is_none() {
                 outputs.push(Output::Arm(Timer::Rebalance { broker }));
             }
         }
