@@ -2,6 +2,8 @@
 //! tick modelled: which scenarios converge for ever, and which rebalance for
 //! ever.
 
+mod common;
+
 use std::sync::Arc;
 
 use rocketmq_rebalance::strategy_from_name;
@@ -91,5 +93,59 @@ fn lost_notifications_and_failed_queries_are_recovered_by_the_tick() {
         let (property, stats) = liveness(Scenario::Healthy, Some(sizes));
         assert_eq!(property.status, Status::Holds, "{sizes:?}");
         assert!(stats.states > 100_000, "the faults add interleavings");
+    }
+}
+
+/// With liveness, one breadth-first exploration (the liveness graph) also
+/// decides the safety properties. It must agree with Stateright's own
+/// exhaustive check of the same model (with the tick): the same states,
+/// the same verdicts, the same shortest counterexamples, and examples that
+/// replay to a state that is one.
+#[test]
+fn one_exploration_decides_safety_as_stateright_does() {
+    use rocketmq_rebalance_model::check::{check_model, checked_model, Expectation};
+    use rocketmq_rebalance_model::search::replay;
+    use stateright::Model;
+
+    let scenarios = [
+        Scenario::Crash,
+        Scenario::RouteChange,
+        Scenario::PartialPartition,
+        Scenario::StaleRoute,
+        Scenario::BrokerRestart,
+        Scenario::DuplicateClientId,
+    ];
+    for scenario in scenarios {
+        let cfg = common::config(scenario);
+        let options = CheckOptions {
+            threads: 2,
+            liveness: true,
+            ..CheckOptions::default()
+        };
+        let model = checked_model(cfg, &options);
+        let one = check_model(model.clone(), &options, |_| {});
+        let safety_only = CheckOptions {
+            liveness: false,
+            ..options.clone()
+        };
+        let stateright = check_model(model.clone(), &safety_only, |_| {});
+        assert!(one.complete() && stateright.complete(), "{scenario:?}");
+        assert_eq!(one.unique_states, stateright.unique_states, "{scenario:?}");
+        assert_eq!(one.states, stateright.states, "{scenario:?}");
+        let properties = model.properties();
+        for (p, theirs) in properties.iter().zip(&stateright.properties) {
+            let ours = one.property(p.name).expect("reported");
+            assert_eq!(ours.status, theirs.status, "{scenario:?} {}", p.name);
+            match ours.expectation {
+                // Both are the shortest, found breadth-first.
+                Expectation::Always => assert_eq!(ours.path, theirs.path, "{}", p.name),
+                _ => {
+                    if let Some(path) = &ours.path {
+                        let (last, _) = replay(&model, path).pop().expect("a state");
+                        assert!((p.condition)(&model, &last), "{}", p.name);
+                    }
+                }
+            }
+        }
     }
 }

@@ -72,7 +72,7 @@ pub fn measure(model: &RebalanceModel, limits: Limits) -> Option<Harms> {
             stop_at_bad: true,
             ..limits
         },
-        &mut |id, state| {
+        &mut |_, id, state| {
             let group = Group::of(model, state);
             let values = [
                 usize::from(group.max_deliveries()),

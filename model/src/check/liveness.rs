@@ -11,20 +11,55 @@
 //! crashes, route changes, and message loss — which spends a finite budget.
 
 use std::hash::Hash;
+use std::time::{Duration, Instant};
 
-use crate::check::report::{Expectation, LivenessStats, PropertyReport, Status};
+use stateright::{Model, Property};
+
+use crate::check::report::{Expectation, LivenessStats, PropertyReport, Report, Status, Stopped};
+use crate::check::{new_report, safety_report, Progress, Search};
 use crate::properties::{Group, CONVERGES, EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN};
 use crate::protocol::Timer;
 use crate::search::{
-    encode_path, find_fair_cycle_missing, fingerprint, path_of, Classify, Graph, Lasso, Limits,
-    STRONG,
+    encode_path, explorer_indices, find_fair_cycle_missing, fingerprint, path_of, Classify, Cutoff,
+    Graph, Lasso, Limits, STRONG,
 };
 use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::{cycle_marker, describe_path};
 
-/// Fairness classes and convergence for [`RebalanceModel`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RebalanceFairness;
+/// Fairness classes and convergence for [`RebalanceModel`], and the safety
+/// properties it checks on the same graph, if any.
+#[derive(Default)]
+pub struct RebalanceFairness {
+    /// Bit `i` of [`Classify::discoveries`] is `safety[i]`.
+    safety: Vec<Property<RebalanceModel>>,
+}
+
+impl RebalanceFairness {
+    /// Also recording the discoveries of `model`'s safety properties, for
+    /// a run whose only exploration is the liveness graph (see
+    /// [`decides_safety`]).
+    pub fn with_safety(model: &RebalanceModel) -> Self {
+        Self {
+            safety: model.properties(),
+        }
+    }
+}
+
+/// Whether the liveness graph of a `search` of `model` can decide its
+/// safety properties too, so that one exploration does both: the search is
+/// exhaustive (a simulation samples instead), and every property is an
+/// `always` or a `sometimes` one that fits a discovery bit. The graph holds
+/// every reachable state, so a property has a (counter)example in it
+/// exactly when Stateright's exhaustive search finds one, and the first
+/// found breadth-first has the fewest steps.
+pub fn decides_safety(model: &RebalanceModel, search: Search) -> bool {
+    let properties = model.properties();
+    !matches!(search, Search::Simulate(_))
+        && properties.len() <= 64
+        && properties
+            .iter()
+            .all(|p| p.expectation != stateright::Expectation::Eventually)
+}
 
 fn class_of<T: Hash>(value: T) -> u64 {
     fingerprint(&value)
@@ -93,6 +128,72 @@ impl Classify<RebalanceModel> for RebalanceFairness {
             | u8::from(model.cfg.messages() && group.every_message_delivered()) << 1
             | u8::from(group.every_queue_held()) << 2
     }
+
+    /// Bit `i`: the state is a counterexample of `always` property `i`, or
+    /// an example of `sometimes` property `i`.
+    fn discoveries(&self, model: &RebalanceModel, state: &SystemState) -> u64 {
+        self.safety.iter().enumerate().fold(0, |bits, (i, p)| {
+            let holds = (p.condition)(model, state);
+            let discovery = match p.expectation {
+                stateright::Expectation::Sometimes => holds,
+                _ => !holds,
+            };
+            bits | u64::from(discovery) << i
+        })
+    }
+}
+
+/// Checks `model` (with the periodic tick) in one exploration: the
+/// liveness graph, built breadth-first, decides the safety properties (a
+/// shortest (counter)example each) and then the `eventually` ones. Call it
+/// when [`decides_safety`] says it can. `progress` is called about every
+/// `every`, `seconds` of the report is the exploration's.
+pub fn check(
+    model: &RebalanceModel,
+    limits: Limits,
+    every: Duration,
+    mut progress: impl FnMut(&Progress),
+) -> Report {
+    let started = Instant::now();
+    let classify = RebalanceFairness::with_safety(model);
+    let mut last_report = Instant::now();
+    let counters = |graph: &Graph| Progress {
+        states: graph.generated(),
+        unique_states: graph.len(),
+        max_depth: graph.depth(),
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    let graph = Graph::explore_observing(model, &classify, limits, &mut |graph, id, _| {
+        if id % 4096 == 0 && last_report.elapsed() >= every {
+            last_report = Instant::now();
+            progress(&counters(graph));
+        }
+    });
+    let done = counters(&graph);
+    let complete = graph.cutoff.is_none();
+    let mut properties: Vec<PropertyReport> = classify
+        .safety
+        .iter()
+        .enumerate()
+        .map(|(bit, p)| {
+            let found = graph.first_discovery(bit as u8);
+            let chosen = found.and_then(|state| {
+                let indices = explorer_indices(model, &graph.path_to(state));
+                Some((path_of(model, &indices)?, indices))
+            });
+            safety_report(model, p, found.is_some(), complete, chosen, None)
+        })
+        .collect();
+    properties.extend(liveness_reports(model, &graph));
+    let stopped = match graph.cutoff {
+        None => Stopped::Exhausted,
+        Some(Cutoff::Timeout) => Stopped::Timeout,
+        Some(Cutoff::StateLimit) => Stopped::StateLimit,
+        Some(cutoff) => Stopped::LivenessGraphCut(cutoff),
+    };
+    let mut report = new_report(model, stopped, done, properties);
+    report.liveness = Some(liveness_stats(&graph, started));
+    report
 }
 
 /// Checks that every fair execution of `model` reaches a converged state and
@@ -107,8 +208,17 @@ pub fn check_liveness(
     model: &RebalanceModel,
     limits: Limits,
 ) -> (Vec<PropertyReport>, LivenessStats) {
-    let started = std::time::Instant::now();
-    let graph = Graph::explore(model, &RebalanceFairness, limits);
+    let started = Instant::now();
+    let graph = Graph::explore(model, &RebalanceFairness::default(), limits);
+    (
+        liveness_reports(model, &graph),
+        liveness_stats(&graph, started),
+    )
+}
+
+/// The verdicts on the `eventually` properties of `model` on its liveness
+/// graph.
+fn liveness_reports(model: &RebalanceModel, graph: &Graph) -> Vec<PropertyReport> {
     let goals: &[(u8, &str)] = match (model.cfg.messages(), model.cfg.orderly()) {
         (_, Some(_)) => &[
             (0, CONVERGES),
@@ -118,25 +228,28 @@ pub fn check_liveness(
         (true, None) => &[(0, CONVERGES), (1, EVERY_MESSAGE_CONSUMED)],
         (false, None) => &[(0, CONVERGES)],
     };
-    let reports = goals
+    goals
         .iter()
         .map(|&(goal, name)| {
             let lasso = match graph.cutoff {
-                None => find_fair_cycle_missing(&graph, goal)
+                None => find_fair_cycle_missing(graph, goal)
                     .map(|lasso| lasso.in_explorer_indices(model)),
                 Some(_) => None,
             };
             lasso_report(model, name, lasso.as_ref(), graph.cutoff.is_some())
         })
-        .collect();
-    let stats = LivenessStats {
+        .collect()
+}
+
+/// The figures of a liveness graph whose check began at `started`.
+fn liveness_stats(graph: &Graph, started: Instant) -> LivenessStats {
+    LivenessStats {
         states: graph.len(),
         edges: graph.edge_count(),
         bytes_per_state: graph.bytes_per_state(),
         seconds: started.elapsed().as_secs_f64(),
         cutoff: graph.cutoff,
-    };
-    (reports, stats)
+    }
 }
 
 /// The verdict on an `eventually` property: violated with a lasso, unknown

@@ -10,7 +10,7 @@ pub use report::{Expectation, LivenessStats, PropertyReport, Report, ShardStats,
 
 use std::time::{Duration, Instant};
 
-use stateright::{Checker, Model, Path, UniformChooser};
+use stateright::{Checker, Model, Path, Property, UniformChooser};
 
 use crate::config::Config;
 use crate::model::build_model;
@@ -124,21 +124,20 @@ pub fn check_model(
         });
         return report;
     }
-    let mut report = check_safety(model.clone(), options, start, progress);
+    // An exhaustive run with liveness needs the whole graph anyway: then
+    // one exploration decides every property.
+    let one_exploration = options.liveness && liveness::decides_safety(&model, options.search);
+    let mut report = if one_exploration {
+        let limits = graph_limits(options, start, false);
+        liveness::check(&model, limits, options.progress_every, progress)
+    } else {
+        check_safety(model.clone(), options, start, progress)
+    };
     if model.cfg.messages() && report.complete() {
-        let limits = Limits {
-            max_states: options.max_states,
-            timeout: options.timeout.map(|t| t.saturating_sub(start.elapsed())),
-            stop_at_bad: false,
-        };
-        report.harms = harms::measure(&model, limits);
+        report.harms = harms::measure(&model, graph_limits(options, start, false));
     }
-    if options.liveness {
-        let limits = Limits {
-            max_states: options.max_states,
-            timeout: options.timeout.map(|t| t.saturating_sub(start.elapsed())),
-            stop_at_bad: false,
-        };
+    if options.liveness && !one_exploration {
+        let limits = graph_limits(options, start, false);
         let (properties, stats) = liveness::check_liveness(&model, limits);
         if let (Some(cutoff), true) = (stats.cutoff, report.complete()) {
             report.stopped = Stopped::LivenessGraphCut(cutoff);
@@ -147,6 +146,17 @@ pub fn check_model(
         report.liveness = Some(stats);
     }
     report
+}
+
+/// The limits of an exploration of the graph ([`crate::search::Graph`])
+/// that is part of a run begun at `start`: what is left of its budget.
+fn graph_limits(options: &CheckOptions, start: Instant, stop_at_bad: bool) -> Limits {
+    Limits {
+        max_states: options.max_states,
+        timeout: options.timeout.map(|t| t.saturating_sub(start.elapsed())),
+        stop_at_bad,
+        threads: options.threads,
+    }
 }
 
 fn check_safety(
@@ -250,11 +260,7 @@ fn drive(
     // violating state; DFS goes deep first): search breadth-first again,
     // within what is left of the time budget, and keep Stateright's when
     // that runs out.
-    let shortest_limits = Limits {
-        max_states: options.max_states,
-        timeout: options.timeout.map(|t| t.saturating_sub(start.elapsed())),
-        stop_at_bad: true,
-    };
+    let shortest_limits = graph_limits(options, start, true);
     let properties = model
         .properties()
         .into_iter()
@@ -278,27 +284,20 @@ fn drive(
             let chosen = shortest
                 .or_else(|| found.and_then(|path| Some((path.clone(), indices_of(model, path)?))))
                 .and_then(|chosen| whole_path(model, chosen));
-            let expectation = Expectation::from(p.expectation.clone());
-            PropertyReport {
-                name: p.name.to_string(),
-                expectation,
-                status: Status::of(expectation, found.is_some(), complete),
-                // A simulation's path can be one the model does not replay
-                // (see docs/spec.md): then it keeps its trace, without a
-                // path.
-                trace: chosen
-                    .as_ref()
-                    .map(|(path, _)| path)
-                    .or(found)
-                    .map(|path| describe_path(model, path)),
-                explorer_path: chosen
-                    .as_ref()
-                    .map(|(_, indices)| format!("#/steps/{}", encode_path(indices))),
-                path: chosen.map(|(_, indices)| indices),
-                cycle_start: None,
-            }
+            safety_report(model, &p, found.is_some(), complete, chosen, found)
         })
         .collect();
+    new_report(model, stopped, done, properties)
+}
+
+/// The report of a run of `model` that ended for `stopped`, with the
+/// counters `done` and the verdicts `properties`.
+fn new_report(
+    model: &RebalanceModel,
+    stopped: Stopped,
+    done: Progress,
+    properties: Vec<PropertyReport>,
+) -> Report {
     let cfg = &model.cfg;
     Report {
         scenario: cfg.scenario,
@@ -316,6 +315,37 @@ fn drive(
         liveness: None,
         harms: None,
         shard: None,
+    }
+}
+
+/// The verdict on safety property `p`, a (counter)example of which was
+/// `found` or not in a run that was `complete` or not; `chosen` is the
+/// path reported, `found_path` the checker's own when `chosen` is missing.
+fn safety_report(
+    model: &RebalanceModel,
+    p: &Property<RebalanceModel>,
+    found: bool,
+    complete: bool,
+    chosen: Option<(Path<SystemState, Action>, Vec<u32>)>,
+    found_path: Option<&Path<SystemState, Action>>,
+) -> PropertyReport {
+    let expectation = Expectation::from(p.expectation.clone());
+    PropertyReport {
+        name: p.name.to_string(),
+        expectation,
+        status: Status::of(expectation, found, complete),
+        // A simulation's path can be one the model does not replay (see
+        // docs/spec.md): then it keeps its trace, without a path.
+        trace: chosen
+            .as_ref()
+            .map(|(path, _)| path)
+            .or(found_path)
+            .map(|path| describe_path(model, path)),
+        explorer_path: chosen
+            .as_ref()
+            .map(|(_, indices)| format!("#/steps/{}", encode_path(indices))),
+        path: chosen.map(|(_, indices)| indices),
+        cycle_start: None,
     }
 }
 

@@ -29,6 +29,9 @@ pub struct Limits {
     /// Stop as soon as a state fails the predicate: enough to find the
     /// shortest path to one (see [`shortest_path_to_bad`]).
     pub stop_at_bad: bool,
+    /// Threads that expand states (0 and 1: the caller's alone). The graph
+    /// is the same with any number.
+    pub threads: usize,
 }
 
 /// Why an exploration did not finish.
@@ -80,7 +83,7 @@ pub struct Edge {
 }
 
 /// The reachable state graph.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct Graph {
     /// BFS parent ([`NO_PARENT`] for initial states, whose own index is
     /// kept in `init_index`) and which of its successors the state is.
@@ -106,6 +109,9 @@ pub struct Graph {
     /// The first state discovered (so one with fewest steps) that fails the
     /// predicate.
     first_bad: Option<StateId>,
+    /// The first state discovered with each bit of
+    /// [`Classify::discoveries`].
+    first_discovery: [Option<StateId>; 64],
     /// Some state was outside the boundary and not expanded.
     pruned: bool,
     /// Set when exploration stopped early: the graph is then partial.
@@ -145,6 +151,179 @@ impl Hasher for PassThrough {
 /// enabled continuously must be taken.
 pub const STRONG: u64 = 1 << 63;
 
+/// The fingerprint map: fingerprints are already hashes.
+type Ids = HashMap<u64, StateId, BuildHasherDefault<PassThrough>>;
+
+/// States a thread expands between two merges: small enough that the
+/// successors held meanwhile take little memory, large enough that
+/// starting the threads costs nothing measurable.
+const CHUNK: usize = 2048;
+
+/// A successor that was not in the graph when its chunk began, with what
+/// the graph records of it.
+struct Fresh<S> {
+    fingerprint: u64,
+    goals: u8,
+    discoveries: u64,
+    /// Within the model's boundary, so to be expanded.
+    inside: bool,
+    state: S,
+}
+
+impl<S: Hash> Fresh<S> {
+    fn of<M, C>(model: &M, classify: &C, fingerprint: u64, state: S) -> Self
+    where
+        M: Model<State = S>,
+        C: Classify<M>,
+    {
+        Fresh {
+            fingerprint,
+            goals: classify.goals(model, &state),
+            discoveries: classify.discoveries(model, &state),
+            inside: model.within_boundary(&state),
+            state,
+        }
+    }
+}
+
+/// Where an action leads.
+#[derive(Clone, Copy)]
+enum Next {
+    /// Nowhere: it changes nothing.
+    Unchanged,
+    /// To a state the graph already has.
+    Known(StateId),
+    /// To one of the expansion's fresh states (by its index there): one
+    /// the graph did not have when the chunk began. Another thread's share
+    /// of the chunk may reach it first.
+    Fresh(u32),
+}
+
+/// One thread's share of a chunk: the states to expand, then, once
+/// expanded, their ids, each one's action count (`None`: more than an
+/// edge's successor position can name), every action's class and where it
+/// leads, in order, and the fresh states reached.
+struct Expansion<S> {
+    sources: Vec<(StateId, S)>,
+    ids: Vec<StateId>,
+    counts: Vec<Option<u16>>,
+    outcomes: Vec<(Option<u64>, Next)>,
+    fresh: Vec<Fresh<S>>,
+    /// The fresh states' fingerprints and indices: a state reached twice in
+    /// one share is kept once.
+    fresh_index: Ids,
+    /// The ids the fresh states got, in index order.
+    fresh_ids: Vec<StateId>,
+}
+
+impl<S> Default for Expansion<S> {
+    fn default() -> Self {
+        Self {
+            sources: Vec::new(),
+            ids: Vec::new(),
+            counts: Vec::new(),
+            outcomes: Vec::new(),
+            fresh: Vec::new(),
+            fresh_index: Ids::default(),
+            fresh_ids: Vec::new(),
+        }
+    }
+}
+
+/// Expands each buffer's sources on a thread of its own (the caller's for
+/// the first).
+fn expand_in_parallel<M, C>(
+    model: &M,
+    classify: &C,
+    ids: &Ids,
+    stop_at_bad: bool,
+    buffers: &mut [Expansion<M::State>],
+) where
+    M: Model + Sync,
+    M::State: Hash + Send + Sync,
+    M::Action: Clone,
+    C: Classify<M> + Sync,
+{
+    let Some((first, rest)) = buffers.split_first_mut() else {
+        return;
+    };
+    std::thread::scope(|scope| {
+        let others: Vec<_> = rest
+            .iter_mut()
+            .map(|buffer| scope.spawn(move || expand(model, classify, ids, stop_at_bad, buffer)))
+            .collect();
+        expand(model, classify, ids, stop_at_bad, first);
+        for other in others {
+            // A worker panics only if the model does: pass it on.
+            if let Err(panic) = other.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    });
+}
+
+/// Every action of every state of `expansion.sources`: its class and where
+/// it leads, judged against the states of `ids`. Each state is dropped
+/// once expanded, so that its successors reuse its memory.
+fn expand<M, C>(
+    model: &M,
+    classify: &C,
+    ids: &Ids,
+    stop_at_bad: bool,
+    expansion: &mut Expansion<M::State>,
+) where
+    M: Model,
+    M::State: Hash,
+    M::Action: Clone,
+    C: Classify<M>,
+{
+    expansion.ids.clear();
+    expansion.counts.clear();
+    expansion.outcomes.clear();
+    expansion.fresh.clear();
+    expansion.fresh_index.clear();
+    expansion.fresh_ids.clear();
+    let mut actions = Vec::new();
+    for (id, state) in expansion.sources.drain(..) {
+        expansion.ids.push(id);
+        let state = &state;
+        actions.clear();
+        model.actions(state, &mut actions);
+        let Ok(count) = u16::try_from(actions.len()) else {
+            expansion.counts.push(None);
+            continue;
+        };
+        expansion.counts.push(Some(count));
+        for action in &actions {
+            // A search for one bad state needs no classes.
+            let class = if stop_at_bad {
+                None
+            } else {
+                classify.class(model, state, action)
+            };
+            let next = match model.next_state(state, action.clone()) {
+                None => Next::Unchanged,
+                Some(next) => {
+                    let print = fingerprint(&next);
+                    if let Some(&known) = ids.get(&print) {
+                        Next::Known(known)
+                    } else if let Some(&index) = expansion.fresh_index.get(&print) {
+                        Next::Fresh(index)
+                    } else {
+                        let index = expansion.fresh.len() as u32;
+                        expansion.fresh_index.insert(print, index);
+                        expansion
+                            .fresh
+                            .push(Fresh::of(model, classify, print, next));
+                        Next::Fresh(index)
+                    }
+                }
+            };
+            expansion.outcomes.push((class, next));
+        }
+    }
+}
+
 /// The parent of an initial state.
 const NO_PARENT: StateId = StateId::MAX;
 
@@ -165,6 +344,14 @@ pub trait Classify<M: Model> {
     fn goals(&self, model: &M, state: &M::State) -> u8 {
         u8::from(self.good(model, state))
     }
+    /// Properties the state is a discovery of, one bit each (a
+    /// counterexample of an `always` property, an example of a `sometimes`
+    /// one): the graph keeps the first state found with each bit
+    /// ([`Graph::first_discovery`]), so that one exploration also checks
+    /// safety. None unless overridden.
+    fn discoveries(&self, _model: &M, _state: &M::State) -> u64 {
+        0
+    }
 }
 
 impl Graph {
@@ -172,27 +359,34 @@ impl Graph {
     /// breadth-first, within `limits` and `Model::within_boundary`.
     pub fn explore<M, C>(model: &M, classify: &C, limits: Limits) -> Graph
     where
-        M: Model,
-        M::State: Hash,
+        M: Model + Sync,
+        M::State: Hash + Send + Sync,
         M::Action: Clone,
-        C: Classify<M>,
+        C: Classify<M> + Sync,
     {
-        Self::explore_observing(model, classify, limits, &mut |_, _| {})
+        Self::explore_observing(model, classify, limits, &mut |_, _, _| {})
     }
 
     /// [`Graph::explore`], handing every new state and its id to `observe`
-    /// (for measures over the whole reachable space).
+    /// (for measures over the whole reachable space, and progress), in id
+    /// order, with the graph as it stands.
+    ///
+    /// With `limits.threads` above 1 the states are expanded (their
+    /// actions, successors, fingerprints, classes and goals worked out) by
+    /// that many threads, a chunk of the frontier at a time; ids, edges and
+    /// everything else are then recorded in the order one thread would
+    /// have, so the graph is the same whatever the number of threads.
     pub fn explore_observing<M, C>(
         model: &M,
         classify: &C,
         limits: Limits,
-        observe: &mut dyn FnMut(StateId, &M::State),
+        observe: &mut dyn FnMut(&Graph, StateId, &M::State),
     ) -> Graph
     where
-        M: Model,
-        M::State: Hash,
+        M: Model + Sync,
+        M::State: Hash + Send + Sync,
         M::Action: Clone,
-        C: Classify<M>,
+        C: Classify<M> + Sync,
     {
         let started = Instant::now();
         let mut graph = Graph {
@@ -207,10 +401,11 @@ impl Graph {
             class_table: Vec::new(),
             goals: Vec::new(),
             first_bad: None,
+            first_discovery: [None; 64],
             pruned: false,
             cutoff: None,
         };
-        let mut class_ids: HashMap<u64, u16> = HashMap::new();
+        let mut class_ids: HashMap<u64, u16, BuildHasherDefault<PassThrough>> = HashMap::default();
         // `None` once the classes outnumber an index.
         let mut intern = |graph: &mut Graph, class: Option<u64>| match class {
             None => Some(NO_CLASS),
@@ -225,30 +420,35 @@ impl Graph {
                 None => None,
             },
         };
-        let mut ids: HashMap<u64, StateId, BuildHasherDefault<PassThrough>> = HashMap::default();
+        let mut ids: Ids = HashMap::default();
         let mut frontier: VecDeque<(StateId, M::State)> = VecDeque::new();
         // Adds a state if new; returns its id.
         let mut visit = |graph: &mut Graph,
+                         ids: &mut Ids,
                          frontier: &mut VecDeque<(StateId, M::State)>,
-                         state: M::State,
+                         fresh: Fresh<M::State>,
                          parent: (StateId, u16)|
          -> StateId {
-            let fp = fingerprint(&state);
-            if let Some(&id) = ids.get(&fp) {
+            if let Some(&id) = ids.get(&fresh.fingerprint) {
                 return id;
             }
             let id = graph.parent.len() as StateId;
-            ids.insert(fp, id);
+            ids.insert(fresh.fingerprint, id);
             graph.parent.push(parent.0);
             graph.parent_successor.push(parent.1);
-            let goals = classify.goals(model, &state);
-            if goals & 1 == 0 && graph.first_bad.is_none() {
+            if fresh.goals & 1 == 0 && graph.first_bad.is_none() {
                 graph.first_bad = Some(id);
             }
-            graph.goals.push(goals);
-            observe(id, &state);
-            if model.within_boundary(&state) {
-                frontier.push_back((id, state));
+            graph.goals.push(fresh.goals);
+            let mut discoveries = fresh.discoveries;
+            while discoveries != 0 {
+                let bit = discoveries.trailing_zeros() as usize;
+                graph.first_discovery[bit].get_or_insert(id);
+                discoveries &= discoveries - 1;
+            }
+            observe(graph, id, &fresh.state);
+            if fresh.inside {
+                frontier.push_back((id, fresh.state));
             } else {
                 graph.pruned = true;
             }
@@ -257,75 +457,115 @@ impl Graph {
         let found_bad = |graph: &Graph| limits.stop_at_bad && graph.first_bad.is_some();
         for (index, state) in model.init_states().into_iter().enumerate() {
             let before = graph.parent.len();
-            let id = visit(&mut graph, &mut frontier, state, (NO_PARENT, 0));
+            let fresh = Fresh::of(model, classify, fingerprint(&state), state);
+            let id = visit(&mut graph, &mut ids, &mut frontier, fresh, (NO_PARENT, 0));
             if id as usize == before {
                 graph.init_index.push(index as u32);
             }
         }
+        // One buffer per thread, kept from chunk to chunk: large
+        // allocations made afresh each time cost more than the expansion.
+        let mut buffers: Vec<Expansion<M::State>> = (0..limits.threads.max(1))
+            .map(|_| Expansion::default())
+            .collect();
         // States are expanded in id order (BFS), so edges stay in CSR order.
         let mut expanded: StateId = 0;
-        let mut actions = Vec::new();
-        while let Some((id, state)) = frontier.pop_front() {
-            // States outside the boundary were never queued: give them no edges.
-            while expanded < id {
-                graph.end_state();
-                expanded += 1;
+        while !frontier.is_empty() && graph.cutoff.is_none() && !found_bad(&graph) {
+            let share = frontier
+                .len()
+                .min(CHUNK * buffers.len())
+                .div_ceil(buffers.len());
+            for buffer in &mut buffers {
+                let take = share.min(frontier.len());
+                buffer.sources.extend(frontier.drain(..take));
             }
-            if graph.cutoff.is_none() {
-                if limits
-                    .max_states
-                    .is_some_and(|max| graph.parent.len() >= max)
-                {
-                    graph.cutoff = Some(Cutoff::StateLimit);
-                } else if limits.timeout.is_some_and(|t| started.elapsed() >= t) {
-                    graph.cutoff = Some(Cutoff::Timeout);
-                }
-            }
-            if graph.cutoff.is_some() || found_bad(&graph) {
-                graph.end_state();
-                expanded += 1;
-                continue;
-            }
-            actions.clear();
-            model.actions(&state, &mut actions);
-            if actions.len() > usize::from(u16::MAX) {
-                graph.cutoff = Some(Cutoff::TooManyActions);
-                graph.end_state();
-                expanded += 1;
-                continue;
-            }
-            let mut successor: u16 = 0;
-            for action in &actions {
-                let class = classify.class(model, &state, action);
-                // A search for one bad state needs parents only.
-                let interned = if limits.stop_at_bad {
-                    Some(NO_CLASS)
-                } else {
-                    intern(&mut graph, class)
-                };
-                let Some(interned) = interned else {
-                    graph.cutoff = Some(Cutoff::TooManyClasses);
-                    break;
-                };
-                match model.next_state(&state, action.clone()) {
-                    Some(next) => {
-                        let target = visit(&mut graph, &mut frontier, next, (id, successor));
+            expand_in_parallel(model, classify, &ids, limits.stop_at_bad, &mut buffers);
+            for buffer in &mut buffers {
+                let mut outcomes = buffer.outcomes.iter().copied();
+                let mut fresh = buffer.fresh.drain(..);
+                let fresh_ids = &mut buffer.fresh_ids;
+                for (&count, &id) in buffer.counts.iter().zip(&buffer.ids) {
+                    // States outside the boundary were never queued: give
+                    // them no edges.
+                    while expanded < id {
+                        graph.end_state();
+                        expanded += 1;
+                    }
+                    expanded += 1;
+                    if graph.cutoff.is_none() {
+                        if limits
+                            .max_states
+                            .is_some_and(|max| graph.parent.len() >= max)
+                        {
+                            graph.cutoff = Some(Cutoff::StateLimit);
+                        } else if limits.timeout.is_some_and(|t| started.elapsed() >= t) {
+                            graph.cutoff = Some(Cutoff::Timeout);
+                        }
+                    }
+                    // Once stopped, the state's outcomes are only drained
+                    // (the fresh states kept in step with them).
+                    let mut skip = graph.cutoff.is_some() || found_bad(&graph);
+                    if !skip && count.is_none() {
+                        graph.cutoff = Some(Cutoff::TooManyActions);
+                    }
+                    let mut successor: u16 = 0;
+                    for (class, next) in outcomes.by_ref().take(count.map_or(0, usize::from)) {
+                        // Each fresh state is visited where it is first
+                        // reached, as one thread would.
+                        let first_reached = match next {
+                            Next::Fresh(index) if index as usize == fresh_ids.len() => fresh.next(),
+                            _ => None,
+                        };
+                        if skip {
+                            if first_reached.is_some() {
+                                fresh_ids.push(NO_PARENT);
+                            }
+                            continue;
+                        }
+                        // A search for one bad state needs parents only.
+                        let interned = if limits.stop_at_bad {
+                            Some(NO_CLASS)
+                        } else {
+                            intern(&mut graph, class)
+                        };
+                        let Some(interned) = interned else {
+                            graph.cutoff = Some(Cutoff::TooManyClasses);
+                            skip = true;
+                            continue;
+                        };
+                        let target = match (next, first_reached) {
+                            (Next::Known(target), _) => target,
+                            (Next::Fresh(_), Some(fresh)) => {
+                                let target = visit(
+                                    &mut graph,
+                                    &mut ids,
+                                    &mut frontier,
+                                    fresh,
+                                    (id, successor),
+                                );
+                                fresh_ids.push(target);
+                                target
+                            }
+                            (Next::Fresh(index), None) => fresh_ids[index as usize],
+                            (Next::Unchanged, _) => {
+                                if class.is_some() && !limits.stop_at_bad {
+                                    graph.noop_classes.push(interned);
+                                }
+                                continue;
+                            }
+                        };
                         successor += 1;
                         if !limits.stop_at_bad {
                             graph.targets.push(target);
                             graph.classes.push(interned);
                         }
                     }
-                    None => {
-                        if class.is_some() && !limits.stop_at_bad {
-                            graph.noop_classes.push(interned);
-                        }
-                    }
+                    graph.end_state();
                 }
             }
-            graph.end_state();
-            expanded += 1;
         }
+        // Whatever is left unexpanded (cut off, or outside the boundary)
+        // has no edges.
         while (expanded as usize) < graph.parent.len() {
             graph.end_state();
             expanded += 1;
@@ -350,6 +590,20 @@ impl Graph {
     /// The number of edges.
     pub fn edge_count(&self) -> usize {
         self.targets.len()
+    }
+
+    /// States generated, repeats included, as Stateright counts them: the
+    /// initial states and one per edge.
+    pub fn generated(&self) -> usize {
+        self.init_index.len() + self.targets.len()
+    }
+
+    /// The most steps to any state, counting its initial state: the
+    /// length of the last state's shortest path (ids follow BFS order).
+    pub fn depth(&self) -> usize {
+        self.len()
+            .checked_sub(1)
+            .map_or(0, |last| self.path_to(last as StateId).len())
     }
 
     /// Gives back what the vectors reserved while growing: the graph is
@@ -460,6 +714,15 @@ impl Graph {
     pub fn first_bad(&self) -> Option<StateId> {
         self.first_bad
     }
+
+    /// The first state in BFS order with bit `bit` of
+    /// [`Classify::discoveries`] (so one with the fewest steps), if any.
+    pub fn first_discovery(&self, bit: u8) -> Option<StateId> {
+        self.first_discovery
+            .get(usize::from(bit))
+            .copied()
+            .flatten()
+    }
 }
 
 /// The shortest path (Explorer action indices) to a state that fails
@@ -467,10 +730,10 @@ impl Graph {
 /// Stateright's own BFS does not promise shortest counterexamples; this does.
 pub fn shortest_path_to_bad<M, C>(model: &M, classify: &C, limits: Limits) -> Option<Vec<u32>>
 where
-    M: Model,
-    M::State: Hash,
+    M: Model + Sync,
+    M::State: Hash + Send + Sync,
     M::Action: Clone,
-    C: Classify<M>,
+    C: Classify<M> + Sync,
 {
     let graph = Graph::explore(
         model,
@@ -754,6 +1017,82 @@ mod tests {
     fn states_outside_the_boundary_make_the_graph_partial() {
         let graph = Graph::explore(&Bounded, &SixIsBad, Limits::default());
         assert_eq!(graph.cutoff, Some(Cutoff::Boundary));
+    }
+
+    /// [`Counter`] with a bad state at every multiple of 4, and a class
+    /// per step size: large enough for many chunks.
+    struct Wide;
+
+    impl Model for Wide {
+        type State = u16;
+        type Action = u16;
+        fn init_states(&self) -> Vec<u16> {
+            vec![0, 1, 0]
+        }
+        fn actions(&self, state: &u16, actions: &mut Vec<u16>) {
+            if *state < 20_000 {
+                actions.extend([0, 1, 3, 7]);
+            }
+        }
+        fn next_state(&self, state: &u16, step: u16) -> Option<u16> {
+            (step > 0).then(|| state + step)
+        }
+    }
+
+    struct Fours;
+
+    impl Classify<Wide> for Fours {
+        fn class(&self, _: &Wide, _: &u16, step: &u16) -> Option<u64> {
+            (*step != 1).then_some(u64::from(*step))
+        }
+        fn good(&self, _: &Wide, state: &u16) -> bool {
+            state % 4 != 0
+        }
+        fn discoveries(&self, _: &Wide, state: &u16) -> u64 {
+            u64::from(state % 5 == 0) | u64::from(*state == 9_999) << 1
+        }
+    }
+
+    #[test]
+    fn the_graph_is_the_same_on_any_number_of_threads() {
+        for limits in [
+            Limits::default(),
+            Limits {
+                stop_at_bad: true,
+                ..Limits::default()
+            },
+            Limits {
+                max_states: Some(7_000),
+                ..Limits::default()
+            },
+        ] {
+            let one = Graph::explore(&Wide, &Fours, limits);
+            for threads in [2, 3] {
+                let many = Graph::explore(&Wide, &Fours, Limits { threads, ..limits });
+                assert_eq!(one, many, "{threads} threads, {limits:?}");
+            }
+        }
+        let graph = Graph::explore(&Wide, &Fours, Limits::default());
+        assert_eq!(graph.len(), 20_007);
+        assert_eq!(
+            graph.generated(),
+            2 + graph.edge_count(),
+            "a repeated initial state"
+        );
+        assert_eq!(graph.first_discovery(0), Some(0));
+        let nine = graph.first_discovery(1).expect("9,999 is reachable");
+        assert_eq!(
+            graph.path_to(nine).len(),
+            1 + 9_999usize.div_ceil(7),
+            "fewest steps"
+        );
+        assert_eq!(graph.first_discovery(2), None);
+        assert_eq!(graph.first_discovery(64), None);
+        let deepest = (0..graph.len() as StateId)
+            .map(|s| graph.path_to(s).len())
+            .max();
+        assert_eq!(Some(graph.depth()), deepest);
+        assert_eq!(graph.noops(0).collect::<Vec<_>>(), [0]);
     }
 
     #[test]
