@@ -25,7 +25,8 @@ pub enum Stopped {
     Simulation,
     /// A checker thread panicked.
     CheckerPanicked,
-    /// The safety part was complete, the liveness graph was not.
+    /// The liveness graph was cut short (and with it, when it also
+    /// decided them, the safety properties).
     LivenessGraphCut(Cutoff),
 }
 
@@ -194,9 +195,11 @@ pub struct Report {
     pub states: usize,
     /// Distinct states.
     pub unique_states: usize,
-    /// Deepest path explored.
+    /// Deepest path explored (with liveness checked on one exploration,
+    /// the breadth-first depth: the most steps any state needs).
     pub max_depth: usize,
-    /// Wall-clock seconds of the safety part.
+    /// Wall-clock seconds of the exploration that decided the safety
+    /// properties (with liveness on one exploration, the graph's build).
     pub seconds: f64,
     /// Distinct states per second.
     pub unique_states_per_second: f64,

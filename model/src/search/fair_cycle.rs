@@ -42,7 +42,7 @@
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
 
-use crate::search::graph::{explorer_indices, Graph, StateId, STRONG};
+use crate::search::graph::{explorer_indices, Graph, RawEdges, StateId, NO_CLASS, STRONG};
 
 /// A fair execution that never settles: `prefix` leads from an initial state
 /// to the cycle's first state, `cycle` leads from there back to it. Steps
@@ -118,16 +118,17 @@ impl Tarjan {
         let mut stack: Vec<StateId> = Vec::new();
         let mut components = Vec::new();
         let mut next_index = 0u32;
-        // (state, position in its edge list)
-        let mut calls: Vec<(StateId, usize)> = Vec::new();
+        // (state, its edges not yet followed)
+        let mut calls: Vec<(StateId, RawEdges<'_>)> = Vec::new();
         for &root in roots {
             if self.index[root as usize] != UNSEEN {
                 continue;
             }
-            calls.push((root, 0));
-            while let Some(&mut (v, ref mut at)) = calls.last_mut() {
+            calls.push((root, graph.raw_edges(root)));
+            while let Some(&mut (v, ref mut edges)) = calls.last_mut() {
                 let vi = v as usize;
-                if *at == 0 && self.index[vi] == UNSEEN {
+                // Only unseen states are called: this is the first visit.
+                if self.index[vi] == UNSEEN {
                     self.index[vi] = next_index;
                     self.low[vi] = next_index;
                     next_index += 1;
@@ -135,14 +136,13 @@ impl Tarjan {
                     stack.push(v);
                     self.on_stack[vi] = true;
                 }
-                if let Some(edge) = graph.edge(v, *at) {
-                    *at += 1;
-                    let w = edge.target as usize;
+                if let Some((target, _)) = edges.next() {
+                    let w = target as usize;
                     if label[w] != set {
                         continue;
                     }
                     if self.index[w] == UNSEEN {
-                        calls.push((edge.target, 0));
+                        calls.push((target, graph.raw_edges(target)));
                     } else if self.on_stack[w] {
                         self.low[vi] = self.low[vi].min(self.index[w]);
                     }
@@ -222,6 +222,7 @@ pub fn find_fair_cycle_missing(graph: &Graph, goal: u8) -> Option<Lasso> {
     let mut sets: Vec<(u32, Vec<StateId>)> = vec![(0, (0..graph.len() as StateId).collect())];
     let mut next_label = 1u32;
     let mut best: Option<(usize, Lasso)> = None;
+    let mut judge = ComponentJudge::new(graph);
     while let Some((set, roots)) = sets.pop() {
         for states in tarjan.components(graph, &roots, &label, set) {
             if states.iter().all(|&s| good(s)) {
@@ -237,47 +238,25 @@ pub fn find_fair_cycle_missing(graph: &Graph, goal: u8) -> Option<Lasso> {
             let inside = |s: StateId| label[s as usize] == own;
             let has_cycle = states
                 .iter()
-                .any(|&s| graph.edges(s).any(|e| inside(e.target)));
+                .any(|&s| graph.raw_edges(s).any(|(t, _)| inside(t)));
             if !has_cycle && states.len() > 1 {
                 continue;
             }
-            let mut taken: HashSet<u64> = HashSet::new();
-            for &s in &states {
-                taken.extend(graph.noops(s));
-                taken.extend(
-                    graph
-                        .edges(s)
-                        .filter(|e| inside(e.target))
-                        .filter_map(|e| e.class),
-                );
-            }
-            let untaken_strong: BTreeSet<u64> = states
-                .iter()
-                .flat_map(|&s| enabled(graph, s))
-                .filter(|&c| is_strong(c) && !taken.contains(&c))
-                .collect();
-            if !untaken_strong.is_empty() {
-                // No fair run visits these states infinitely often.
-                let rest: Vec<StateId> = states
-                    .iter()
-                    .copied()
-                    .filter(|&s| enabled(graph, s).is_disjoint(&untaken_strong))
-                    .collect();
-                let split = next_label;
-                next_label += 1;
-                for &s in &rest {
-                    label[s as usize] = split;
+            match judge.judge(&states, &inside) {
+                Verdict::Unfair => continue,
+                Verdict::Fair => {}
+                Verdict::Shrink(rest) => {
+                    // No fair run visits the other states infinitely often.
+                    let split = next_label;
+                    next_label += 1;
+                    for &s in &rest {
+                        label[s as usize] = split;
+                    }
+                    if !rest.is_empty() {
+                        sets.push((split, rest));
+                    }
+                    continue;
                 }
-                if !rest.is_empty() {
-                    sets.push((split, rest));
-                }
-                continue;
-            }
-            let fair = enabled_throughout(graph, &states)
-                .iter()
-                .all(|class| is_strong(*class) || taken.contains(class));
-            if !fair {
-                continue;
             }
             let lasso = build_lasso(graph, &states, &inside, &good, has_cycle);
             let entry_steps = lasso.prefix.len();
@@ -290,6 +269,129 @@ pub fn find_fair_cycle_missing(graph: &Graph, goal: u8) -> Option<Lasso> {
         }
     }
     best.map(|(_, lasso)| lasso)
+}
+
+/// What a component's fairness classes say of it.
+enum Verdict {
+    /// A cycle through all of it is fair.
+    Fair,
+    /// No cycle inside it is fair: a weak class enabled in all of its
+    /// states is never taken inside it.
+    Unfair,
+    /// A strong class enabled somewhere in it is never taken inside it:
+    /// only these states, where no such class is enabled, can be visited
+    /// infinitely often by a fair run.
+    Shrink(Vec<StateId>),
+}
+
+/// Judges components on class indices, with arrays over every class
+/// stamped per component (or per state) so that nothing is cleared or
+/// allocated per component.
+struct ComponentJudge<'g> {
+    graph: &'g Graph,
+    strong: Vec<bool>,
+    /// `taken[c] == stamp`: class `c` is taken inside the component.
+    taken: Vec<u64>,
+    /// `untaken_strong[c] == stamp`: strong, enabled and never taken.
+    untaken_strong: Vec<u64>,
+    /// `seen[c] == state_stamp`: already counted for the current state.
+    seen: Vec<u64>,
+    /// States of the component where class `c` is enabled, valid when
+    /// `counted[c] == stamp`.
+    enabled_in: Vec<u32>,
+    counted: Vec<u64>,
+    /// The classes counted in the current component.
+    enabled: Vec<u16>,
+    stamp: u64,
+    state_stamp: u64,
+}
+
+impl<'g> ComponentJudge<'g> {
+    fn new(graph: &'g Graph) -> Self {
+        let classes = graph.class_count();
+        Self {
+            graph,
+            strong: (0..classes)
+                .map(|c| is_strong(graph.class_at(c as u16)))
+                .collect(),
+            taken: vec![0; classes],
+            untaken_strong: vec![0; classes],
+            seen: vec![0; classes],
+            enabled_in: vec![0; classes],
+            counted: vec![0; classes],
+            enabled: Vec::new(),
+            stamp: 0,
+            state_stamp: 0,
+        }
+    }
+
+    /// The class indices enabled at `state`, repeats possible.
+    fn enabled_at(graph: &Graph, state: StateId) -> impl Iterator<Item = usize> + '_ {
+        graph
+            .raw_edges(state)
+            .map(|(_, c)| c)
+            .chain(graph.noop_class_indices(state))
+            .filter(|&c| c != NO_CLASS)
+            .map(usize::from)
+    }
+
+    /// The verdict on the component `states` (`inside` tells its states).
+    fn judge(&mut self, states: &[StateId], inside: &dyn Fn(StateId) -> bool) -> Verdict {
+        let graph = self.graph;
+        self.stamp += 1;
+        let stamp = self.stamp;
+        for &s in states {
+            for c in graph.noop_class_indices(s) {
+                self.taken[usize::from(c)] = stamp;
+            }
+            for (t, c) in graph.raw_edges(s) {
+                if c != NO_CLASS && inside(t) {
+                    self.taken[usize::from(c)] = stamp;
+                }
+            }
+        }
+        self.enabled.clear();
+        let mut any_untaken = false;
+        for &s in states {
+            self.state_stamp += 1;
+            for c in Self::enabled_at(graph, s) {
+                if self.seen[c] == self.state_stamp {
+                    continue;
+                }
+                self.seen[c] = self.state_stamp;
+                if self.counted[c] != stamp {
+                    self.counted[c] = stamp;
+                    self.enabled_in[c] = 0;
+                    self.enabled.push(c as u16);
+                }
+                self.enabled_in[c] += 1;
+                if self.strong[c] && self.taken[c] != stamp {
+                    self.untaken_strong[c] = stamp;
+                    any_untaken = true;
+                }
+            }
+        }
+        if any_untaken {
+            let untaken = &self.untaken_strong;
+            return Verdict::Shrink(
+                states
+                    .iter()
+                    .copied()
+                    .filter(|&s| Self::enabled_at(graph, s).all(|c| untaken[c] != stamp))
+                    .collect(),
+            );
+        }
+        // Weak classes enabled throughout must be taken.
+        let fair = self.enabled.iter().all(|&c| {
+            let c = usize::from(c);
+            self.strong[c] || self.taken[c] == stamp || self.enabled_in[c] as usize != states.len()
+        });
+        if fair {
+            Verdict::Fair
+        } else {
+            Verdict::Unfair
+        }
+    }
 }
 
 /// A lasso into the fair component `states`: the shortest prefix to one of

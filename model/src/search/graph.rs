@@ -48,6 +48,8 @@ pub enum Cutoff {
     TooManyActions,
     /// More fairness classes than an edge's class index can name.
     TooManyClasses,
+    /// More edges than 4 GiB of the graph's encoding hold.
+    TooLarge,
 }
 
 /// Serialised as its description.
@@ -65,6 +67,7 @@ impl std::fmt::Display for Cutoff {
             Cutoff::Boundary => "states outside the model's boundary",
             Cutoff::TooManyActions => "a state with more than 65,535 actions",
             Cutoff::TooManyClasses => "more than 65,534 fairness classes",
+            Cutoff::TooLarge => "more than 4 GiB of edges",
         })
     }
 }
@@ -86,21 +89,25 @@ pub struct Edge {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Graph {
     /// BFS parent ([`NO_PARENT`] for initial states, whose own index is
-    /// kept in `init_index`) and which of its successors the state is.
+    /// kept in `init_index`).
     parent: Vec<StateId>,
+    /// Which of its parent's successors each state is, kept only when
+    /// edges are not ([`Limits::stop_at_bad`]): otherwise it is the first
+    /// edge of the parent that leads to the state.
     parent_successor: Vec<u16>,
     init_index: Vec<u32>,
-    /// Edges of state `s`: the entries `offsets[s]..offsets[s + 1]` of
-    /// `targets` and `classes` (an index into `class_table`, or
-    /// [`NO_CLASS`]). An edge's successor position is its entry's offset
-    /// from `offsets[s]`, so it is not stored.
+    /// Edges and no-ops of state `s`: the bytes `offsets[s]..offsets[s +
+    /// 1]` of `edges`, variable-length integers ([`write_varint`]): the
+    /// number of edges; per edge, in action order, its target's distance
+    /// from `s` (zigzag: most targets lie near their source in BFS order)
+    /// and its class index plus one (0: under no fairness); then each
+    /// no-op action's class index. Class indices point into `class_table`,
+    /// the first classes met (the most frequent) getting the shortest
+    /// codes. An edge's successor position is its place in the list, so it
+    /// is not stored.
     offsets: Vec<u32>,
-    targets: Vec<StateId>,
-    classes: Vec<u16>,
-    /// No-op actions' classes of state `s`: the entries
-    /// `noop_offsets[s]..noop_offsets[s + 1]` of `noop_classes`.
-    noop_offsets: Vec<u32>,
-    noop_classes: Vec<u16>,
+    edges: Vec<u8>,
+    edge_count: usize,
     /// The distinct fairness classes, each stored once.
     class_table: Vec<u64>,
     /// Which goals each state meets, one bit each ([`Classify::goals`]);
@@ -150,6 +157,72 @@ impl Hasher for PassThrough {
 /// choice made again and again). Classes without it are weak: an action
 /// enabled continuously must be taken.
 pub const STRONG: u64 = 1 << 63;
+
+/// Edges of one state as (target, class index), decoded from the graph's
+/// bytes ([`Graph::raw_edges`]).
+#[derive(Clone, Debug)]
+pub(crate) struct RawEdges<'g> {
+    bytes: &'g [u8],
+    source: StateId,
+    at: usize,
+    left: usize,
+}
+
+impl Iterator for RawEdges<'_> {
+    type Item = (StateId, u16);
+
+    fn next(&mut self) -> Option<(StateId, u16)> {
+        self.left = self.left.checked_sub(1)?;
+        let (distance, at) = read_varint(self.bytes, self.at);
+        let (class, at) = read_varint(self.bytes, at);
+        self.at = at;
+        let target = i64::from(self.source) + unzigzag(distance);
+        Some((target as StateId, (class as u16).wrapping_sub(1)))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for RawEdges<'_> {}
+
+/// Appends `value` in LEB128: seven bits a byte, low bits first, the high
+/// bit set on every byte but the last.
+fn write_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// The LEB128 integer at `bytes[at..]` and where the next one begins. The
+/// graph only reads what it wrote, so a truncated integer is not expected;
+/// it reads as what it has.
+fn read_varint(bytes: &[u8], mut at: usize) -> (u64, usize) {
+    let mut value = 0u64;
+    let mut shift = 0;
+    while let Some(&byte) = bytes.get(at) {
+        at += 1;
+        value |= u64::from(byte & 0x7F) << shift;
+        if byte < 0x80 || shift >= 63 {
+            break;
+        }
+        shift += 7;
+    }
+    (value, at)
+}
+
+/// A signed distance as an unsigned integer that is small when the
+/// distance is: 0, -1, 1, -2, ... become 0, 1, 2, 3, ...
+fn zigzag(value: i64) -> u64 {
+    ((value << 1) ^ (value >> 63)) as u64
+}
+
+fn unzigzag(value: u64) -> i64 {
+    (value >> 1) as i64 ^ -((value & 1) as i64)
+}
 
 /// The fingerprint map: fingerprints are already hashes.
 type Ids = HashMap<u64, StateId, BuildHasherDefault<PassThrough>>;
@@ -328,7 +401,7 @@ fn expand<M, C>(
 const NO_PARENT: StateId = StateId::MAX;
 
 /// The class index of an action under no fairness.
-const NO_CLASS: u16 = u16::MAX;
+pub(crate) const NO_CLASS: u16 = u16::MAX;
 
 /// How a model's actions map to fairness classes, and which states are good.
 pub trait Classify<M: Model> {
@@ -394,10 +467,8 @@ impl Graph {
             parent_successor: Vec::new(),
             init_index: Vec::new(),
             offsets: vec![0],
-            targets: Vec::new(),
-            classes: Vec::new(),
-            noop_offsets: vec![0],
-            noop_classes: Vec::new(),
+            edges: Vec::new(),
+            edge_count: 0,
             class_table: Vec::new(),
             goals: Vec::new(),
             first_bad: None,
@@ -435,7 +506,9 @@ impl Graph {
             let id = graph.parent.len() as StateId;
             ids.insert(fresh.fingerprint, id);
             graph.parent.push(parent.0);
-            graph.parent_successor.push(parent.1);
+            if limits.stop_at_bad {
+                graph.parent_successor.push(parent.1);
+            }
             if fresh.goals & 1 == 0 && graph.first_bad.is_none() {
                 graph.first_bad = Some(id);
             }
@@ -470,6 +543,9 @@ impl Graph {
             .collect();
         // States are expanded in id order (BFS), so edges stay in CSR order.
         let mut expanded: StateId = 0;
+        // The edges and no-op classes of the state being expanded.
+        let mut edges: Vec<(StateId, u16)> = Vec::new();
+        let mut noops: Vec<u16> = Vec::new();
         while !frontier.is_empty() && graph.cutoff.is_none() && !found_bad(&graph) {
             let share = frontier
                 .len()
@@ -549,18 +625,19 @@ impl Graph {
                             (Next::Fresh(index), None) => fresh_ids[index as usize],
                             (Next::Unchanged, _) => {
                                 if class.is_some() && !limits.stop_at_bad {
-                                    graph.noop_classes.push(interned);
+                                    noops.push(interned);
                                 }
                                 continue;
                             }
                         };
                         successor += 1;
                         if !limits.stop_at_bad {
-                            graph.targets.push(target);
-                            graph.classes.push(interned);
+                            edges.push((target, interned));
                         }
                     }
-                    graph.end_state();
+                    graph.end_state_with(id, &edges, &noops);
+                    edges.clear();
+                    noops.clear();
                 }
             }
         }
@@ -589,21 +666,28 @@ impl Graph {
 
     /// The number of edges.
     pub fn edge_count(&self) -> usize {
-        self.targets.len()
+        self.edge_count
     }
 
     /// States generated, repeats included, as Stateright counts them: the
     /// initial states and one per edge.
     pub fn generated(&self) -> usize {
-        self.init_index.len() + self.targets.len()
+        self.init_index.len() + self.edge_count
     }
 
     /// The most steps to any state, counting its initial state: the
     /// length of the last state's shortest path (ids follow BFS order).
+    /// Parents only, so that it can be asked while the graph is built.
     pub fn depth(&self) -> usize {
-        self.len()
-            .checked_sub(1)
-            .map_or(0, |last| self.path_to(last as StateId).len())
+        let Some(mut at) = self.parent.len().checked_sub(1) else {
+            return 0;
+        };
+        let mut depth = 1;
+        while self.parent[at] != NO_PARENT {
+            at = self.parent[at] as usize;
+            depth += 1;
+        }
+        depth
     }
 
     /// Gives back what the vectors reserved while growing: the graph is
@@ -613,18 +697,37 @@ impl Graph {
         self.parent_successor.shrink_to_fit();
         self.init_index.shrink_to_fit();
         self.offsets.shrink_to_fit();
-        self.targets.shrink_to_fit();
-        self.classes.shrink_to_fit();
-        self.noop_offsets.shrink_to_fit();
-        self.noop_classes.shrink_to_fit();
+        self.edges.shrink_to_fit();
         self.class_table.shrink_to_fit();
         self.goals.shrink_to_fit();
     }
 
     /// Closes the edge and no-op lists of the state just expanded.
     fn end_state(&mut self) {
-        self.offsets.push(self.targets.len() as u32);
-        self.noop_offsets.push(self.noop_classes.len() as u32);
+        self.end_state_with(self.offsets.len() as StateId - 1, &[], &[]);
+    }
+
+    /// Records the edges (target, class index) and no-op class indices of
+    /// `state`, the state just expanded.
+    fn end_state_with(&mut self, state: StateId, edges: &[(StateId, u16)], noops: &[u16]) {
+        write_varint(&mut self.edges, edges.len() as u64);
+        for &(target, class) in edges {
+            let distance = i64::from(target) - i64::from(state);
+            write_varint(&mut self.edges, zigzag(distance));
+            write_varint(&mut self.edges, u64::from(class.wrapping_add(1)));
+        }
+        for &class in noops {
+            write_varint(&mut self.edges, u64::from(class));
+        }
+        self.edge_count += edges.len();
+        match u32::try_from(self.edges.len()) {
+            Ok(end) => self.offsets.push(end),
+            Err(_) => {
+                // Offsets would wrap: keep the graph consistent and partial.
+                self.cutoff.get_or_insert(Cutoff::TooLarge);
+                self.offsets.push(*self.offsets.last().unwrap_or(&0));
+            }
+        }
     }
 
     /// The bytes this graph holds per state at its peak: parents, edges,
@@ -635,10 +738,7 @@ impl Graph {
             + self.parent_successor.capacity() * 2
             + self.init_index.capacity() * 4
             + self.offsets.capacity() * 4
-            + self.targets.capacity() * 4
-            + self.classes.capacity() * 2
-            + self.noop_offsets.capacity() * 4
-            + self.noop_classes.capacity() * 2
+            + self.edges.capacity()
             + self.class_table.capacity() * 8
             + self.goals.capacity()
             // The fingerprint map: key, value and hashbrown's control byte.
@@ -648,28 +748,67 @@ impl Graph {
 
     /// The outgoing edges of `state`, in action order.
     pub fn edges(&self, state: StateId) -> impl ExactSizeIterator<Item = Edge> + Clone + '_ {
-        let s = state as usize;
-        let first = self.offsets[s] as usize;
-        (first..self.offsets[s + 1] as usize).map(move |e| self.edge_at(e, e - first))
+        self.raw_edges(state)
+            .enumerate()
+            .map(move |(successor, (target, class))| Edge {
+                target,
+                successor: successor as u32,
+                class: self.class(class),
+            })
     }
 
     /// The `n`th outgoing edge of `state`.
     pub fn edge(&self, state: StateId, n: usize) -> Option<Edge> {
-        let s = state as usize;
-        let at = self.offsets[s] as usize + n;
-        (at < self.offsets[s + 1] as usize).then(|| self.edge_at(at, n))
+        self.edges(state).nth(n)
     }
 
-    fn edge_at(&self, at: usize, successor: usize) -> Edge {
-        Edge {
-            target: self.targets[at],
-            successor: successor as u32,
-            class: self.class(self.classes[at]),
+    /// The bytes of `state`'s edges and no-ops, and where its edges begin
+    /// there, past their count.
+    fn bytes(&self, state: StateId) -> (&[u8], usize, usize) {
+        let s = state as usize;
+        let bytes = &self.edges[self.offsets[s] as usize..self.offsets[s + 1] as usize];
+        let (count, at) = read_varint(bytes, 0);
+        (bytes, count as usize, at)
+    }
+
+    /// `state`'s edges as (target, class index or [`NO_CLASS`]), in order.
+    pub(crate) fn raw_edges(&self, state: StateId) -> RawEdges<'_> {
+        let (bytes, left, at) = self.bytes(state);
+        RawEdges {
+            bytes,
+            source: state,
+            at,
+            left,
         }
     }
 
     fn class(&self, index: u16) -> Option<u64> {
         (index != NO_CLASS).then(|| self.class_table[index as usize])
+    }
+
+    /// The number of distinct fairness classes: class indices run below it.
+    pub(crate) fn class_count(&self) -> usize {
+        self.class_table.len()
+    }
+
+    /// The fairness class of index `index` (below [`Graph::class_count`]).
+    pub(crate) fn class_at(&self, index: u16) -> u64 {
+        self.class_table[usize::from(index)]
+    }
+
+    /// The class indices of `state`'s no-op actions under fairness.
+    pub(crate) fn noop_class_indices(&self, state: StateId) -> impl Iterator<Item = u16> + '_ {
+        let (bytes, count, mut at) = self.bytes(state);
+        for _ in 0..count * 2 {
+            at = read_varint(bytes, at).1;
+        }
+        std::iter::from_fn(move || {
+            (at < bytes.len()).then(|| {
+                let (class, next) = read_varint(bytes, at);
+                at = next;
+                class as u16
+            })
+        })
     }
 
     /// The goals `state` meets, one bit each ([`Classify::goals`]).
@@ -681,10 +820,8 @@ impl Graph {
     /// nothing (Stateright drops them; for fairness they are taken in
     /// place).
     pub fn noops(&self, state: StateId) -> impl Iterator<Item = u64> + '_ {
-        let s = state as usize;
-        self.noop_classes[self.noop_offsets[s] as usize..self.noop_offsets[s + 1] as usize]
-            .iter()
-            .filter_map(|&c| self.class(c))
+        self.noop_class_indices(state)
+            .map(|c| self.class_table[usize::from(c)])
     }
 
     /// The shortest path to `state`: the initial state's index, then one
@@ -694,8 +831,16 @@ impl Graph {
         let mut steps = Vec::new();
         let mut at = state;
         while self.parent[at as usize] != NO_PARENT {
-            steps.push(u32::from(self.parent_successor[at as usize]));
-            at = self.parent[at as usize];
+            let parent = self.parent[at as usize];
+            let successor = match self.parent_successor.get(at as usize) {
+                Some(&successor) => u32::from(successor),
+                None => self
+                    .raw_edges(parent)
+                    .position(|(target, _)| target == at)
+                    .map_or(0, |p| p as u32),
+            };
+            steps.push(successor);
+            at = parent;
         }
         let init = self.init_position(at);
         steps.push(init);
@@ -1093,6 +1238,47 @@ mod tests {
             .max();
         assert_eq!(Some(graph.depth()), deepest);
         assert_eq!(graph.noops(0).collect::<Vec<_>>(), [0]);
+    }
+
+    #[test]
+    fn edge_integers_round_trip_at_their_extremes() {
+        let distances = [
+            0,
+            1,
+            -1,
+            63,
+            -64,
+            64,
+            i64::from(u32::MAX),
+            -i64::from(u32::MAX),
+        ];
+        let values = [
+            0,
+            1,
+            0x7F,
+            0x80,
+            0x3FFF,
+            0x4000,
+            u64::from(u32::MAX),
+            u64::MAX,
+        ];
+        let mut bytes = Vec::new();
+        for (&d, &v) in distances.iter().zip(&values) {
+            write_varint(&mut bytes, zigzag(d));
+            write_varint(&mut bytes, v);
+        }
+        let mut at = 0;
+        for (&d, &v) in distances.iter().zip(&values) {
+            let (z, next) = read_varint(&bytes, at);
+            let (value, next) = read_varint(&bytes, next);
+            assert_eq!((unzigzag(z), value), (d, v));
+            at = next;
+        }
+        assert_eq!(at, bytes.len());
+        let mut small = Vec::new();
+        write_varint(&mut small, zigzag(-64));
+        assert_eq!(small.len(), 1, "small distances take one byte");
+        assert_eq!(read_varint(&[], 0), (0, 0), "nothing reads as zero");
     }
 
     #[test]
