@@ -10,6 +10,7 @@
 //! Explorer (`init/action/action/...`, indices among all actions, no-ops
 //! included).
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::time::{Duration, Instant};
@@ -500,11 +501,11 @@ impl Graph {
                          fresh: Fresh<M::State>,
                          parent: (StateId, u16)|
          -> StateId {
-            if let Some(&id) = ids.get(&fresh.fingerprint) {
-                return id;
-            }
             let id = graph.parent.len() as StateId;
-            ids.insert(fresh.fingerprint, id);
+            match ids.entry(fresh.fingerprint) {
+                Entry::Occupied(known) => return *known.get(),
+                Entry::Vacant(new) => new.insert(id),
+            };
             graph.parent.push(parent.0);
             if limits.stop_at_bad {
                 graph.parent_successor.push(parent.1);
