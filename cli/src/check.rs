@@ -20,7 +20,8 @@ use crate::render::report_text::{summary, write_report};
 pub struct CheckArgs {
     #[command(flatten)]
     model: ModelArgs,
-    /// Checker threads (default: available cores).
+    /// Checker threads, which also build the liveness graph (default:
+    /// available cores).
     #[arg(long)]
     threads: Option<usize>,
     /// Breadth-first search.
@@ -47,7 +48,10 @@ pub struct CheckArgs {
     /// rebalance tick (so the state space is larger) and reports the
     /// property "converges and stays converged" with expectation
     /// `eventually`; a violation is a lasso (steps to a cycle, then the
-    /// cycle).
+    /// cycle). An exhaustive run then explores once: the liveness graph,
+    /// built breadth-first, also decides the safety properties (shortest
+    /// counterexamples and examples; `max_depth` is the breadth-first
+    /// depth).
     #[arg(long)]
     liveness: bool,
     /// Where `rebalance explore` (run with the same model flags) serves: each
