@@ -601,6 +601,26 @@ mod tests {
     }
 
     #[test]
+    fn components_come_in_reverse_topological_order() {
+        let table = Table {
+            edges: vec![
+                (Some("tick"), 0, 1),
+                (Some("flip"), 1, 2),
+                (Some("flop"), 2, 1),
+                (Some("settle"), 2, 3),
+            ],
+            good: vec![3],
+        };
+        let graph = Graph::explore(&table, &ByName, Limits::default());
+        let mut components = strongly_connected_components(&graph);
+        for component in &mut components {
+            component.sort_unstable();
+        }
+        // Breadth-first, state n gets id n.
+        assert_eq!(components, [vec![3], vec![1, 2], vec![0]]);
+    }
+
+    #[test]
     fn a_lasso_in_explorer_indices_counts_the_no_ops() {
         // In 1 a no-op comes first (`wait`: 1 -> 1), so `flip` is the
         // state's first successor but its second action.
