@@ -600,6 +600,70 @@ mod tests {
         assert!(!lasso.cycle.is_empty());
     }
 
+    /// [`ByName`], with a second goal every state meets.
+    struct SecondGoalMet;
+    impl Classify<Table> for SecondGoalMet {
+        fn class(
+            &self,
+            model: &Table,
+            state: &u8,
+            action: &(Option<&'static str>, u8, u8),
+        ) -> Option<u64> {
+            ByName.class(model, state, action)
+        }
+        fn good(&self, model: &Table, state: &u8) -> bool {
+            ByName.good(model, state)
+        }
+        fn goals(&self, model: &Table, state: &u8) -> u8 {
+            0b10 | u8::from(self.good(model, state))
+        }
+    }
+
+    #[test]
+    fn each_goal_is_checked_on_its_own_bit() {
+        let table = Table {
+            edges: vec![
+                (Some("tick"), 0, 1),
+                (Some("flip"), 1, 2),
+                (Some("flop"), 2, 1),
+            ],
+            good: vec![],
+        };
+        let graph = Graph::explore(&table, &SecondGoalMet, Limits::default());
+        assert!(find_fair_cycle_missing(&graph, 0).is_some());
+        assert_eq!(find_fair_cycle_missing(&graph, 1), None);
+    }
+
+    #[test]
+    fn the_lasso_takes_a_weak_class_enabled_all_along_its_cycle() {
+        // 1 <-> 2 is a cycle, but `leave` is enabled in both and never
+        // taken on it: the fair lasso must go through 3 too.
+        let table = Table {
+            edges: vec![
+                (Some("tick"), 0, 1),
+                (Some("flip"), 1, 2),
+                (Some("flop"), 2, 1),
+                (Some("leave"), 1, 3),
+                (Some("leave"), 2, 3),
+                (Some("back"), 3, 1),
+            ],
+            good: vec![],
+        };
+        let graph = Graph::explore(&table, &ByName, Limits::default());
+        let lasso = find_fair_bad_cycle(&graph).expect("every state is bad");
+        // Walk the lasso's steps (successor positions) from initial state 0.
+        let mut at: StateId = 0;
+        let mut visited = Vec::new();
+        for &step in lasso.prefix[1..].iter().chain(&lasso.cycle) {
+            at = graph
+                .edge(at, step as usize)
+                .expect("a step of the graph")
+                .target;
+            visited.push(at);
+        }
+        assert!(visited.contains(&3), "{lasso:?}");
+    }
+
     #[test]
     fn components_come_in_reverse_topological_order() {
         let table = Table {
