@@ -236,12 +236,11 @@ pub fn find_fair_cycle_missing(graph: &Graph, goal: u8) -> Option<Lasso> {
                 label[s as usize] = own;
             }
             let inside = |s: StateId| label[s as usize] == own;
+            // Always so for a component of several states; a single state
+            // without a loop can still be stayed in.
             let has_cycle = states
                 .iter()
                 .any(|&s| graph.raw_edges(s).any(|(t, _)| inside(t)));
-            if !has_cycle && states.len() > 1 {
-                continue;
-            }
             match judge.judge(&states, &inside) {
                 Verdict::Unfair => continue,
                 Verdict::Fair => {}
@@ -662,6 +661,51 @@ mod tests {
             visited.push(at);
         }
         assert!(visited.contains(&3), "{lasso:?}");
+    }
+
+    #[test]
+    fn the_lasso_reached_in_fewest_steps_is_reported() {
+        // Two fair bad cycles: 5 <-> 6 three steps away, found first, and
+        // 1 <-> 2 one step away.
+        let lasso = check(Table {
+            edges: vec![
+                (Some("far"), 0, 3),
+                (Some("near"), 0, 1),
+                (Some("on"), 3, 4),
+                (Some("on"), 4, 5),
+                (Some("flip"), 5, 6),
+                (Some("flop"), 6, 5),
+                (Some("flip"), 1, 2),
+                (Some("flop"), 2, 1),
+            ],
+            good: vec![],
+        })
+        .expect("both cycles are fair");
+        assert_eq!(
+            lasso.prefix,
+            [0, 1],
+            "the second successor of 0, then the cycle"
+        );
+    }
+
+    #[test]
+    fn states_left_by_a_strong_class_are_searched_again() {
+        // `pick!` is enabled in 3 and never taken inside {1, 2, 3}: no fair
+        // run stays where it is enabled, but 1 <-> 2 never enables it.
+        let table = Table {
+            edges: vec![
+                (Some("tick"), 0, 1),
+                (Some("flip"), 1, 2),
+                (Some("flop"), 2, 1),
+                (Some("on"), 2, 3),
+                (Some("off"), 3, 1),
+                (Some("pick!"), 3, 4),
+            ],
+            good: vec![4],
+        };
+        let graph = Graph::explore(&table, &ByNameStrong, Limits::default());
+        let lasso = find_fair_bad_cycle(&graph).expect("1 <-> 2 is fair");
+        assert_eq!(lasso.cycle.len(), 2, "{lasso:?}");
     }
 
     #[test]
