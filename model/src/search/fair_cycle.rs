@@ -709,6 +709,45 @@ mod tests {
     }
 
     #[test]
+    fn a_weak_class_enabled_throughout_and_taken_is_fair() {
+        // `flip` is enabled in both states of the cycle and taken on it.
+        let lasso = check(Table {
+            edges: vec![
+                (Some("tick"), 0, 1),
+                (Some("flip"), 1, 2),
+                (Some("flip"), 2, 1),
+            ],
+            good: vec![],
+        });
+        assert!(lasso.is_some());
+    }
+
+    #[test]
+    fn the_cycle_goes_through_a_bad_state() {
+        // The entry 1 is good, 1 <-> 3 goes through good states only, and
+        // 2 is the bad one.
+        let table = Table {
+            edges: vec![
+                (Some("tick"), 0, 1),
+                (Some("a"), 1, 3),
+                (Some("a"), 3, 1),
+                (Some("b"), 1, 2),
+                (Some("b"), 2, 1),
+            ],
+            good: vec![1, 3],
+        };
+        let graph = Graph::explore(&table, &ByName, Limits::default());
+        let lasso = find_fair_bad_cycle(&graph).expect("2 is bad and the component fair");
+        let mut at: StateId = 0;
+        let mut bad_on_cycle = false;
+        for (n, &step) in lasso.prefix[1..].iter().chain(&lasso.cycle).enumerate() {
+            at = graph.edge(at, step as usize).expect("a step").target;
+            bad_on_cycle |= n + 1 >= lasso.prefix.len() && graph.goals(at) & 1 == 0;
+        }
+        assert!(bad_on_cycle, "{lasso:?}");
+    }
+
+    #[test]
     fn components_come_in_reverse_topological_order() {
         let table = Table {
             edges: vec![
