@@ -173,13 +173,21 @@ impl Tarjan {
     }
 }
 
-/// The fairness classes enabled at `state`: those of its edges and of its
-/// no-op actions.
-fn enabled(graph: &Graph, state: StateId) -> BTreeSet<u64> {
+/// The indices of the fairness classes enabled at `state`: those of its
+/// edges and of its no-op actions, repeats possible.
+fn enabled_indices(graph: &Graph, state: StateId) -> impl Iterator<Item = usize> + '_ {
     graph
-        .edges(state)
-        .filter_map(|e| e.class)
-        .chain(graph.noops(state))
+        .raw_edges(state)
+        .map(|(_, c)| c)
+        .chain(graph.noop_class_indices(state))
+        .filter(|&c| c != NO_CLASS)
+        .map(usize::from)
+}
+
+/// The fairness classes enabled at `state`.
+fn enabled(graph: &Graph, state: StateId) -> BTreeSet<u64> {
+    enabled_indices(graph, state)
+        .map(|c| graph.class_at(c as u16))
         .collect()
 }
 
@@ -324,16 +332,6 @@ impl<'g> ComponentJudge<'g> {
         }
     }
 
-    /// The class indices enabled at `state`, repeats possible.
-    fn enabled_at(graph: &Graph, state: StateId) -> impl Iterator<Item = usize> + '_ {
-        graph
-            .raw_edges(state)
-            .map(|(_, c)| c)
-            .chain(graph.noop_class_indices(state))
-            .filter(|&c| c != NO_CLASS)
-            .map(usize::from)
-    }
-
     /// The verdict on the component `states` (`inside` tells its states).
     fn judge(&mut self, states: &[StateId], inside: &dyn Fn(StateId) -> bool) -> Verdict {
         let graph = self.graph;
@@ -353,7 +351,7 @@ impl<'g> ComponentJudge<'g> {
         let mut any_untaken = false;
         for &s in states {
             self.state_stamp += 1;
-            for c in Self::enabled_at(graph, s) {
+            for c in enabled_indices(graph, s) {
                 if self.seen[c] == self.state_stamp {
                     continue;
                 }
@@ -376,7 +374,7 @@ impl<'g> ComponentJudge<'g> {
                 states
                     .iter()
                     .copied()
-                    .filter(|&s| Self::enabled_at(graph, s).all(|c| untaken[c] != stamp))
+                    .filter(|&s| enabled_indices(graph, s).all(|c| untaken[c] != stamp))
                     .collect(),
             );
         }
