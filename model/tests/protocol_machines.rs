@@ -500,6 +500,43 @@ fn every_field_of_a_consumer_changes_its_fingerprint() {
     );
 }
 
+/// The broker's hand-packed hash, likewise: every field, at small values
+/// and at its largest (the lock table is written as the one word it is).
+#[test]
+fn every_field_of_a_broker_changes_its_fingerprint() {
+    use rocketmq_rebalance_model::search::fingerprint;
+    let base = BrokerState::start(&healthy(), 0).0;
+    let mut variants = vec![base];
+    let mut vary = |change: &dyn Fn(&mut BrokerState)| {
+        let mut v = base;
+        change(&mut v);
+        if v != base && !variants.contains(&v) {
+            variants.push(v);
+        }
+    };
+    for n in [1u8, 2, 3, 7, 255] {
+        vary(&|b| b.members = u16::from(n));
+        vary(&|b| b.members = u16::from(n) << 8);
+        vary(&|b| b.closed = u16::from(n));
+        vary(&|b| b.closed = u16::from(n) << 8);
+        vary(&|b| b.epochs = u64::from(n));
+        vary(&|b| b.epochs = u64::from(n) << 56);
+        vary(&|b| b.subscription = n);
+        vary(&|b| b.route.version = n);
+        vary(&|b| b.route.dropped = n);
+        vary(&|b| b.offsets = u32::from(n));
+        vary(&|b| b.offsets = u32::from(n) << 24);
+    }
+    vary(&|b| b.evicted = true);
+    let prints: std::collections::HashSet<u64> = variants.iter().map(fingerprint).collect();
+    assert!(variants.len() > 50, "{} variants", variants.len());
+    assert_eq!(
+        prints.len(),
+        variants.len(),
+        "two variants share a fingerprint"
+    );
+}
+
 // The consumer's message and orderly steps, on the queue of the second
 // broker: a step that mixed up queue indices, bits or epochs would show.
 

@@ -77,6 +77,13 @@ pub struct Route {
     pub dropped: u8,
 }
 
+impl Route {
+    /// The route in 16 bits: the version below the dropped brokers.
+    pub fn packed(self) -> u16 {
+        u16::from(self.version) | u16::from(self.dropped) << 8
+    }
+}
+
 /// One operator change of the route, in the order a run applies them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RouteStep {

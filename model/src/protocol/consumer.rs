@@ -98,46 +98,55 @@ pub struct Faults {
     pub locks_fail: bool,
 }
 
-/// Every state is hashed for its fingerprint: one packed word per field
-/// group instead of a write per field.
+/// Every state is hashed for its fingerprint: a few packed words instead
+/// of a write per field. The first word says which optional words follow,
+/// so distinct states write distinct sequences.
 impl std::hash::Hash for ConsumerState {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         let querying = self.querying.map_or(0, |q| {
             1 | u64::from(q.topic) << 1 | u64::from(q.broker) << 3 | u64::from(q.epoch) << 6
         });
-        h.write_u64(
-            self.phase as u64
-                | u64::from(self.route.version) << 8
-                | u64::from(self.due) << 16
-                | u64::from(self.faults.lose_next_notification) << 24
-                | u64::from(self.faults.fail_next_query) << 25
-                | u64::from(self.faults.miss_next_route) << 26
-                | u64::from(self.faults.lose_next_persist) << 27
-                | u64::from(self.faults.fail_next_offset_read) << 28
-                | u64::from(self.route.dropped) << 32
-                | querying << 40
-                | u64::from(self.topics) << 52,
-        );
-        for route in &self.assigned {
-            h.write_u16(u16::from(route.version) | u16::from(route.dropped) << 8);
-        }
-        // Nothing to write without messages: equal states, equal hashes.
-        if self.queues != ProcessQueues::default() {
-            for queue in &self.queues {
-                h.write_u64(queue.packed());
-            }
-        }
+        // Nothing to write without messages or orderly consumption.
+        let queues = self.queues.iter().any(|q| q.packed() != 0);
         let orderly = u64::from(self.locking)
             | u64::from(self.adding) << 8
             | u64::from(self.renew_age) << 16
             | u64::from(self.lag) << 24
             | u64::from(self.faults.lose_next_unlock) << 32
             | u64::from(self.faults.locks_fail) << 33;
+        let assigned = self
+            .assigned
+            .iter()
+            .fold(0u64, |word, route| word << 16 | u64::from(route.packed()));
+        h.write_u128(
+            u128::from(
+                self.phase as u64
+                    | u64::from(self.route.version) << 8
+                    | u64::from(self.due) << 16
+                    | u64::from(self.faults.lose_next_notification) << 24
+                    | u64::from(self.faults.fail_next_query) << 25
+                    | u64::from(self.faults.miss_next_route) << 26
+                    | u64::from(self.faults.lose_next_persist) << 27
+                    | u64::from(self.faults.fail_next_offset_read) << 28
+                    | u64::from(queues) << 29
+                    | u64::from(orderly != 0) << 30
+                    | u64::from(self.route.dropped) << 32
+                    | querying << 40
+                    | u64::from(self.topics) << 52,
+            ) | u128::from(assigned) << 64,
+        );
+        if queues {
+            for pair in self.queues.chunks(2) {
+                let word = pair
+                    .iter()
+                    .fold(0, |word, q| word << 64 | u128::from(q.packed()));
+                h.write_u128(word);
+            }
+        }
         if orderly != 0 {
             h.write_u64(orderly);
         }
-        h.write_u32(self.epochs);
-        h.write_u64(self.owned);
+        h.write_u128(u128::from(self.epochs) | u128::from(self.owned) << 64);
         let views = self.views.iter().fold(0u128, |acc, v| {
             acc << 17 | v.map_or(0, |m| 1 << 16 | u128::from(m))
         });

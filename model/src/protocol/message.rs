@@ -16,6 +16,18 @@ pub enum Peer {
     Consumer(u8),
 }
 
+impl Peer {
+    /// The peer in 16 bits, distinct for distinct peers: its kind above its
+    /// index.
+    pub fn packed(self) -> u16 {
+        match self {
+            Peer::NameServer => 0,
+            Peer::Broker(b) => 1 << 8 | u16::from(b),
+            Peer::Consumer(c) => 2 << 8 | u16::from(c),
+        }
+    }
+}
+
 /// An offset field that holds no offset: the broker has none stored.
 pub const NO_OFFSET: u8 = 0xF;
 
@@ -293,6 +305,73 @@ pub enum Timer {
     FailLocks,
 }
 
+impl Message {
+    /// The message in 72 bits, distinct for distinct messages, for the
+    /// state's fingerprint: the variant in the low byte, then up to four
+    /// fields of 16 bits each (no field is wider).
+    pub fn packed(&self) -> u128 {
+        use Message::*;
+        let (variant, fields): (u8, [u16; 4]) = match *self {
+            Heartbeat { epoch, topics } => (0, [epoch.into(), topics.into(), 0, 0]),
+            Unregister { epoch } => (1, [epoch.into(), 0, 0, 0]),
+            NotifyConsumerIdsChanged => (2, [0; 4]),
+            GetConsumerList { topic, epoch } => (3, [topic.into(), epoch.into(), 0, 0]),
+            ConsumerList {
+                topic,
+                members,
+                epoch,
+            } => (4, [topic.into(), members, epoch.into(), 0]),
+            QueryAssignment { topic, epoch } => (5, [topic.into(), epoch.into(), 0, 0]),
+            Assignment {
+                topic,
+                members,
+                route,
+                epoch,
+            } => (6, [topic.into(), members, route.packed(), epoch.into()]),
+            RouteData { route } => (7, [route.packed(), 0, 0, 0]),
+            SilenceExpired { epoch, alive } => (8, [epoch.into(), alive.into(), 0, 0]),
+            ChannelClosed { epoch } => (9, [epoch.into(), 0, 0, 0]),
+            ConnectionClosed { epoch } => (10, [epoch.into(), 0, 0, 0]),
+            PeriodicTick => (11, [0; 4]),
+            QueryOffset { queue, epoch } => (12, [queue.into(), epoch.into(), 0, 0]),
+            Offset {
+                queue,
+                stored,
+                in_memory,
+                epoch,
+            } => (
+                13,
+                [queue.into(), stored.into(), in_memory.into(), epoch.into()],
+            ),
+            UpdateOffset {
+                queue,
+                offset,
+                epoch,
+            } => (14, [queue.into(), offset.into(), epoch.into(), 0]),
+            CommitOffset {
+                queue,
+                offset,
+                epoch,
+            } => (15, [queue.into(), offset.into(), epoch.into(), 0]),
+            CommitAck { queue } => (16, [queue.into(), 0, 0, 0]),
+            LockBatch { queues, epoch } => (17, [queues.into(), epoch.into(), 0, 0]),
+            Locked {
+                asked,
+                granted,
+                epoch,
+            } => (18, [asked.into(), granted.into(), epoch.into(), 0]),
+            UnlockBatch { queues, epoch } => (19, [queues.into(), epoch.into(), 0, 0]),
+            LaterPoll { route } => (20, [route.packed(), 0, 0, 0]),
+        };
+        fields
+            .iter()
+            .rev()
+            .fold(0, |word, &field| word << 16 | u128::from(field))
+            << 8
+            | u128::from(variant)
+    }
+}
+
 impl Timer {
     /// How many distinct timers there are: [`Timer::index`] is below it.
     pub const COUNT: u32 = 22 + 2 * MAX_BROKERS as u32 + 2 * MAX_MESSAGE_QUEUES as u32;
@@ -414,3 +493,107 @@ pub enum Output {
 /// The result of one input to a state machine: `None` when the input
 /// changes nothing and sends nothing, so the checker prunes it.
 pub type Step<S> = Option<(S, Vec<Output>)>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every variant, with fields drawn from a few values each.
+    fn samples() -> Vec<Message> {
+        use Message::*;
+        let mut all = Vec::new();
+        for x in [0u8, 1, 15, 255] {
+            for y in [0u8, 2, 255] {
+                let members = u16::from(x) << 8 | u16::from(y);
+                let route = Route {
+                    version: y,
+                    dropped: x,
+                };
+                let flag = x % 2 == 1;
+                all.extend([
+                    Heartbeat {
+                        epoch: x,
+                        topics: y,
+                    },
+                    Unregister { epoch: x },
+                    NotifyConsumerIdsChanged,
+                    GetConsumerList { topic: x, epoch: y },
+                    ConsumerList {
+                        topic: y,
+                        members,
+                        epoch: x,
+                    },
+                    QueryAssignment { topic: x, epoch: y },
+                    Assignment {
+                        topic: x,
+                        members,
+                        route,
+                        epoch: y,
+                    },
+                    RouteData { route },
+                    SilenceExpired {
+                        epoch: y,
+                        alive: flag,
+                    },
+                    ChannelClosed { epoch: y },
+                    ConnectionClosed { epoch: x },
+                    PeriodicTick,
+                    QueryOffset { queue: x, epoch: y },
+                    Offset {
+                        queue: y,
+                        stored: x,
+                        in_memory: flag,
+                        epoch: y,
+                    },
+                    UpdateOffset {
+                        queue: x,
+                        offset: y,
+                        epoch: x,
+                    },
+                    CommitOffset {
+                        queue: y,
+                        offset: x,
+                        epoch: y,
+                    },
+                    CommitAck { queue: x },
+                    LockBatch {
+                        queues: x,
+                        epoch: y,
+                    },
+                    Locked {
+                        asked: x,
+                        granted: y,
+                        epoch: x,
+                    },
+                    UnlockBatch {
+                        queues: y,
+                        epoch: x,
+                    },
+                    LaterPoll { route },
+                ]);
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn distinct_messages_pack_distinctly() {
+        let all = samples();
+        for a in &all {
+            for b in &all {
+                assert_eq!(a.packed() == b.packed(), a == b, "{a:?} {b:?}");
+            }
+            assert!(a.packed() < 1 << 72, "{a:?}");
+        }
+    }
+
+    #[test]
+    fn distinct_peers_pack_distinctly() {
+        let peers: Vec<Peer> = std::iter::once(Peer::NameServer)
+            .chain((0..=255).map(Peer::Broker))
+            .chain((0..=255).map(Peer::Consumer))
+            .collect();
+        let packed: std::collections::BTreeSet<u16> = peers.iter().map(|p| p.packed()).collect();
+        assert_eq!(packed.len(), peers.len());
+    }
+}
