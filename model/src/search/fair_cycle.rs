@@ -575,8 +575,94 @@ mod tests {
     }
 
     fn check(table: Table) -> Option<Lasso> {
-        let graph = Graph::explore(&table, &ByName, Limits::default());
-        find_fair_bad_cycle(&graph)
+        search(table, &ByName)
+    }
+
+    /// The fair bad cycle of `table` under `classify`, checked when found.
+    fn search(table: Table, classify: &(impl Classify<Table> + Sync)) -> Option<Lasso> {
+        let graph = Graph::explore(&table, classify, Limits::default());
+        let lasso = find_fair_bad_cycle(&graph);
+        if let Some(lasso) = &lasso {
+            assert_fair_lasso(&graph, lasso);
+        }
+        lasso
+    }
+
+    /// Checks that `lasso` is what it claims: its prefix leads from the
+    /// initial state to its cycle, the cycle returns where it began and
+    /// passes a bad state, and it is fair: every weak class enabled in all
+    /// its states, and every strong class enabled in any, is taken on it.
+    fn assert_fair_lasso(graph: &Graph, lasso: &Lasso) {
+        let step = |at: StateId, n: u32| graph.edge(at, n as usize).expect("a step");
+        let mut at: StateId = 0;
+        for &n in &lasso.prefix[1..] {
+            at = step(at, n).target;
+        }
+        let entry = at;
+        let mut on_cycle = vec![entry];
+        let mut taken: BTreeSet<u64> = graph.noops(entry).collect();
+        for &n in &lasso.cycle {
+            let edge = step(at, n);
+            taken.extend(edge.class);
+            at = edge.target;
+            taken.extend(graph.noops(at));
+            on_cycle.push(at);
+        }
+        assert_eq!(at, entry, "the cycle returns to its start: {lasso:?}");
+        assert!(
+            on_cycle.iter().any(|&s| graph.goals(s) & 1 == 0),
+            "a bad state on the cycle: {lasso:?}"
+        );
+        let strong = on_cycle
+            .iter()
+            .flat_map(|&s| enabled(graph, s))
+            .filter(|&c| is_strong(c));
+        for class in enabled_throughout(graph, &on_cycle)
+            .into_iter()
+            .chain(strong)
+        {
+            assert!(taken.contains(&class), "{class:x} untaken: {lasso:?}");
+        }
+    }
+
+    #[test]
+    fn the_lasso_takes_each_class_on_its_own_edge() {
+        // Both states enable `p` and `r`, listed in the same order (either
+        // one first): a lasso must take each, not just the first edge it
+        // meets.
+        for (first, second) in [("p", "r"), ("r", "p")] {
+            let lasso = check(Table {
+                edges: vec![
+                    (Some("tick"), 0, 1),
+                    (Some(first), 1, 2),
+                    (Some(second), 1, 2),
+                    (Some(first), 2, 1),
+                    (Some(second), 2, 1),
+                ],
+                good: vec![],
+            });
+            assert!(lasso.is_some());
+        }
+    }
+
+    #[test]
+    fn a_class_taken_nowhere_inside_is_escaped_through_a_state_that_disables_it() {
+        // `leave` is enabled in 1 and 2 and leads out of {1, 2, 3}: the
+        // fair cycle must pass 3, where it is disabled.
+        let lasso = check(Table {
+            edges: vec![
+                (Some("tick"), 0, 1),
+                (Some("leave"), 1, 4),
+                (Some("a"), 1, 2),
+                (Some("leave"), 2, 4),
+                (Some("b"), 2, 1),
+                (Some("c"), 2, 3),
+                (Some("d"), 3, 1),
+            ],
+            good: vec![4],
+        })
+        .expect("{1, 2, 3} is bad and fair");
+        assert_eq!(lasso.cycle.len(), 3, "1 -a-> 2 -c-> 3 -d-> 1: {lasso:?}");
     }
 
     #[test]
@@ -858,8 +944,7 @@ mod tests {
     }
 
     fn check_strong(table: Table) -> Option<Lasso> {
-        let graph = Graph::explore(&table, &ByNameStrong, Limits::default());
-        find_fair_bad_cycle(&graph)
+        search(table, &ByNameStrong)
     }
 
     /// A random pick between two brokers, made again at every round: from 1
