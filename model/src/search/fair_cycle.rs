@@ -82,7 +82,28 @@ impl Lasso {
 /// without recursion so that deep graphs cannot overflow the stack).
 pub fn strongly_connected_components(graph: &Graph) -> Vec<Vec<StateId>> {
     let all: Vec<StateId> = (0..graph.len() as StateId).collect();
-    Tarjan::new(graph.len()).components(graph, &all, &vec![0; graph.len()], 0)
+    Tarjan::new(graph.len())
+        .components(graph, &all, &vec![0; graph.len()], 0)
+        .iter()
+        .map(<[StateId]>::to_vec)
+        .collect()
+}
+
+/// Components one after another in one vector: most are single states, and
+/// a vector each would cost an allocation each.
+struct Components {
+    states: Vec<StateId>,
+    /// Where each component ends in `states`.
+    ends: Vec<usize>,
+}
+
+impl Components {
+    fn iter(&self) -> impl Iterator<Item = &[StateId]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(start, &end)| &self.states[start..end])
+    }
 }
 
 const UNSEEN: u32 = u32::MAX;
@@ -113,10 +134,13 @@ impl Tarjan {
         roots: &[StateId],
         label: &[u32],
         set: u32,
-    ) -> Vec<Vec<StateId>> {
+    ) -> Components {
         let mut visited: Vec<StateId> = Vec::new();
         let mut stack: Vec<StateId> = Vec::new();
-        let mut components = Vec::new();
+        let mut components = Components {
+            states: Vec::new(),
+            ends: Vec::new(),
+        };
         let mut next_index = 0u32;
         // (state, its edges not yet followed)
         let mut calls: Vec<(StateId, RawEdges<'_>)> = Vec::new();
@@ -154,15 +178,14 @@ impl Tarjan {
                     self.low[p] = self.low[p].min(self.low[vi]);
                 }
                 if self.low[vi] == self.index[vi] {
-                    let mut component = Vec::new();
                     while let Some(w) = stack.pop() {
                         self.on_stack[w as usize] = false;
-                        component.push(w);
+                        components.states.push(w);
                         if w == v {
                             break;
                         }
                     }
-                    components.push(component);
+                    components.ends.push(components.states.len());
                 }
             }
         }
@@ -229,18 +252,35 @@ pub fn find_fair_cycle_missing(graph: &Graph, goal: u8) -> Option<Lasso> {
     let mut label = vec![0u32; graph.len()];
     let mut sets: Vec<(u32, Vec<StateId>)> = vec![(0, (0..graph.len() as StateId).collect())];
     let mut next_label = 1u32;
-    let mut best: Option<(usize, Lasso)> = None;
+    let mut best: Option<Lasso> = None;
     let mut judge = ComponentJudge::new(graph);
     while let Some((set, roots)) = sets.pop() {
-        for states in tarjan.components(graph, &roots, &label, set) {
+        for states in tarjan.components(graph, &roots, &label, set).iter() {
             if states.iter().all(|&s| good(s)) {
                 continue;
+            }
+            // Most components are one bad state without a loop, judged here
+            // as the judge would: a run stays in it for ever fairly only if
+            // every class fairness could demand there is one of its no-ops
+            // (taken by staying).
+            if let [s] = *states {
+                if !graph.raw_edges(s).any(|(t, _)| t == s) {
+                    let stays = graph.raw_edges(s).all(|(_, c)| {
+                        c == NO_CLASS || graph.noop_class_indices(s).any(|noop| noop == c)
+                    });
+                    if stays {
+                        consider(&mut best, graph, s, || {
+                            build_lasso(graph, states, s, &|_| false, &good, false)
+                        });
+                    }
+                    continue;
+                }
             }
             // The component gets a label of its own, so that `inside` and a
             // further split see only it.
             let own = next_label;
             next_label += 1;
-            for &s in &states {
+            for &s in states {
                 label[s as usize] = own;
             }
             let inside = |s: StateId| label[s as usize] == own;
@@ -249,7 +289,7 @@ pub fn find_fair_cycle_missing(graph: &Graph, goal: u8) -> Option<Lasso> {
             let has_cycle = states
                 .iter()
                 .any(|&s| graph.raw_edges(s).any(|(t, _)| inside(t)));
-            match judge.judge(&states, &inside) {
+            match judge.judge(states, &inside) {
                 Verdict::Unfair => continue,
                 Verdict::Fair => {}
                 Verdict::Shrink(rest) => {
@@ -265,17 +305,32 @@ pub fn find_fair_cycle_missing(graph: &Graph, goal: u8) -> Option<Lasso> {
                     continue;
                 }
             }
-            let lasso = build_lasso(graph, &states, &inside, &good, has_cycle);
-            let entry_steps = lasso.prefix.len();
-            if best
-                .as_ref()
-                .map_or(true, |(steps, _)| entry_steps < *steps)
-            {
-                best = Some((entry_steps, lasso));
-            }
+            // BFS ids grow with depth, so the smallest id is reached in
+            // fewest steps.
+            let entry = states.iter().copied().min().unwrap_or(0);
+            consider(&mut best, graph, entry, || {
+                build_lasso(graph, states, entry, &inside, &good, has_cycle)
+            });
         }
     }
-    best.map(|(_, lasso)| lasso)
+    best
+}
+
+/// Keeps the lasso `build` makes, entering its cycle at `entry`, if it is
+/// reached in fewer steps than `best`'s: built only then, since most fair
+/// components are not the nearest.
+fn consider(
+    best: &mut Option<Lasso>,
+    graph: &Graph,
+    entry: StateId,
+    build: impl FnOnce() -> Lasso,
+) {
+    if best
+        .as_ref()
+        .map_or(true, |kept| graph.depth_of(entry) < kept.prefix.len())
+    {
+        *best = Some(build());
+    }
 }
 
 /// What a component's fairness classes say of it.
@@ -391,19 +446,18 @@ impl<'g> ComponentJudge<'g> {
     }
 }
 
-/// A lasso into the fair component `states`: the shortest prefix to one of
-/// its states, then a cycle through a bad state and through every class
-/// enabled all along the cycle (taken, or left by visiting a state where it is
-/// disabled).
+/// A lasso into the fair component `states`: the shortest prefix to
+/// `entry`, the state of it reached in fewest steps, then a cycle through a
+/// bad state and through every class enabled all along the cycle (taken, or
+/// left by visiting a state where it is disabled).
 fn build_lasso(
     graph: &Graph,
     states: &[StateId],
+    entry: StateId,
     inside: &dyn Fn(StateId) -> bool,
     good: &dyn Fn(StateId) -> bool,
     has_cycle: bool,
 ) -> Lasso {
-    // BFS ids grow with depth, so the smallest id is reached in fewest steps.
-    let entry = states.iter().copied().min().unwrap_or(0);
     let prefix = graph.path_to(entry);
     if !has_cycle {
         return Lasso {
@@ -921,6 +975,60 @@ mod tests {
         .expect("stuck in 1");
         assert_eq!(lasso.prefix, [0, 0]);
         assert!(lasso.cycle.is_empty());
+    }
+
+    /// One state and one action that leads back to it: a step, not a no-op
+    /// (the table's models cannot make one).
+    struct Spin;
+    impl Model for Spin {
+        type State = u8;
+        type Action = ();
+        fn init_states(&self) -> Vec<u8> {
+            vec![0]
+        }
+        fn actions(&self, _: &u8, actions: &mut Vec<()>) {
+            actions.push(());
+        }
+        fn next_state(&self, state: &u8, _: ()) -> Option<u8> {
+            Some(*state)
+        }
+    }
+
+    struct SpinIsFair;
+    impl Classify<Spin> for SpinIsFair {
+        fn class(&self, _: &Spin, _: &u8, _: &()) -> Option<u64> {
+            Some(1)
+        }
+        fn good(&self, _: &Spin, _: &u8) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_bad_state_with_a_step_back_to_itself_is_a_cycle() {
+        let graph = Graph::explore(&Spin, &SpinIsFair, Limits::default());
+        let lasso = find_fair_bad_cycle(&graph).expect("spinning is fair");
+        assert_eq!((lasso.prefix, lasso.cycle), (vec![0], vec![0]));
+    }
+
+    #[test]
+    fn a_bad_state_is_stayed_in_only_if_each_fair_class_is_one_of_its_no_ops() {
+        // In 1, `c` both changes nothing and leads to 2: staying takes it.
+        let stuck = |leave: &'static str, strong: bool| {
+            let table = Table {
+                edges: vec![(Some("a"), 0, 1), (Some("c"), 1, 1), (Some(leave), 1, 2)],
+                good: vec![2],
+            };
+            if strong {
+                check_strong(table)
+            } else {
+                check(table)
+            }
+        };
+        assert!(stuck("c", false).is_some());
+        assert!(stuck("d", false).is_none(), "`d` must be taken, and leaves");
+        assert!(stuck("d!", true).is_none(), "so must a strong `d!`");
+        assert!(stuck("c", true).is_some());
     }
 
     /// Strong classes: a name ending in `!`.

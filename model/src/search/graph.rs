@@ -680,9 +680,16 @@ impl Graph {
     /// length of the last state's shortest path (ids follow BFS order).
     /// Parents only, so that it can be asked while the graph is built.
     pub fn depth(&self) -> usize {
-        let Some(mut at) = self.parent.len().checked_sub(1) else {
-            return 0;
-        };
+        self.parent
+            .len()
+            .checked_sub(1)
+            .map_or(0, |last| self.depth_of(last as StateId))
+    }
+
+    /// The steps to `state`, counting its initial state: the length of
+    /// [`Graph::path_to`], without building it.
+    pub fn depth_of(&self, state: StateId) -> usize {
+        let mut at = state as usize;
         let mut depth = 1;
         while self.parent[at] != NO_PARENT {
             at = self.parent[at] as usize;
