@@ -67,7 +67,7 @@ impl std::fmt::Display for Cutoff {
             Cutoff::Timeout => "timeout",
             Cutoff::Boundary => "states outside the model's boundary",
             Cutoff::TooManyActions => "a state with more than 65,535 actions",
-            Cutoff::TooManyClasses => "more than 65,534 fairness classes",
+            Cutoff::TooManyClasses => "more than 65,535 fairness classes",
             Cutoff::TooLarge => "more than 4 GiB of edges",
         })
     }
@@ -1170,6 +1170,192 @@ mod tests {
     fn states_outside_the_boundary_make_the_graph_partial() {
         let graph = Graph::explore(&Bounded, &SixIsBad, Limits::default());
         assert_eq!(graph.cutoff, Some(Cutoff::Boundary));
+        // Ids in BFS order: 0, 1, 3, 2, 4, 6, 5, 7 (the state with id 5 is
+        // 6). Those from 5 up are outside and keep no edges; the others
+        // keep theirs, in place.
+        let targets = |s: StateId| graph.edges(s).map(|e| e.target).collect::<Vec<_>>();
+        assert_eq!(graph.len(), 8);
+        assert_eq!(targets(0), [1, 2]);
+        assert_eq!(targets(2), [4, 5], "3 leads to 4 and 6");
+        assert_eq!(targets(3), [2, 6], "2 leads to 3 and 5");
+        assert_eq!(targets(4), [6, 7], "4 leads to 5 and 7");
+        for outside in [5, 6, 7] {
+            assert_eq!(graph.edges(outside).len(), 0);
+        }
+    }
+
+    /// [`Counter`] where 1 is outside the boundary: a state without edges
+    /// between states with edges.
+    struct Holed;
+
+    impl Model for Holed {
+        type State = u8;
+        type Action = u8;
+        fn init_states(&self) -> Vec<u8> {
+            Counter.init_states()
+        }
+        fn actions(&self, state: &u8, actions: &mut Vec<u8>) {
+            Counter.actions(state, actions)
+        }
+        fn next_state(&self, state: &u8, step: u8) -> Option<u8> {
+            Counter.next_state(state, step)
+        }
+        fn within_boundary(&self, state: &u8) -> bool {
+            *state != 1
+        }
+    }
+
+    impl Classify<Holed> for SixIsBad {
+        fn class(&self, _: &Holed, _: &u8, _: &u8) -> Option<u64> {
+            None
+        }
+        fn good(&self, _: &Holed, state: &u8) -> bool {
+            *state != 6
+        }
+    }
+
+    #[test]
+    fn a_state_outside_the_boundary_keeps_its_place_among_the_others() {
+        let graph = Graph::explore(&Holed, &SixIsBad, Limits::default());
+        assert_eq!(graph.cutoff, Some(Cutoff::Boundary));
+        // 0 leads to 1 (id 1, outside) and 3 (id 2), which leads to 4 and 6.
+        let targets = |s: StateId| graph.edges(s).map(|e| e.target).collect::<Vec<_>>();
+        assert_eq!(targets(0), [1, 2]);
+        assert!(targets(1).is_empty());
+        assert_eq!(targets(2), [3, 4]);
+    }
+
+    #[test]
+    fn every_state_s_edges_are_counted_exactly() {
+        let graph = Graph::explore(&Wide, &Fours, Limits::default());
+        for s in 0..graph.len() as StateId {
+            let edges = graph.edges(s);
+            assert_eq!(edges.len(), edges.count());
+            assert_eq!(graph.raw_edges(s).len(), graph.raw_edges(s).count());
+        }
+    }
+
+    #[test]
+    fn a_search_without_discoveries_records_none() {
+        let graph = Graph::explore(&Counter, &SixIsBad, Limits::default());
+        assert!((0..64).all(|bit| graph.first_discovery(bit).is_none()));
+    }
+
+    /// From each state one action of the environment that changes nothing,
+    /// and one step on.
+    struct Idle;
+
+    impl Model for Idle {
+        type State = u8;
+        type Action = bool;
+        fn init_states(&self) -> Vec<u8> {
+            vec![0]
+        }
+        fn actions(&self, state: &u8, actions: &mut Vec<bool>) {
+            if *state < 3 {
+                actions.extend([false, true]);
+            }
+        }
+        fn next_state(&self, state: &u8, on: bool) -> Option<u8> {
+            on.then(|| state + 1)
+        }
+    }
+
+    struct OnIsFair;
+
+    impl Classify<Idle> for OnIsFair {
+        fn class(&self, _: &Idle, _: &u8, on: &bool) -> Option<u64> {
+            on.then_some(1)
+        }
+        fn good(&self, _: &Idle, _: &u8) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn an_environment_no_op_is_no_fairness_class() {
+        let graph = Graph::explore(&Idle, &OnIsFair, Limits::default());
+        assert_eq!(graph.len(), 4);
+        assert!((0..4).all(|s| graph.noops(s).count() == 0));
+    }
+
+    /// `classes` fairness classes, one per action, 256 actions a state.
+    struct Classes(u32);
+
+    impl Model for Classes {
+        type State = u32;
+        type Action = u32;
+        fn init_states(&self) -> Vec<u32> {
+            vec![0]
+        }
+        fn actions(&self, state: &u32, actions: &mut Vec<u32>) {
+            actions.extend((state * 256..(state + 1) * 256).take_while(|&c| c < self.0));
+        }
+        fn next_state(&self, state: &u32, _: u32) -> Option<u32> {
+            Some(state + 1)
+        }
+    }
+
+    struct EachItsOwn;
+
+    impl Classify<Classes> for EachItsOwn {
+        fn class(&self, _: &Classes, _: &u32, action: &u32) -> Option<u64> {
+            Some(u64::from(*action))
+        }
+        fn good(&self, _: &Classes, _: &u32) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn classes_beyond_an_index_cut_the_graph() {
+        let most = usize::from(NO_CLASS);
+        let fits = Graph::explore(&Classes(most as u32), &EachItsOwn, Limits::default());
+        assert_eq!((fits.cutoff, fits.class_count()), (None, most));
+        let over = Graph::explore(&Classes(most as u32 + 1), &EachItsOwn, Limits::default());
+        assert_eq!(over.cutoff, Some(Cutoff::TooManyClasses));
+        assert_eq!(over.class_count(), most);
+        assert_eq!(
+            over.cutoff.map(|c| c.to_string()).as_deref(),
+            Some("more than 65,535 fairness classes")
+        );
+    }
+
+    /// One state with more actions than an edge can name.
+    struct Crowded;
+
+    impl Model for Crowded {
+        type State = u8;
+        type Action = u32;
+        fn init_states(&self) -> Vec<u8> {
+            vec![0]
+        }
+        fn actions(&self, state: &u8, actions: &mut Vec<u32>) {
+            if *state == 0 {
+                actions.extend(0..=u32::from(u16::MAX));
+            }
+        }
+        fn next_state(&self, _: &u8, _: u32) -> Option<u8> {
+            Some(1)
+        }
+    }
+
+    struct NoneBad;
+
+    impl Classify<Crowded> for NoneBad {
+        fn class(&self, _: &Crowded, _: &u8, _: &u32) -> Option<u64> {
+            None
+        }
+        fn good(&self, _: &Crowded, _: &u8) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn a_state_with_too_many_actions_cuts_the_graph() {
+        let graph = Graph::explore(&Crowded, &NoneBad, Limits::default());
+        assert_eq!(graph.cutoff, Some(Cutoff::TooManyActions));
+        assert_eq!(graph.edges(0).len(), 0);
     }
 
     /// [`Counter`] with a bad state at every multiple of 4, and a class
@@ -1300,8 +1486,26 @@ mod tests {
             },
         );
         assert_eq!(graph.cutoff, Some(Cutoff::StateLimit));
+        // The initial state's successors make three: the limit is met when
+        // the next state is to be expanded, which is then left without
+        // edges, as is everything after it.
+        assert_eq!(graph.len(), 3);
+        assert_eq!(graph.edges(0).len(), 2);
+        assert_eq!(graph.edges(1).len() + graph.edges(2).len(), 0);
         let full = Graph::explore(&Counter, &SixIsBad, Limits::default());
         assert_eq!(full.cutoff, None);
         assert_eq!(full.len(), 12);
+        let patient = Limits {
+            timeout: Some(Duration::from_secs(3600)),
+            max_states: Some(13),
+            ..Limits::default()
+        };
+        assert_eq!(Graph::explore(&Counter, &SixIsBad, patient), full);
+        let hasty = Limits {
+            timeout: Some(Duration::ZERO),
+            ..Limits::default()
+        };
+        let cut = Graph::explore(&Counter, &SixIsBad, hasty);
+        assert_eq!((cut.cutoff, cut.len()), (Some(Cutoff::Timeout), 1));
     }
 }
