@@ -1225,6 +1225,48 @@ mod tests {
         assert_eq!(targets(2), [3, 4]);
     }
 
+    /// A model without an initial state.
+    struct Nothing;
+
+    impl Model for Nothing {
+        type State = u8;
+        type Action = u8;
+        fn init_states(&self) -> Vec<u8> {
+            Vec::new()
+        }
+        fn actions(&self, _: &u8, _: &mut Vec<u8>) {}
+        fn next_state(&self, _: &u8, _: u8) -> Option<u8> {
+            None
+        }
+    }
+
+    impl Classify<Nothing> for SixIsBad {
+        fn class(&self, _: &Nothing, _: &u8, _: &u8) -> Option<u64> {
+            None
+        }
+        fn good(&self, _: &Nothing, _: &u8) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn a_model_without_states_makes_an_empty_graph() {
+        let graph = Graph::explore(&Nothing, &SixIsBad, Limits::default());
+        assert!(graph.is_empty());
+        assert_eq!((graph.len(), graph.depth(), graph.cutoff), (0, 0, None));
+        assert!(!Graph::explore(&Counter, &SixIsBad, Limits::default()).is_empty());
+    }
+
+    #[test]
+    fn bytes_per_state_counts_what_the_graph_holds() {
+        let graph = Graph::explore(&Wide, &Fours, Limits::default());
+        // 20,007 states, 60,000 edges: parent 4 bytes, offset 4, goals 1,
+        // the fingerprint map 13, and the edges' bytes (2 an edge, plus
+        // each state's count and no-op), every vector shrunk to its length.
+        assert_eq!(graph.edge_count(), 60_000);
+        assert_eq!(graph.bytes_per_state(), 29);
+    }
+
     #[test]
     fn every_state_s_edges_are_counted_exactly() {
         let graph = Graph::explore(&Wide, &Fours, Limits::default());
