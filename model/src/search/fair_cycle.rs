@@ -1005,6 +1005,28 @@ mod tests {
     }
 
     #[test]
+    fn the_cycle_keeps_to_the_states_a_fair_run_can_stay_in() {
+        // `pick!` is enabled in 3 and leads out: a fair run cannot stay
+        // where 3 is visited infinitely often. The cycle back from 2 to 1
+        // must go the long way, through 4 and 5, not through 3.
+        let lasso = check_strong(Table {
+            edges: vec![
+                (Some("tick"), 0, 1),
+                (Some("a"), 1, 2),
+                (Some("b"), 2, 4),
+                (Some("e"), 2, 3),
+                (Some("c"), 4, 5),
+                (Some("d"), 5, 1),
+                (Some("f"), 3, 1),
+                (Some("pick!"), 3, 9),
+            ],
+            good: vec![9],
+        })
+        .expect("1 -> 2 -> 4 -> 5 -> 1 is fair");
+        assert_eq!(lasso.cycle.len(), 4, "{lasso:?}");
+    }
+
+    #[test]
     fn a_bad_state_with_a_step_back_to_itself_is_a_cycle() {
         let graph = Graph::explore(&Spin, &SpinIsFair, Limits::default());
         let lasso = find_fair_bad_cycle(&graph).expect("spinning is fair");

@@ -1469,6 +1469,9 @@ mod tests {
         );
         assert_eq!(graph.first_discovery(2), None);
         assert_eq!(graph.first_discovery(64), None);
+        // State 1 is the second initial state: its path names it so.
+        assert_eq!(graph.path_to(1), [1]);
+        assert_eq!(graph.path_to(0), [0]);
         let deepest = (0..graph.len() as StateId)
             .map(|s| graph.path_to(s).len())
             .max();
