@@ -484,8 +484,10 @@ fn build_lasso(
         };
     go(bad, &mut at, &mut cycle_states, &mut cycle_steps);
     // Until every class enabled in all visited states is taken on the cycle,
-    // take one more (or visit a state where it is disabled).
-    for _ in 0..states.len() * 4 + 16 {
+    // take one more (or visit a state where it is disabled). Each round
+    // settles one class for good (taken, or no longer enabled throughout),
+    // so there are at most as many rounds as classes, however few states.
+    for _ in 0..graph.class_count() {
         let taken: HashSet<u64> = cycle_states
             .iter()
             .zip(&cycle_steps)
@@ -697,6 +699,26 @@ mod tests {
             });
             assert!(lasso.is_some());
         }
+    }
+
+    #[test]
+    fn a_lasso_takes_every_class_however_many() {
+        // Thirty classes, each enabled in both states and taken both ways:
+        // more rounds than a bound by the component's size would allow.
+        const NAMES: [&str; 30] = [
+            "c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9", "c10", "c11", "c12", "c13",
+            "c14", "c15", "c16", "c17", "c18", "c19", "c20", "c21", "c22", "c23", "c24", "c25",
+            "c26", "c27", "c28", "c29",
+        ];
+        let mut edges = vec![(Some("tick"), 0, 1)];
+        for name in NAMES {
+            edges.extend([(Some(name), 1, 2), (Some(name), 2, 1)]);
+        }
+        assert!(check(Table {
+            edges,
+            good: vec![],
+        })
+        .is_some());
     }
 
     #[test]
