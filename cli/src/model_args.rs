@@ -123,9 +123,11 @@ pub struct ModelArgs {
     /// modelled, with the properties no message skipped, duplicate delivery,
     /// paused queue and (with --liveness) every message consumed, and the
     /// harms. 0 (the default) leaves messages out. At most 6, and at most 8
-    /// queues in all. With the healthy scenario, unless --consumers or
-    /// --queues say otherwise: 2 consumers and 1 queue per broker (one
-    /// consumer joins another, two queues in all).
+    /// queues in all. Unless --consumers or --queues say otherwise, 1 queue
+    /// per broker and 2 consumers with healthy, inconsistent-subscription,
+    /// duplicate-client-id, queue-scale-in, nameserver-partition,
+    /// broker-restart and rolling-upgrade; 1 queue per broker with crash,
+    /// route-change and stale-route; the scenario's own sizes otherwise.
     #[arg(long, default_value_t = 0)]
     pub messages: usize,
     /// Messages a pull fetches at most (pullBatchSize; default 1).

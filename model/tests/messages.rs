@@ -29,6 +29,32 @@ fn leave(commit: Commit) -> Config {
     config(Scenario::GracefulShutdown, sizes, "AVG", protocol)
 }
 
+/// A scenario checked with messages, at its sizes for them, still shows what
+/// it is about: every ownership verdict is the one without messages.
+#[test]
+fn each_scenario_keeps_its_ownership_verdicts_with_messages() {
+    use rocketmq_rebalance_model::properties::{Layer, PROPERTIES};
+    for &scenario in Scenario::ALL {
+        let without = scenario.default_sizes();
+        let with = scenario.layered_sizes(1, false);
+        if scenario.needs_orderly()
+            || (with.consumers, with.queues) == (without.consumers, without.queues)
+        {
+            continue;
+        }
+        let protocol = scenario.default_protocol();
+        let verdicts = |sizes| {
+            let report = run(config(scenario, sizes, "AVG", protocol), false);
+            PROPERTIES
+                .iter()
+                .filter(|p| p.layer == Layer::Ownership)
+                .map(|p| status(&report, p.name))
+                .collect::<Vec<Status>>()
+        };
+        assert_eq!(verdicts(with), verdicts(without), "{scenario:?}");
+    }
+}
+
 #[test]
 fn without_messages_nothing_of_them_is_checked() {
     let cfg = config(

@@ -153,8 +153,14 @@ impl Scenario {
     /// The sizes this scenario uses with the message layer on (`messages`
     /// in each queue) or with orderly consumption, unless overridden.
     ///
-    /// Messages multiply the state space, so the healthy check with messages
-    /// is one consumer joining another over two queues. Orderly consumption
+    /// Each message on a queue multiplies the state space by about 20, so
+    /// with messages a scenario keeps only the consumers and queues its
+    /// hazard needs: those whose ownership verdicts stay what they are
+    /// without messages with two consumers and one queue per broker (the
+    /// healthy check is then one consumer joining another over two queues)
+    /// take that; a crash, a route change and a stale route keep their
+    /// three consumers over one queue per broker; the others keep their
+    /// sizes. Orderly consumption
     /// adds the clock and the locks: every orderly scenario is two consumers
     /// and one broker with two queues of one message each (at least), where
     /// one queue changes hands.
@@ -184,8 +190,19 @@ impl Scenario {
         }
         match self {
             _ if messages == 0 => base,
-            Self::Healthy => Sizes {
+            Self::Healthy
+            | Self::InconsistentSubscription
+            | Self::DuplicateClientId
+            | Self::QueueScaleIn
+            | Self::NameserverPartition
+            | Self::BrokerRestart
+            | Self::RollingUpgrade => Sizes {
                 consumers: 2,
+                queues: 1,
+                messages,
+                ..base
+            },
+            Self::Crash | Self::RouteChange | Self::StaleRoute => Sizes {
                 queues: 1,
                 messages,
                 ..base
