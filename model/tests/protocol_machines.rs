@@ -413,6 +413,43 @@ fn a_running_orderly_group_starts_with_the_locks_of_what_it_consumes_on_each_bro
     );
 }
 
+/// A state and states that each differ from it in one field.
+struct Variants<T> {
+    base: T,
+    all: Vec<T>,
+}
+
+impl<T: Copy + PartialEq + std::hash::Hash> Variants<T> {
+    fn of(base: T) -> Self {
+        Self {
+            base,
+            all: vec![base],
+        }
+    }
+
+    /// Adds the base with `change` made, if that is a new state.
+    fn vary(&mut self, change: &dyn Fn(&mut T)) {
+        let mut v = self.base;
+        change(&mut v);
+        if v != self.base && !self.all.contains(&v) {
+            self.all.push(v);
+        }
+    }
+
+    /// No two of the states, more than `at_least` of them, share a
+    /// fingerprint.
+    fn assert_fingerprints_distinct(&self, at_least: usize) {
+        use rocketmq_rebalance_model::search::fingerprint;
+        let prints: std::collections::HashSet<u64> = self.all.iter().map(fingerprint).collect();
+        assert!(self.all.len() > at_least, "{} variants", self.all.len());
+        assert_eq!(
+            prints.len(),
+            self.all.len(),
+            "two variants share a fingerprint"
+        );
+    }
+}
+
 /// Stateright keeps a state's fingerprint, not the state: two states with
 /// one hash would be explored as one. The consumer's hand-packed hash must
 /// therefore tell apart every field, at the values a run can reach: each
@@ -421,17 +458,10 @@ fn a_running_orderly_group_starts_with_the_locks_of_what_it_consumes_on_each_bro
 /// largest.
 #[test]
 fn every_field_of_a_consumer_changes_its_fingerprint() {
-    use rocketmq_rebalance_model::search::fingerprint;
     let cfg = healthy();
     let base = ConsumerState::start(&cfg, 0).0;
-    let mut variants = vec![base];
-    let mut vary = |change: &dyn Fn(&mut ConsumerState)| {
-        let mut v = base;
-        change(&mut v);
-        if v != base && !variants.contains(&v) {
-            variants.push(v);
-        }
-    };
+    let mut variants = Variants::of(base);
+    let mut vary = |change: &dyn Fn(&mut ConsumerState)| variants.vary(change);
     for n in [1u8, 2, 3, 7] {
         vary(&|c| c.route.version = n);
         vary(&|c| c.route.dropped = n << 5);
@@ -491,29 +521,16 @@ fn every_field_of_a_consumer_changes_its_fingerprint() {
         vary(&move |c| c.queues[q].locked = true);
         vary(&move |c| c.queues[q].dropped = true);
     }
-    let prints: std::collections::HashSet<u64> = variants.iter().map(fingerprint).collect();
-    assert!(variants.len() > 150, "{} variants", variants.len());
-    assert_eq!(
-        prints.len(),
-        variants.len(),
-        "two variants share a fingerprint"
-    );
+    variants.assert_fingerprints_distinct(150);
 }
 
 /// The broker's hand-packed hash, likewise: every field, at small values
 /// and at its largest (the lock table is written as the one word it is).
 #[test]
 fn every_field_of_a_broker_changes_its_fingerprint() {
-    use rocketmq_rebalance_model::search::fingerprint;
     let base = BrokerState::start(&healthy(), 0).0;
-    let mut variants = vec![base];
-    let mut vary = |change: &dyn Fn(&mut BrokerState)| {
-        let mut v = base;
-        change(&mut v);
-        if v != base && !variants.contains(&v) {
-            variants.push(v);
-        }
-    };
+    let mut variants = Variants::of(base);
+    let mut vary = |change: &dyn Fn(&mut BrokerState)| variants.vary(change);
     for n in [1u8, 2, 3, 7, 255] {
         vary(&|b| b.members = u16::from(n));
         vary(&|b| b.members = u16::from(n) << 8);
@@ -528,13 +545,7 @@ fn every_field_of_a_broker_changes_its_fingerprint() {
         vary(&|b| b.offsets = u32::from(n) << 24);
     }
     vary(&|b| b.evicted = true);
-    let prints: std::collections::HashSet<u64> = variants.iter().map(fingerprint).collect();
-    assert!(variants.len() > 50, "{} variants", variants.len());
-    assert_eq!(
-        prints.len(),
-        variants.len(),
-        "two variants share a fingerprint"
-    );
+    variants.assert_fingerprints_distinct(50);
 }
 
 // The consumer's message and orderly steps, on the queue of the second

@@ -1137,10 +1137,11 @@ mod tests {
         assert_eq!(explorer_indices(&WithNoop, &[3]), Vec::<u32>::new());
     }
 
-    /// [`Counter`] cut at 5: the graph is partial, and says so.
-    struct Bounded;
+    /// [`Counter`] with a boundary: states for which the function is false
+    /// are outside, kept without edges.
+    struct Fenced(fn(&u8) -> bool);
 
-    impl Model for Bounded {
+    impl Model for Fenced {
         type State = u8;
         type Action = u8;
         fn init_states(&self) -> Vec<u8> {
@@ -1153,22 +1154,22 @@ mod tests {
             Counter.next_state(state, step)
         }
         fn within_boundary(&self, state: &u8) -> bool {
-            *state < 5
+            (self.0)(state)
         }
     }
 
-    impl Classify<Bounded> for SixIsBad {
-        fn class(&self, _: &Bounded, _: &u8, _: &u8) -> Option<u64> {
+    impl Classify<Fenced> for SixIsBad {
+        fn class(&self, _: &Fenced, _: &u8, _: &u8) -> Option<u64> {
             None
         }
-        fn good(&self, _: &Bounded, state: &u8) -> bool {
+        fn good(&self, _: &Fenced, state: &u8) -> bool {
             *state != 6
         }
     }
 
     #[test]
     fn states_outside_the_boundary_make_the_graph_partial() {
-        let graph = Graph::explore(&Bounded, &SixIsBad, Limits::default());
+        let graph = Graph::explore(&Fenced(|s| *s < 5), &SixIsBad, Limits::default());
         assert_eq!(graph.cutoff, Some(Cutoff::Boundary));
         // Ids in BFS order: 0, 1, 3, 2, 4, 6, 5, 7 (the state with id 5 is
         // 6). Those from 5 up are outside and keep no edges; the others
@@ -1184,39 +1185,10 @@ mod tests {
         }
     }
 
-    /// [`Counter`] where 1 is outside the boundary: a state without edges
-    /// between states with edges.
-    struct Holed;
-
-    impl Model for Holed {
-        type State = u8;
-        type Action = u8;
-        fn init_states(&self) -> Vec<u8> {
-            Counter.init_states()
-        }
-        fn actions(&self, state: &u8, actions: &mut Vec<u8>) {
-            Counter.actions(state, actions)
-        }
-        fn next_state(&self, state: &u8, step: u8) -> Option<u8> {
-            Counter.next_state(state, step)
-        }
-        fn within_boundary(&self, state: &u8) -> bool {
-            *state != 1
-        }
-    }
-
-    impl Classify<Holed> for SixIsBad {
-        fn class(&self, _: &Holed, _: &u8, _: &u8) -> Option<u64> {
-            None
-        }
-        fn good(&self, _: &Holed, state: &u8) -> bool {
-            *state != 6
-        }
-    }
-
     #[test]
     fn a_state_outside_the_boundary_keeps_its_place_among_the_others() {
-        let graph = Graph::explore(&Holed, &SixIsBad, Limits::default());
+        // 1 is outside: a state without edges between states with edges.
+        let graph = Graph::explore(&Fenced(|s| *s != 1), &SixIsBad, Limits::default());
         assert_eq!(graph.cutoff, Some(Cutoff::Boundary));
         // 0 leads to 1 (id 1, outside) and 3 (id 2), which leads to 4 and 6.
         let targets = |s: StateId| graph.edges(s).map(|e| e.target).collect::<Vec<_>>();
