@@ -82,28 +82,11 @@ impl Lasso {
 /// without recursion so that deep graphs cannot overflow the stack).
 pub fn strongly_connected_components(graph: &Graph) -> Vec<Vec<StateId>> {
     let all: Vec<StateId> = (0..graph.len() as StateId).collect();
-    Tarjan::new(graph.len())
-        .components(graph, &all, &vec![0; graph.len()], 0)
-        .iter()
-        .map(<[StateId]>::to_vec)
-        .collect()
-}
-
-/// Components one after another in one vector: most are single states, and
-/// a vector each would cost an allocation each.
-struct Components {
-    states: Vec<StateId>,
-    /// Where each component ends in `states`.
-    ends: Vec<usize>,
-}
-
-impl Components {
-    fn iter(&self) -> impl Iterator<Item = &[StateId]> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts
-            .zip(&self.ends)
-            .map(|(start, &end)| &self.states[start..end])
-    }
+    let mut components = Vec::new();
+    Tarjan::new(graph.len()).components(graph, &all, &mut vec![0; graph.len()], 0, |states, _| {
+        components.push(states.to_vec())
+    });
+    components
 }
 
 const UNSEEN: u32 = u32::MAX;
@@ -126,21 +109,21 @@ impl Tarjan {
         }
     }
 
-    /// The SCCs of the states labelled `set` reachable from `roots` (all so
-    /// labelled) through states so labelled.
+    /// Hands `found` each SCC of the states labelled `set` reachable from
+    /// `roots` (all so labelled) through states so labelled, as soon as it
+    /// is complete, while its states' edges are still in the cache. `found`
+    /// may relabel the component's states: the search has left them.
     fn components(
         &mut self,
         graph: &Graph,
         roots: &[StateId],
-        label: &[u32],
+        label: &mut [u32],
         set: u32,
-    ) -> Components {
+        mut found: impl FnMut(&[StateId], &mut [u32]),
+    ) {
         let mut visited: Vec<StateId> = Vec::new();
         let mut stack: Vec<StateId> = Vec::new();
-        let mut components = Components {
-            states: Vec::new(),
-            ends: Vec::new(),
-        };
+        let mut component: Vec<StateId> = Vec::new();
         let mut next_index = 0u32;
         // (state, its edges not yet followed)
         let mut calls: Vec<(StateId, RawEdges<'_>)> = Vec::new();
@@ -178,21 +161,21 @@ impl Tarjan {
                     self.low[p] = self.low[p].min(self.low[vi]);
                 }
                 if self.low[vi] == self.index[vi] {
+                    component.clear();
                     while let Some(w) = stack.pop() {
                         self.on_stack[w as usize] = false;
-                        components.states.push(w);
+                        component.push(w);
                         if w == v {
                             break;
                         }
                     }
-                    components.ends.push(components.states.len());
+                    found(&component, label);
                 }
             }
         }
         for v in visited {
             self.index[v as usize] = UNSEEN;
         }
-        components
     }
 }
 
@@ -255,9 +238,9 @@ pub fn find_fair_cycle_missing(graph: &Graph, goal: u8) -> Option<Lasso> {
     let mut best: Option<Lasso> = None;
     let mut judge = ComponentJudge::new(graph);
     while let Some((set, roots)) = sets.pop() {
-        for states in tarjan.components(graph, &roots, &label, set).iter() {
+        tarjan.components(graph, &roots, &mut label, set, |states, label| {
             if states.iter().all(|&s| good(s)) {
-                continue;
+                return;
             }
             // Most components are one bad state without a loop, judged here
             // as the judge would: a run stays in it for ever fairly only if
@@ -273,7 +256,7 @@ pub fn find_fair_cycle_missing(graph: &Graph, goal: u8) -> Option<Lasso> {
                             build_lasso(graph, states, s, &|_| false, &good, false)
                         });
                     }
-                    continue;
+                    return;
                 }
             }
             // The component gets a label of its own, so that `inside` and a
@@ -290,7 +273,7 @@ pub fn find_fair_cycle_missing(graph: &Graph, goal: u8) -> Option<Lasso> {
                 .iter()
                 .any(|&s| graph.raw_edges(s).any(|(t, _)| inside(t)));
             match judge.judge(states, &inside) {
-                Verdict::Unfair => continue,
+                Verdict::Unfair => return,
                 Verdict::Fair => {}
                 Verdict::Shrink(rest) => {
                     // No fair run visits the other states infinitely often.
@@ -302,7 +285,7 @@ pub fn find_fair_cycle_missing(graph: &Graph, goal: u8) -> Option<Lasso> {
                     if !rest.is_empty() {
                         sets.push((split, rest));
                     }
-                    continue;
+                    return;
                 }
             }
             // BFS ids grow with depth, so the smallest id is reached in
@@ -311,7 +294,7 @@ pub fn find_fair_cycle_missing(graph: &Graph, goal: u8) -> Option<Lasso> {
             consider(&mut best, graph, entry, || {
                 build_lasso(graph, states, entry, &inside, &good, has_cycle)
             });
-        }
+        });
     }
     best
 }
