@@ -8,11 +8,14 @@
 use std::process::ExitCode;
 
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
 use clap::{Parser, Subcommand};
 
 mod allocate;
+// The program's one unsafe code: a global allocator must be.
+#[allow(unsafe_code)]
+mod allocator;
 mod check;
 mod compare;
 mod explore;
