@@ -20,8 +20,8 @@ use crate::render::report_text::{summary, write_report};
 pub struct CheckArgs {
     #[command(flatten)]
     model: ModelArgs,
-    /// Checker threads, which also build the liveness graph (default:
-    /// available cores).
+    /// Checker threads, which also build the liveness graph and, from two,
+    /// search it on two (default: available cores).
     #[arg(long)]
     threads: Option<usize>,
     /// Breadth-first search.

@@ -184,7 +184,7 @@ pub fn check(
             safety_report(model, p, found.is_some(), complete, chosen, None)
         })
         .collect();
-    properties.extend(liveness_reports(model, &graph));
+    properties.extend(liveness_reports(model, &graph, limits.threads));
     let stopped = match graph.cutoff {
         None => Stopped::Exhausted,
         Some(Cutoff::Timeout) => Stopped::Timeout,
@@ -211,14 +211,14 @@ pub fn check_liveness(
     let started = Instant::now();
     let graph = Graph::explore(model, &RebalanceFairness::default(), limits);
     (
-        liveness_reports(model, &graph),
+        liveness_reports(model, &graph, limits.threads),
         liveness_stats(&graph, started),
     )
 }
 
 /// The verdicts on the `eventually` properties of `model` on its liveness
 /// graph.
-fn liveness_reports(model: &RebalanceModel, graph: &Graph) -> Vec<PropertyReport> {
+fn liveness_reports(model: &RebalanceModel, graph: &Graph, threads: usize) -> Vec<PropertyReport> {
     let goals: &[(u8, &str)] = match (model.cfg.messages(), model.cfg.orderly()) {
         (_, Some(_)) => &[
             (0, CONVERGES),
@@ -232,7 +232,7 @@ fn liveness_reports(model: &RebalanceModel, graph: &Graph) -> Vec<PropertyReport
         .iter()
         .map(|&(goal, name)| {
             let lasso = match graph.cutoff {
-                None => find_fair_cycle_missing(graph, goal)
+                None => find_fair_cycle_missing(graph, goal, threads)
                     .map(|lasso| lasso.in_explorer_indices(model)),
                 Some(_) => None,
             };

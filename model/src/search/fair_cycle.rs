@@ -41,6 +41,8 @@
 //! inside it through a bad state and through what makes it fair.
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::mpsc;
 
 use crate::search::graph::{explorer_indices, Graph, RawEdges, StateId, NO_CLASS, STRONG};
 
@@ -82,8 +84,9 @@ impl Lasso {
 /// without recursion so that deep graphs cannot overflow the stack).
 pub fn strongly_connected_components(graph: &Graph) -> Vec<Vec<StateId>> {
     let all: Vec<StateId> = (0..graph.len() as StateId).collect();
+    let label: Vec<AtomicU32> = (0..graph.len()).map(|_| AtomicU32::new(0)).collect();
     let mut components = Vec::new();
-    Tarjan::new(graph.len()).components(graph, &all, &mut vec![0; graph.len()], 0, |states, _| {
+    Tarjan::new(graph.len()).components(graph, &all, &label, 0, |states| {
         components.push(states.to_vec())
     });
     components
@@ -111,15 +114,16 @@ impl Tarjan {
 
     /// Hands `found` each SCC of the states labelled `set` reachable from
     /// `roots` (all so labelled) through states so labelled, as soon as it
-    /// is complete, while its states' edges are still in the cache. `found`
-    /// may relabel the component's states: the search has left them.
+    /// is complete, while its states' edges are still in the cache. The
+    /// component's states may be relabelled from then on: the search has
+    /// left them, and skips them whatever their label.
     fn components(
         &mut self,
         graph: &Graph,
         roots: &[StateId],
-        label: &mut [u32],
+        label: &[AtomicU32],
         set: u32,
-        mut found: impl FnMut(&[StateId], &mut [u32]),
+        mut found: impl FnMut(&[StateId]),
     ) {
         let mut visited: Vec<StateId> = Vec::new();
         let mut stack: Vec<StateId> = Vec::new();
@@ -145,7 +149,7 @@ impl Tarjan {
                 }
                 if let Some((target, _)) = edges.next() {
                     let w = target as usize;
-                    if label[w] != set {
+                    if label[w].load(Relaxed) != set {
                         continue;
                     }
                     if self.index[w] == UNSEEN {
@@ -169,7 +173,7 @@ impl Tarjan {
                             break;
                         }
                     }
-                    found(&component, label);
+                    found(&component);
                 }
             }
         }
@@ -220,83 +224,202 @@ fn is_strong(class: u64) -> bool {
 /// complete graph. Returns the violation whose cycle is reached in fewest
 /// steps, as a lasso.
 pub fn find_fair_bad_cycle(graph: &Graph) -> Option<Lasso> {
-    find_fair_cycle_missing(graph, 0)
+    find_fair_cycle_missing(graph, 0, 1)
 }
 
 /// [`find_fair_bad_cycle`] for goal `goal` of [`Classify::goals`]
-/// (a bit index): a fair execution that misses it infinitely often.
+/// (a bit index): a fair execution that misses it infinitely often. With
+/// two `threads` or more, components are judged on a second thread while
+/// Tarjan's algorithm finds the next ones; the lasso is the same.
 ///
 /// [`Classify::goals`]: crate::search::Classify::goals
-pub fn find_fair_cycle_missing(graph: &Graph, goal: u8) -> Option<Lasso> {
-    let good = |s: StateId| graph.goals(s) & (1 << goal) != 0;
+pub fn find_fair_cycle_missing(graph: &Graph, goal: u8, threads: usize) -> Option<Lasso> {
+    let alongside_from = if threads < 2 {
+        usize::MAX
+    } else {
+        JUDGE_ALONGSIDE_FROM
+    };
+    fair_cycle_search(graph, goal, alongside_from)
+}
+
+/// [`find_fair_cycle_missing`], judging alongside Tarjan's algorithm the
+/// components of subgraphs of `alongside_from` states or more.
+fn fair_cycle_search(graph: &Graph, goal: u8, alongside_from: usize) -> Option<Lasso> {
     let mut tarjan = Tarjan::new(graph.len());
     // Which subgraph each state is examined in: the whole graph at first,
-    // then what is left of an SCC once states are removed from it.
-    let mut label = vec![0u32; graph.len()];
+    // then what is left of an SCC once states are removed from it. Only the
+    // judge writes labels, and only of components Tarjan's algorithm has
+    // completed, whose states it skips whatever their label: so it may read
+    // them while the judge writes.
+    let label: Vec<AtomicU32> = (0..graph.len()).map(|_| AtomicU32::new(0)).collect();
     let mut sets: Vec<(u32, Vec<StateId>)> = vec![(0, (0..graph.len() as StateId).collect())];
-    let mut next_label = 1u32;
-    let mut best: Option<Lasso> = None;
-    let mut judge = ComponentJudge::new(graph);
+    let mut search = Search {
+        graph,
+        goal,
+        judge: ComponentJudge::new(graph),
+        label: &label,
+        next_label: 1,
+        split: Vec::new(),
+        best: None,
+    };
     while let Some((set, roots)) = sets.pop() {
-        tarjan.components(graph, &roots, &mut label, set, |states, label| {
-            if states.iter().all(|&s| good(s)) {
+        if roots.len() < alongside_from {
+            tarjan.components(graph, &roots, &label, set, |states| search.judge(states));
+        } else {
+            judge_alongside(&mut tarjan, &mut search, &roots, set);
+        }
+        sets.append(&mut search.split);
+    }
+    search.best
+}
+
+/// Subgraphs smaller than this are searched on one thread: a second one
+/// would cost more to start than it saves.
+const JUDGE_ALONGSIDE_FROM: usize = 1 << 16;
+
+/// States of completed components a batch carries to the judging thread.
+const BATCH: usize = 1 << 14;
+
+/// Searches the states labelled `set` reachable from `roots`, Tarjan's
+/// algorithm on this thread and `search` on another, fed the components in
+/// the order they are found.
+fn judge_alongside(tarjan: &mut Tarjan, search: &mut Search<'_>, roots: &[StateId], set: u32) {
+    let graph = search.graph;
+    let label = search.label;
+    let (send, receive) = mpsc::sync_channel::<Components>(4);
+    let (give_back, given_back) = mpsc::channel::<Components>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            for mut batch in receive {
+                for states in batch.iter() {
+                    search.judge(states);
+                }
+                batch.clear();
+                // Refused only once this pass is over.
+                let _ = give_back.send(batch);
+            }
+        });
+        let mut batch = Components::default();
+        tarjan.components(graph, roots, label, set, |states| {
+            batch.push(states);
+            if batch.states.len() >= BATCH {
+                let next = given_back.try_recv().unwrap_or_default();
+                // Refused only if the judge panicked, which the scope
+                // passes on.
+                let _ = send.send(std::mem::replace(&mut batch, next));
+            }
+        });
+        let _ = send.send(batch);
+        // The judge stops once the last batch is in.
+        drop(send);
+    });
+}
+
+/// Components one after another in one vector: most are single states, and
+/// a vector each would cost an allocation each.
+#[derive(Default)]
+struct Components {
+    states: Vec<StateId>,
+    /// Where each component ends in `states`.
+    ends: Vec<usize>,
+}
+
+impl Components {
+    fn push(&mut self, states: &[StateId]) {
+        self.states.extend_from_slice(states);
+        self.ends.push(self.states.len());
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &[StateId]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(start, &end)| &self.states[start..end])
+    }
+
+    fn clear(&mut self) {
+        self.states.clear();
+        self.ends.clear();
+    }
+}
+
+/// The search for a fair cycle missing `goal`, judging one component after
+/// another in the order Tarjan's algorithm completes them.
+struct Search<'g> {
+    graph: &'g Graph,
+    goal: u8,
+    judge: ComponentJudge<'g>,
+    label: &'g [AtomicU32],
+    next_label: u32,
+    /// What is left of components once states are removed from them, with
+    /// their labels: searched again after the current pass.
+    split: Vec<(u32, Vec<StateId>)>,
+    /// The nearest fair cycle missing the goal so far.
+    best: Option<Lasso>,
+}
+
+impl Search<'_> {
+    fn judge(&mut self, states: &[StateId]) {
+        let graph = self.graph;
+        let label = self.label;
+        let goal = self.goal;
+        let good = |s: StateId| graph.goals(s) & (1 << goal) != 0;
+        if states.iter().all(|&s| good(s)) {
+            return;
+        }
+        // Most components are one bad state without a loop, judged here
+        // as the judge would: a run stays in it for ever fairly only if
+        // every class fairness could demand there is one of its no-ops
+        // (taken by staying).
+        if let [s] = *states {
+            if !graph.raw_edges(s).any(|(t, _)| t == s) {
+                let stays = graph.raw_edges(s).all(|(_, c)| {
+                    c == NO_CLASS || graph.noop_class_indices(s).any(|noop| noop == c)
+                });
+                if stays {
+                    consider(&mut self.best, graph, s, || {
+                        build_lasso(graph, states, s, &|_| false, &good, false)
+                    });
+                }
                 return;
             }
-            // Most components are one bad state without a loop, judged here
-            // as the judge would: a run stays in it for ever fairly only if
-            // every class fairness could demand there is one of its no-ops
-            // (taken by staying).
-            if let [s] = *states {
-                if !graph.raw_edges(s).any(|(t, _)| t == s) {
-                    let stays = graph.raw_edges(s).all(|(_, c)| {
-                        c == NO_CLASS || graph.noop_class_indices(s).any(|noop| noop == c)
-                    });
-                    if stays {
-                        consider(&mut best, graph, s, || {
-                            build_lasso(graph, states, s, &|_| false, &good, false)
-                        });
-                    }
-                    return;
+        }
+        // The component gets a label of its own, so that `inside` and a
+        // further split see only it.
+        let own = self.next_label;
+        self.next_label += 1;
+        for &s in states {
+            label[s as usize].store(own, Relaxed);
+        }
+        let inside = |s: StateId| label[s as usize].load(Relaxed) == own;
+        // Always so for a component of several states; a single state
+        // without a loop can still be stayed in.
+        let has_cycle = states
+            .iter()
+            .any(|&s| graph.raw_edges(s).any(|(t, _)| inside(t)));
+        match self.judge.judge(states, &inside) {
+            Verdict::Unfair => {}
+            Verdict::Shrink(rest) => {
+                // No fair run visits the other states infinitely often.
+                let split = self.next_label;
+                self.next_label += 1;
+                for &s in &rest {
+                    label[s as usize].store(split, Relaxed);
+                }
+                if !rest.is_empty() {
+                    self.split.push((split, rest));
                 }
             }
-            // The component gets a label of its own, so that `inside` and a
-            // further split see only it.
-            let own = next_label;
-            next_label += 1;
-            for &s in states {
-                label[s as usize] = own;
+            Verdict::Fair => {
+                // BFS ids grow with depth, so the smallest id is reached in
+                // fewest steps.
+                let entry = states.iter().copied().min().unwrap_or(0);
+                consider(&mut self.best, graph, entry, || {
+                    build_lasso(graph, states, entry, &inside, &good, has_cycle)
+                });
             }
-            let inside = |s: StateId| label[s as usize] == own;
-            // Always so for a component of several states; a single state
-            // without a loop can still be stayed in.
-            let has_cycle = states
-                .iter()
-                .any(|&s| graph.raw_edges(s).any(|(t, _)| inside(t)));
-            match judge.judge(states, &inside) {
-                Verdict::Unfair => return,
-                Verdict::Fair => {}
-                Verdict::Shrink(rest) => {
-                    // No fair run visits the other states infinitely often.
-                    let split = next_label;
-                    next_label += 1;
-                    for &s in &rest {
-                        label[s as usize] = split;
-                    }
-                    if !rest.is_empty() {
-                        sets.push((split, rest));
-                    }
-                    return;
-                }
-            }
-            // BFS ids grow with depth, so the smallest id is reached in
-            // fewest steps.
-            let entry = states.iter().copied().min().unwrap_or(0);
-            consider(&mut best, graph, entry, || {
-                build_lasso(graph, states, entry, &inside, &good, has_cycle)
-            });
-        });
+        }
     }
-    best
 }
 
 /// Keeps the lasso `build` makes, entering its cycle at `entry`, if it is
@@ -617,10 +740,18 @@ mod tests {
         search(table, &ByName)
     }
 
+    /// The fair bad cycle of `graph`, the same whether its components are
+    /// judged on the searching thread or on another alongside it.
+    fn fair_bad_cycle(graph: &Graph) -> Option<Lasso> {
+        let lasso = find_fair_bad_cycle(graph);
+        assert_eq!(fair_cycle_search(graph, 0, 0), lasso);
+        lasso
+    }
+
     /// The fair bad cycle of `table` under `classify`, checked when found.
     fn search(table: Table, classify: &(impl Classify<Table> + Sync)) -> Option<Lasso> {
         let graph = Graph::explore(&table, classify, Limits::default());
-        let lasso = find_fair_bad_cycle(&graph);
+        let lasso = fair_bad_cycle(&graph);
         if let Some(lasso) = &lasso {
             assert_fair_lasso(&graph, lasso);
         }
@@ -772,8 +903,9 @@ mod tests {
             good: vec![],
         };
         let graph = Graph::explore(&table, &SecondGoalMet, Limits::default());
-        assert!(find_fair_cycle_missing(&graph, 0).is_some());
-        assert_eq!(find_fair_cycle_missing(&graph, 1), None);
+        assert!(find_fair_cycle_missing(&graph, 0, 1).is_some());
+        assert_eq!(find_fair_cycle_missing(&graph, 1, 1), None);
+        assert_eq!(fair_cycle_search(&graph, 1, 0), None);
     }
 
     #[test]
@@ -792,7 +924,7 @@ mod tests {
             good: vec![],
         };
         let graph = Graph::explore(&table, &ByName, Limits::default());
-        let lasso = find_fair_bad_cycle(&graph).expect("every state is bad");
+        let lasso = fair_bad_cycle(&graph).expect("every state is bad");
         // Walk the lasso's steps (successor positions) from initial state 0.
         let mut at: StateId = 0;
         let mut visited = Vec::new();
@@ -847,7 +979,7 @@ mod tests {
             good: vec![4],
         };
         let graph = Graph::explore(&table, &ByNameStrong, Limits::default());
-        let lasso = find_fair_bad_cycle(&graph).expect("1 <-> 2 is fair");
+        let lasso = fair_bad_cycle(&graph).expect("1 <-> 2 is fair");
         assert_eq!(lasso.cycle.len(), 2, "{lasso:?}");
     }
 
@@ -880,7 +1012,7 @@ mod tests {
             good: vec![1, 3],
         };
         let graph = Graph::explore(&table, &ByName, Limits::default());
-        let lasso = find_fair_bad_cycle(&graph).expect("2 is bad and the component fair");
+        let lasso = fair_bad_cycle(&graph).expect("2 is bad and the component fair");
         let mut at: StateId = 0;
         let mut bad_on_cycle = false;
         for (n, &step) in lasso.prefix[1..].iter().chain(&lasso.cycle).enumerate() {
@@ -925,7 +1057,7 @@ mod tests {
             good: vec![3],
         };
         let graph = Graph::explore(&table, &ByName, Limits::default());
-        let lasso = find_fair_bad_cycle(&graph).expect("the 1-2 cycle is fair");
+        let lasso = fair_bad_cycle(&graph).expect("the 1-2 cycle is fair");
         assert_eq!(
             (lasso.prefix.clone(), lasso.cycle.clone()),
             (vec![0, 0], vec![0, 0])
@@ -1034,7 +1166,7 @@ mod tests {
     #[test]
     fn a_bad_state_with_a_step_back_to_itself_is_a_cycle() {
         let graph = Graph::explore(&Spin, &SpinIsFair, Limits::default());
-        let lasso = find_fair_bad_cycle(&graph).expect("spinning is fair");
+        let lasso = fair_bad_cycle(&graph).expect("spinning is fair");
         assert_eq!((lasso.prefix, lasso.cycle), (vec![0], vec![0]));
     }
 
