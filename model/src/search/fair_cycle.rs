@@ -114,7 +114,8 @@ impl Tarjan {
 
     /// Hands `found` each SCC of the states labelled `set` reachable from
     /// `roots` (all so labelled) through states so labelled, as soon as it
-    /// is complete, while its states' edges are still in the cache. The
+    /// is complete (judged on this thread, its states' edges are still in
+    /// the cache). The
     /// component's states may be relabelled from then on: the search has
     /// left them, and skips them whatever their label.
     fn components(
@@ -264,7 +265,9 @@ fn fair_cycle_search(graph: &Graph, goal: u8, alongside_from: usize) -> Option<L
     };
     while let Some((set, roots)) = sets.pop() {
         if roots.len() < alongside_from {
-            tarjan.components(graph, &roots, &label, set, |states| search.judge(states));
+            tarjan.components(graph, &roots, &label, set, |states| {
+                search.judge_component(states)
+            });
         } else {
             judge_alongside(&mut tarjan, &mut search, &roots, set);
         }
@@ -292,7 +295,7 @@ fn judge_alongside(tarjan: &mut Tarjan, search: &mut Search<'_>, roots: &[StateI
         scope.spawn(move || {
             for mut batch in receive {
                 for states in batch.iter() {
-                    search.judge(states);
+                    search.judge_component(states);
                 }
                 batch.clear();
                 // Refused only once this pass is over.
@@ -359,7 +362,7 @@ struct Search<'g> {
 }
 
 impl Search<'_> {
-    fn judge(&mut self, states: &[StateId]) {
+    fn judge_component(&mut self, states: &[StateId]) {
         let graph = self.graph;
         let label = self.label;
         let goal = self.goal;
