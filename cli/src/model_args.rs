@@ -123,11 +123,14 @@ pub struct ModelArgs {
     /// modelled, with the properties no message skipped, duplicate delivery,
     /// paused queue and (with --liveness) every message consumed, and the
     /// harms. 0 (the default) leaves messages out. At most 6, and at most 8
-    /// queues in all. Unless --consumers or --queues say otherwise, 1 queue
-    /// per broker and 2 consumers with healthy, inconsistent-subscription,
-    /// duplicate-client-id, queue-scale-in, nameserver-partition,
-    /// broker-restart and rolling-upgrade; 1 queue per broker with crash,
-    /// route-change and stale-route; the scenario's own sizes otherwise.
+    /// queues in all. Unless --consumers, --brokers or --queues say
+    /// otherwise, 1 queue per broker and 2 consumers with healthy,
+    /// inconsistent-subscription, duplicate-client-id, queue-scale-in,
+    /// nameserver-partition, broker-restart and rolling-upgrade; 1 queue
+    /// per broker with crash, route-change, stale-route and
+    /// zombie-consumer; 1 broker with graceful-shutdown; 1 broker (and the
+    /// joining one) with 1 queue each with broker-scale-out; 2 consumers
+    /// with broker-scale-in; the scenario's own sizes otherwise.
     #[arg(long, default_value_t = 0)]
     pub messages: usize,
     /// Messages a pull fetches at most (pullBatchSize; default 1).

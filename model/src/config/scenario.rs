@@ -159,8 +159,10 @@ impl Scenario {
     /// without messages with two consumers and one queue per broker (the
     /// healthy check is then one consumer joining another over two queues)
     /// take that; a crash, a route change and a stale route keep their
-    /// three consumers over one queue per broker; the others keep their
-    /// sizes. Orderly consumption
+    /// three consumers over one queue per broker; a graceful leave and a
+    /// broker joining need only one broker running, a broker leaving only
+    /// two consumers, and a zombie one queue per broker; the others keep
+    /// their sizes. Orderly consumption
     /// adds the clock and the locks: every orderly scenario is two consumers
     /// and one broker with two queues of one message each (at least), where
     /// one queue changes hands.
@@ -203,6 +205,35 @@ impl Scenario {
                 ..base
             },
             Self::Crash | Self::RouteChange | Self::StaleRoute => Sizes {
+                queues: 1,
+                messages,
+                ..base
+            },
+            // One broker: the leave then reaches every survivor through it
+            // alone, and one queue still changes hands between survivors.
+            Self::GracefulShutdown => Sizes {
+                brokers: 1,
+                messages,
+                ..base
+            },
+            // One broker running, one joining, one queue each.
+            Self::BrokerScaleOut => Sizes {
+                brokers: 1,
+                queues: 1,
+                messages,
+                ..base
+            },
+            // Two members over the two brokers' two queues each: with one
+            // queue a broker, no queue is ever orphaned.
+            Self::BrokerScaleIn => Sizes {
+                consumers: 2,
+                messages,
+                ..base
+            },
+            // One queue a broker: two brokers are needed (with one, no
+            // queue is ever orphaned), and a second queue on each
+            // multiplies the space by more than four.
+            Self::ZombieConsumer => Sizes {
                 queues: 1,
                 messages,
                 ..base
