@@ -228,6 +228,46 @@ fn unzigzag(value: u64) -> i64 {
 /// The fingerprint map: fingerprints are already hashes.
 type Ids = HashMap<u64, StateId, BuildHasherDefault<PassThrough>>;
 
+/// Every recorded state's id by fingerprint, in shards, one per thread, so
+/// that the threads add a round's new ids side by side.
+struct Known {
+    shards: Vec<Ids>,
+}
+
+impl Known {
+    fn new(shards: usize) -> Self {
+        Self {
+            shards: (0..shards).map(|_| Ids::default()).collect(),
+        }
+    }
+
+    /// The shard of a fingerprint: from bits that neither a map's bucket
+    /// index (the low bits) nor its tag (the top seven) uses.
+    fn shard(shards: usize, print: u64) -> usize {
+        (print >> 32 & 0xffff) as usize % shards
+    }
+
+    fn get(&self, print: u64) -> Option<StateId> {
+        let shard = &self.shards[Self::shard(self.shards.len(), print)];
+        shard.get(&print).copied()
+    }
+
+    /// Adds the ids of `recent`, sharded as these, each shard on a thread
+    /// of its own (the caller's for the first).
+    fn add(&mut self, recent: &mut [Ids]) {
+        let mut pairs = self.shards.iter_mut().zip(recent);
+        let Some((first, first_new)) = pairs.next() else {
+            return;
+        };
+        std::thread::scope(|scope| {
+            for (shard, new) in pairs {
+                scope.spawn(move || shard.extend(new.drain()));
+            }
+            first.extend(first_new.drain());
+        });
+    }
+}
+
 /// States a thread expands between two merges: small enough that the
 /// successors held meanwhile take little memory, large enough that
 /// starting the threads costs nothing measurable.
@@ -304,45 +344,13 @@ impl<S> Default for Expansion<S> {
     }
 }
 
-/// Expands each buffer's sources on a thread of its own (the caller's for
-/// the first).
-fn expand_in_parallel<M, C>(
-    model: &M,
-    classify: &C,
-    ids: &Ids,
-    stop_at_bad: bool,
-    buffers: &mut [Expansion<M::State>],
-) where
-    M: Model + Sync,
-    M::State: Hash + Send + Sync,
-    M::Action: Clone,
-    C: Classify<M> + Sync,
-{
-    let Some((first, rest)) = buffers.split_first_mut() else {
-        return;
-    };
-    std::thread::scope(|scope| {
-        let others: Vec<_> = rest
-            .iter_mut()
-            .map(|buffer| scope.spawn(move || expand(model, classify, ids, stop_at_bad, buffer)))
-            .collect();
-        expand(model, classify, ids, stop_at_bad, first);
-        for other in others {
-            // A worker panics only if the model does: pass it on.
-            if let Err(panic) = other.join() {
-                std::panic::resume_unwind(panic);
-            }
-        }
-    });
-}
-
 /// Every action of every state of `expansion.sources`: its class and where
 /// it leads, judged against the states of `ids`. Each state is dropped
 /// once expanded, so that its successors reuse its memory.
 fn expand<M, C>(
     model: &M,
     classify: &C,
-    ids: &Ids,
+    ids: &Known,
     stop_at_bad: bool,
     expansion: &mut Expansion<M::State>,
 ) where
@@ -379,7 +387,7 @@ fn expand<M, C>(
                 None => Next::Unchanged,
                 Some(next) => {
                     let print = fingerprint(&next);
-                    if let Some(&known) = ids.get(&print) {
+                    if let Some(known) = ids.get(print) {
                         Next::Known(known)
                     } else if let Some(&index) = expansion.fresh_index.get(&print) {
                         Next::Fresh(index)
@@ -394,6 +402,190 @@ fn expand<M, C>(
                 }
             };
             expansion.outcomes.push((class, next));
+        }
+    }
+}
+
+/// Whether a search for one bad state has found one.
+fn found_bad(limits: Limits, graph: &Graph) -> bool {
+    limits.stop_at_bad && graph.first_bad.is_some()
+}
+
+/// What the thread that writes the graph keeps besides it: states get ids,
+/// edges and classes here, in the order one thread expanding alone would
+/// give them.
+struct Recorder<'o, S> {
+    limits: Limits,
+    started: Instant,
+    /// Each fairness class's index in the graph's class table.
+    class_ids: HashMap<u64, u16, BuildHasherDefault<PassThrough>>,
+    /// Ids given since the expanding threads' map was last brought up to
+    /// date, sharded as it is.
+    recent: Vec<Ids>,
+    /// States to expand, in id order.
+    frontier: VecDeque<(StateId, S)>,
+    /// States below this id have their edges recorded.
+    expanded: StateId,
+    /// The edges and no-op classes of the state being recorded.
+    edges: Vec<(StateId, u16)>,
+    noops: Vec<u16>,
+    observe: &'o mut dyn FnMut(&Graph, StateId, &S),
+}
+
+impl<S> Recorder<'_, S> {
+    /// The next chunk of the frontier, shared out among the buffers.
+    fn share_out(&mut self, buffers: &mut [Expansion<S>]) {
+        let share = self
+            .frontier
+            .len()
+            .min(CHUNK * buffers.len())
+            .div_ceil(buffers.len());
+        for buffer in buffers {
+            let take = share.min(self.frontier.len());
+            buffer.sources.extend(self.frontier.drain(..take));
+        }
+    }
+
+    /// The class's index in the graph's table; `None` once the classes
+    /// outnumber an index.
+    fn intern(&mut self, graph: &mut Graph, class: Option<u64>) -> Option<u16> {
+        let Some(class) = class else {
+            return Some(NO_CLASS);
+        };
+        if let Some(&id) = self.class_ids.get(&class) {
+            return Some(id);
+        }
+        if graph.class_table.len() >= usize::from(NO_CLASS) {
+            return None;
+        }
+        let id = graph.class_table.len() as u16;
+        graph.class_table.push(class);
+        self.class_ids.insert(class, id);
+        Some(id)
+    }
+
+    /// The id of a state reached from `parent`, which gets the next one if
+    /// neither `ids` nor the ids given since have it.
+    fn visit(
+        &mut self,
+        graph: &mut Graph,
+        ids: &Known,
+        fresh: Fresh<S>,
+        parent: (StateId, u16),
+    ) -> StateId {
+        if let Some(known) = ids.get(fresh.fingerprint) {
+            return known;
+        }
+        let id = graph.parent.len() as StateId;
+        let shard = Known::shard(self.recent.len(), fresh.fingerprint);
+        match self.recent[shard].entry(fresh.fingerprint) {
+            Entry::Occupied(known) => return *known.get(),
+            Entry::Vacant(new) => new.insert(id),
+        };
+        graph.parent.push(parent.0);
+        if self.limits.stop_at_bad {
+            graph.parent_successor.push(parent.1);
+        }
+        if fresh.goals & 1 == 0 && graph.first_bad.is_none() {
+            graph.first_bad = Some(id);
+        }
+        graph.goals.push(fresh.goals);
+        let mut discoveries = fresh.discoveries;
+        while discoveries != 0 {
+            let bit = discoveries.trailing_zeros() as usize;
+            graph.first_discovery[bit].get_or_insert(id);
+            discoveries &= discoveries - 1;
+        }
+        (self.observe)(graph, id, &fresh.state);
+        if fresh.inside {
+            self.frontier.push_back((id, fresh.state));
+        } else {
+            graph.pruned = true;
+        }
+        id
+    }
+
+    /// Records a chunk's expansion, buffer by buffer: ids for the fresh
+    /// states where each is first reached, then every state's edges.
+    /// Once the graph is cut off, outcomes are only drained.
+    fn record(&mut self, graph: &mut Graph, ids: &Known, buffers: &mut [Expansion<S>]) {
+        let limits = self.limits;
+        for buffer in buffers {
+            let mut outcomes = buffer.outcomes.iter().copied();
+            let mut fresh = buffer.fresh.drain(..);
+            let fresh_ids = &mut buffer.fresh_ids;
+            for (&count, &id) in buffer.counts.iter().zip(&buffer.ids) {
+                // States outside the boundary were never queued: give them
+                // no edges.
+                while self.expanded < id {
+                    graph.end_state();
+                    self.expanded += 1;
+                }
+                self.expanded += 1;
+                if graph.cutoff.is_none() {
+                    if limits
+                        .max_states
+                        .is_some_and(|max| graph.parent.len() >= max)
+                    {
+                        graph.cutoff = Some(Cutoff::StateLimit);
+                    } else if limits.timeout.is_some_and(|t| self.started.elapsed() >= t) {
+                        graph.cutoff = Some(Cutoff::Timeout);
+                    }
+                }
+                let mut skip = graph.cutoff.is_some() || found_bad(limits, graph);
+                if !skip && count.is_none() {
+                    graph.cutoff = Some(Cutoff::TooManyActions);
+                }
+                let mut successor: u16 = 0;
+                for (class, next) in outcomes.by_ref().take(count.map_or(0, usize::from)) {
+                    // Each fresh state is visited where it is first
+                    // reached, as one thread would.
+                    let first_reached = match next {
+                        Next::Fresh(index) if index as usize == fresh_ids.len() => fresh.next(),
+                        _ => None,
+                    };
+                    if skip {
+                        if first_reached.is_some() {
+                            fresh_ids.push(NO_PARENT);
+                        }
+                        continue;
+                    }
+                    // A search for one bad state needs parents only.
+                    let interned = if limits.stop_at_bad {
+                        Some(NO_CLASS)
+                    } else {
+                        self.intern(graph, class)
+                    };
+                    let Some(interned) = interned else {
+                        graph.cutoff = Some(Cutoff::TooManyClasses);
+                        skip = true;
+                        continue;
+                    };
+                    let target = match (next, first_reached) {
+                        (Next::Known(target), _) => target,
+                        (Next::Fresh(_), Some(fresh)) => {
+                            let target = self.visit(graph, ids, fresh, (id, successor));
+                            fresh_ids.push(target);
+                            target
+                        }
+                        (Next::Fresh(index), None) => fresh_ids[index as usize],
+                        (Next::Unchanged, _) => {
+                            if class.is_some() && !limits.stop_at_bad {
+                                self.noops.push(interned);
+                            }
+                            continue;
+                        }
+                    };
+                    successor += 1;
+                    if !limits.stop_at_bad {
+                        self.edges.push((target, interned));
+                    }
+                }
+                graph.end_state_with(id, &self.edges, &self.noops);
+                self.edges.clear();
+                self.noops.clear();
+            }
+            buffer.ids.clear();
         }
     }
 }
@@ -447,9 +639,10 @@ impl Graph {
     ///
     /// With `limits.threads` above 1 the states are expanded (their
     /// actions, successors, fingerprints, classes and goals worked out) by
-    /// that many threads, a chunk of the frontier at a time; ids, edges and
-    /// everything else are then recorded in the order one thread would
-    /// have, so the graph is the same whatever the number of threads.
+    /// that many threads, a chunk of the frontier at a time, while the
+    /// calling thread records the chunk expanded before (ids, edges and
+    /// everything else) in the order one thread would have, so the graph
+    /// is the same whatever the number of threads.
     pub fn explore_observing<M, C>(
         model: &M,
         classify: &C,
@@ -477,176 +670,81 @@ impl Graph {
             pruned: false,
             cutoff: None,
         };
-        let mut class_ids: HashMap<u64, u16, BuildHasherDefault<PassThrough>> = HashMap::default();
-        // `None` once the classes outnumber an index.
-        let mut intern = |graph: &mut Graph, class: Option<u64>| match class {
-            None => Some(NO_CLASS),
-            Some(class) => match class_ids.get(&class) {
-                Some(&id) => Some(id),
-                None if graph.class_table.len() < usize::from(NO_CLASS) => {
-                    let id = graph.class_table.len() as u16;
-                    graph.class_table.push(class);
-                    class_ids.insert(class, id);
-                    Some(id)
-                }
-                None => None,
-            },
+        let threads = limits.threads.max(1);
+        let mut recorder = Recorder {
+            limits,
+            started,
+            class_ids: HashMap::default(),
+            recent: (0..threads).map(|_| Ids::default()).collect(),
+            frontier: VecDeque::new(),
+            expanded: 0,
+            edges: Vec::new(),
+            noops: Vec::new(),
+            observe,
         };
-        let mut ids: Ids = HashMap::default();
-        let mut frontier: VecDeque<(StateId, M::State)> = VecDeque::new();
-        // Adds a state if new; returns its id.
-        let mut visit = |graph: &mut Graph,
-                         ids: &mut Ids,
-                         frontier: &mut VecDeque<(StateId, M::State)>,
-                         fresh: Fresh<M::State>,
-                         parent: (StateId, u16)|
-         -> StateId {
-            let id = graph.parent.len() as StateId;
-            match ids.entry(fresh.fingerprint) {
-                Entry::Occupied(known) => return *known.get(),
-                Entry::Vacant(new) => new.insert(id),
-            };
-            graph.parent.push(parent.0);
-            if limits.stop_at_bad {
-                graph.parent_successor.push(parent.1);
-            }
-            if fresh.goals & 1 == 0 && graph.first_bad.is_none() {
-                graph.first_bad = Some(id);
-            }
-            graph.goals.push(fresh.goals);
-            let mut discoveries = fresh.discoveries;
-            while discoveries != 0 {
-                let bit = discoveries.trailing_zeros() as usize;
-                graph.first_discovery[bit].get_or_insert(id);
-                discoveries &= discoveries - 1;
-            }
-            observe(graph, id, &fresh.state);
-            if fresh.inside {
-                frontier.push_back((id, fresh.state));
-            } else {
-                graph.pruned = true;
-            }
-            id
-        };
-        let found_bad = |graph: &Graph| limits.stop_at_bad && graph.first_bad.is_some();
+        let mut ids = Known::new(threads);
         for (index, state) in model.init_states().into_iter().enumerate() {
             let before = graph.parent.len();
             let fresh = Fresh::of(model, classify, fingerprint(&state), state);
-            let id = visit(&mut graph, &mut ids, &mut frontier, fresh, (NO_PARENT, 0));
+            let id = recorder.visit(&mut graph, &ids, fresh, (NO_PARENT, 0));
             if id as usize == before {
                 graph.init_index.push(index as u32);
             }
         }
-        // One buffer per thread, kept from chunk to chunk: large
-        // allocations made afresh each time cost more than the expansion.
-        let mut buffers: Vec<Expansion<M::State>> = (0..limits.threads.max(1))
-            .map(|_| Expansion::default())
-            .collect();
-        // States are expanded in id order (BFS), so edges stay in CSR order.
-        let mut expanded: StateId = 0;
-        // The edges and no-op classes of the state being expanded.
-        let mut edges: Vec<(StateId, u16)> = Vec::new();
-        let mut noops: Vec<u16> = Vec::new();
-        while !frontier.is_empty() && graph.cutoff.is_none() && !found_bad(&graph) {
-            let share = frontier
-                .len()
-                .min(CHUNK * buffers.len())
-                .div_ceil(buffers.len());
-            for buffer in &mut buffers {
-                let take = share.min(frontier.len());
-                buffer.sources.extend(frontier.drain(..take));
+        ids.add(&mut recorder.recent);
+        // Buffers kept from chunk to chunk (large allocations made afresh
+        // each time cost more than the expansion), one per thread for the
+        // chunk being expanded and one per thread for the chunk expanded
+        // before it, whose outcomes are recorded meanwhile.
+        let buffers =
+            || -> Vec<Expansion<M::State>> { (0..threads).map(|_| Expansion::default()).collect() };
+        let mut expanding = buffers();
+        let mut expanded = buffers();
+        loop {
+            let recorded_all = expanded.iter().all(|buffer| buffer.ids.is_empty());
+            if graph.cutoff.is_some()
+                || found_bad(limits, &graph)
+                || (recorder.frontier.is_empty() && recorded_all)
+            {
+                break;
             }
-            expand_in_parallel(model, classify, &ids, limits.stop_at_bad, &mut buffers);
-            for buffer in &mut buffers {
-                let mut outcomes = buffer.outcomes.iter().copied();
-                let mut fresh = buffer.fresh.drain(..);
-                let fresh_ids = &mut buffer.fresh_ids;
-                for (&count, &id) in buffer.counts.iter().zip(&buffer.ids) {
-                    // States outside the boundary were never queued: give
-                    // them no edges.
-                    while expanded < id {
-                        graph.end_state();
-                        expanded += 1;
-                    }
-                    expanded += 1;
-                    if graph.cutoff.is_none() {
-                        if limits
-                            .max_states
-                            .is_some_and(|max| graph.parent.len() >= max)
-                        {
-                            graph.cutoff = Some(Cutoff::StateLimit);
-                        } else if limits.timeout.is_some_and(|t| started.elapsed() >= t) {
-                            graph.cutoff = Some(Cutoff::Timeout);
+            if threads == 1 {
+                recorder.record(&mut graph, &ids, &mut expanded);
+                ids.add(&mut recorder.recent);
+                recorder.share_out(&mut expanding);
+                expand(model, classify, &ids, limits.stop_at_bad, &mut expanding[0]);
+            } else {
+                // The next chunk is expanded while the last one is
+                // recorded. The ids given meanwhile are kept apart, so the
+                // workers read a map nobody writes; a state they take for
+                // new may then be one just recorded, which recording sees.
+                recorder.share_out(&mut expanding);
+                std::thread::scope(|scope| {
+                    let ids = &ids;
+                    let workers: Vec<_> = expanding
+                        .iter_mut()
+                        .map(|buffer| {
+                            scope.spawn(move || {
+                                expand(model, classify, ids, limits.stop_at_bad, buffer)
+                            })
+                        })
+                        .collect();
+                    recorder.record(&mut graph, ids, &mut expanded);
+                    for worker in workers {
+                        // A worker panics only if the model does: pass it on.
+                        if let Err(panic) = worker.join() {
+                            std::panic::resume_unwind(panic);
                         }
                     }
-                    // Once stopped, the state's outcomes are only drained
-                    // (the fresh states kept in step with them).
-                    let mut skip = graph.cutoff.is_some() || found_bad(&graph);
-                    if !skip && count.is_none() {
-                        graph.cutoff = Some(Cutoff::TooManyActions);
-                    }
-                    let mut successor: u16 = 0;
-                    for (class, next) in outcomes.by_ref().take(count.map_or(0, usize::from)) {
-                        // Each fresh state is visited where it is first
-                        // reached, as one thread would.
-                        let first_reached = match next {
-                            Next::Fresh(index) if index as usize == fresh_ids.len() => fresh.next(),
-                            _ => None,
-                        };
-                        if skip {
-                            if first_reached.is_some() {
-                                fresh_ids.push(NO_PARENT);
-                            }
-                            continue;
-                        }
-                        // A search for one bad state needs parents only.
-                        let interned = if limits.stop_at_bad {
-                            Some(NO_CLASS)
-                        } else {
-                            intern(&mut graph, class)
-                        };
-                        let Some(interned) = interned else {
-                            graph.cutoff = Some(Cutoff::TooManyClasses);
-                            skip = true;
-                            continue;
-                        };
-                        let target = match (next, first_reached) {
-                            (Next::Known(target), _) => target,
-                            (Next::Fresh(_), Some(fresh)) => {
-                                let target = visit(
-                                    &mut graph,
-                                    &mut ids,
-                                    &mut frontier,
-                                    fresh,
-                                    (id, successor),
-                                );
-                                fresh_ids.push(target);
-                                target
-                            }
-                            (Next::Fresh(index), None) => fresh_ids[index as usize],
-                            (Next::Unchanged, _) => {
-                                if class.is_some() && !limits.stop_at_bad {
-                                    noops.push(interned);
-                                }
-                                continue;
-                            }
-                        };
-                        successor += 1;
-                        if !limits.stop_at_bad {
-                            edges.push((target, interned));
-                        }
-                    }
-                    graph.end_state_with(id, &edges, &noops);
-                    edges.clear();
-                    noops.clear();
-                }
+                });
+                ids.add(&mut recorder.recent);
             }
+            std::mem::swap(&mut expanding, &mut expanded);
         }
         // Whatever is left unexpanded (cut off, or outside the boundary)
         // has no edges.
-        while (expanded as usize) < graph.parent.len() {
+        for _ in recorder.expanded as usize..graph.parent.len() {
             graph.end_state();
-            expanded += 1;
         }
         if graph.pruned {
             graph.cutoff.get_or_insert(Cutoff::Boundary);
