@@ -1179,6 +1179,27 @@ mod tests {
         assert_eq!(indices_of(&Counter, &path), Some(vec![0, 1, 1]));
     }
 
+    #[test]
+    fn a_search_for_a_bad_state_stops_at_the_chunk_that_finds_one() {
+        for threads in [1, 2] {
+            let limits = Limits {
+                threads,
+                ..Limits::default()
+            };
+            assert_eq!(Graph::explore(&Counter, &SixIsBad, limits).len(), 12);
+            let stop_at_bad = Limits {
+                stop_at_bad: true,
+                ..limits
+            };
+            let stopped = Graph::explore(&Counter, &SixIsBad, stop_at_bad);
+            // 0, then 1 and 3, whose successors 2, 4 and 6 include the bad
+            // one: nothing past them is expanded.
+            assert_eq!(stopped.len(), 6, "{threads} threads");
+            let bad = stopped.first_bad().expect("6 is reachable");
+            assert_eq!(stopped.path_to(bad).len(), 3);
+        }
+    }
+
     /// [`Counter`] with a no-op action before the others: the graph's steps
     /// (successor positions) and Explorer's (action indices) differ.
     struct WithNoop;
