@@ -190,8 +190,10 @@ impl Scenario {
             }
             return orderly_sizes;
         }
-        match self {
-            _ if messages == 0 => base,
+        if messages == 0 {
+            return base;
+        }
+        let kept = match self {
             Self::Healthy
             | Self::InconsistentSubscription
             | Self::DuplicateClientId
@@ -201,45 +203,32 @@ impl Scenario {
             | Self::RollingUpgrade => Sizes {
                 consumers: 2,
                 queues: 1,
-                messages,
                 ..base
             },
-            Self::Crash | Self::RouteChange | Self::StaleRoute => Sizes {
-                queues: 1,
-                messages,
-                ..base
-            },
+            // A zombie needs two brokers (with one, no queue is ever
+            // orphaned); a second queue on each would multiply its space
+            // by more than four.
+            Self::Crash | Self::RouteChange | Self::StaleRoute | Self::ZombieConsumer => {
+                Sizes { queues: 1, ..base }
+            }
             // One broker: the leave then reaches every survivor through it
             // alone, and one queue still changes hands between survivors.
-            Self::GracefulShutdown => Sizes {
-                brokers: 1,
-                messages,
-                ..base
-            },
+            Self::GracefulShutdown => Sizes { brokers: 1, ..base },
             // One broker running, one joining, one queue each.
             Self::BrokerScaleOut => Sizes {
                 brokers: 1,
                 queues: 1,
-                messages,
                 ..base
             },
             // Two members over the two brokers' two queues each: with one
             // queue a broker, no queue is ever orphaned.
             Self::BrokerScaleIn => Sizes {
                 consumers: 2,
-                messages,
                 ..base
             },
-            // One queue a broker: two brokers are needed (with one, no
-            // queue is ever orphaned), and a second queue on each
-            // multiplies the space by more than four.
-            Self::ZombieConsumer => Sizes {
-                queues: 1,
-                messages,
-                ..base
-            },
-            _ => Sizes { messages, ..base },
-        }
+            _ => base,
+        };
+        Sizes { messages, ..kept }
     }
 
     /// The sizes and budgets this scenario uses unless overridden.
