@@ -3,7 +3,8 @@
 //!
 //! Exit status: 0 success; 1 a check failed (a conformance case, a model
 //! property); 2 bad input (flags, case files); 3 a model check that stopped
-//! before exploring everything.
+//! before exploring everything, or a real cluster that could not be started
+//! (`cluster`).
 
 use std::process::ExitCode;
 
@@ -17,6 +18,7 @@ mod allocate;
 #[allow(unsafe_code)]
 mod allocator;
 mod check;
+mod cluster;
 mod compare;
 mod explore;
 mod input;
@@ -39,6 +41,9 @@ enum Command {
     /// Model-check the rebalance protocol of a scenario: every interleaving
     /// of joins, heartbeats, notifications, rebalances and faults.
     Check(check::CheckArgs),
+    /// Run a scenario on a real RocketMQ cluster on loopback (Java 17 and
+    /// Maven needed) and set its outcome beside the model's verdicts.
+    Cluster(cluster::ClusterArgs),
     /// Compare every strategy on joins, leaves and queue growth: balance,
     /// queues moved against the lower bound, disagreement, time.
     Compare(compare::CompareArgs),
@@ -52,6 +57,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Allocate(args) => allocate::run(args),
         Command::Check(args) => check::run(args),
+        Command::Cluster(args) => cluster::run_cluster(args),
         Command::Compare(args) => compare::run(args),
         Command::Explore(args) => explore::run(args),
     }

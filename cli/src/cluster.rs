@@ -1,0 +1,262 @@
+//! `rebalance cluster`: runs a scenario on a real RocketMQ cluster on
+//! loopback and sets its outcome beside the model's verdicts.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser};
+use rocketmq_rebalance_cluster::outcome::{compare, Mismatch, Outcome};
+use rocketmq_rebalance_cluster::run::{run, RunOptions, RunResult};
+use rocketmq_rebalance_cluster::script::{self, Script};
+use rocketmq_rebalance_model::check::check_model;
+use rocketmq_rebalance_model::check::checked_model;
+use rocketmq_rebalance_model::{CheckOptions, Report, Search};
+use serde_json::json;
+
+use crate::input::{bad_input, EXIT_FAILED};
+use crate::model_args::ModelArgs;
+
+/// Flags of `rebalance cluster`.
+#[derive(Args, Debug)]
+pub struct ClusterArgs {
+    /// The scenario to run, by `check`'s names: the script
+    /// `cluster/scenarios/NAME.json` (`NAME-orderly.json` with --orderly).
+    #[arg(long, required_unless_present = "script")]
+    scenario: Option<String>,
+    /// The orderly variant of the scenario.
+    #[arg(long)]
+    orderly: bool,
+    /// A script file instead of a named scenario.
+    #[arg(long, value_name = "FILE", conflicts_with = "scenario")]
+    script: Option<PathBuf>,
+    /// The RocketMQ version (5.3.3 or 5.5.1), from Maven Central.
+    #[arg(long, default_value = "5.3.3")]
+    rocketmq: String,
+    /// A broker restart's downtime in seconds, where the script gives none
+    /// (default 0: the broker starts again as soon as it has stopped).
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    restart_downtime: f64,
+    /// Also write the merged NDJSON trace to FILE (it is always written to
+    /// the run directory).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// The directory for the run's stores, logs and trace (default: a new
+    /// one under the temporary directory).
+    #[arg(long, value_name = "DIR")]
+    run_dir: Option<PathBuf>,
+    /// Print one JSON object on stdout instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Only the model flags, to read a script's `model` list.
+#[derive(Parser, Debug)]
+#[command(name = "model")]
+struct ModelFlags {
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+/// Runs `rebalance cluster`: exit 0 when the real outcome matches the
+/// model's, 1 when it does not, 2 on bad input, 3 when the cluster could
+/// not be started.
+pub fn run_cluster(args: ClusterArgs) -> ExitCode {
+    if !(0.0..=600.0).contains(&args.restart_downtime) {
+        return bad_input("--restart-downtime must be 0..=600 seconds");
+    }
+    let path = match (&args.script, &args.scenario) {
+        (Some(path), _) => path.clone(),
+        (None, Some(name)) => match script::scenario_path(name, args.orderly) {
+            Ok(path) => path,
+            Err(e) => return bad_input(e),
+        },
+        (None, None) => return bad_input("--scenario or --script is required"),
+    };
+    let script = match Script::load(&path) {
+        Ok(s) => s,
+        Err(e) => return bad_input(e),
+    };
+    let model = match ModelFlags::try_parse_from(
+        std::iter::once("model".to_owned()).chain(script.model.clone()),
+    )
+    .map_err(|e| e.to_string())
+    .and_then(|f| f.model.build_config())
+    {
+        Ok(config) => config,
+        Err(e) => return bad_input(format!("{}: its model flags: {e}", path.display())),
+    };
+    let run_dir = args.run_dir.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!(
+            "rebalance-cluster-{}-{}",
+            script.scenario,
+            std::process::id()
+        ))
+    });
+    let options = CheckOptions {
+        search: Search::Dfs,
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        max_states: None,
+        timeout: Some(Duration::from_secs(600)),
+        progress_every: Duration::from_secs(3600),
+        liveness: false,
+        shard: None,
+    };
+    eprintln!("model: rebalance check {}", script.model.join(" "));
+    let report = check_model(checked_model(model, &options), &options, |_| {});
+    eprintln!(
+        "real cluster: RocketMQ {}, run directory {}",
+        args.rocketmq,
+        run_dir.display()
+    );
+    let opts = RunOptions {
+        rocketmq: args.rocketmq.clone(),
+        restart_downtime_ms: (args.restart_downtime * 1000.0) as u64,
+        run_dir: run_dir.clone(),
+    };
+    let result = match run(&script, &opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(e.exit_code());
+        }
+    };
+    let trace_text: String = result
+        .events
+        .iter()
+        .filter_map(|e| serde_json::to_string(e).ok())
+        .map(|l| l + "\n")
+        .collect();
+    let mut traces = vec![run_dir.join("trace.ndjson")];
+    traces.extend(args.trace.clone());
+    for t in &traces {
+        if let Err(e) = std::fs::write(t, &trace_text) {
+            return bad_input(format!("cannot write the trace {}: {e}", t.display()));
+        }
+    }
+    let outcome = Outcome::judge(&result.observer, result.settled, script.orderly);
+    let mismatches = compare(&report, &outcome, &script.drives);
+    if args.json {
+        println!(
+            "{}",
+            json_report(&script, &result, &report, &outcome, &mismatches, &traces)
+        );
+    } else {
+        print_report(&script, &result, &report, &outcome, &mismatches, &traces);
+    }
+    if mismatches.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_FAILED)
+    }
+}
+
+fn json_report(
+    script: &Script,
+    result: &RunResult,
+    report: &Report,
+    outcome: &Outcome,
+    mismatches: &[Mismatch],
+    traces: &[PathBuf],
+) -> serde_json::Value {
+    let properties: Vec<_> = outcome
+        .properties
+        .iter()
+        .map(|p| {
+            json!({
+                "name": p.name,
+                "expectation": p.expectation,
+                "status": p.status,
+                "model_status": report.property(p.name).map(|m| m.status),
+                "detail": p.detail,
+            })
+        })
+        .collect();
+    json!({
+        "scenario": script.scenario,
+        "orderly": script.orderly,
+        "rocketmq_version": result.rocketmq_version,
+        "seconds": result.seconds,
+        "settled": outcome.settled,
+        "timed_out": result.timed_out,
+        "properties": properties,
+        "messages_sent": outcome.sent,
+        "duplicates": outcome.duplicates,
+        "never_delivered": outcome.never_delivered,
+        "ownership": outcome.ownership,
+        "matches_model": mismatches.is_empty(),
+        "mismatches": mismatches,
+        "trace": traces.last(),
+    })
+}
+
+fn print_report(
+    script: &Script,
+    result: &RunResult,
+    report: &Report,
+    outcome: &Outcome,
+    mismatches: &[Mismatch],
+    traces: &[PathBuf],
+) {
+    println!(
+        "scenario {}{} on RocketMQ {} ({:.0} s): {}",
+        script.scenario,
+        if script.orderly { " --orderly" } else { "" },
+        result.rocketmq_version,
+        result.seconds,
+        script.what
+    );
+    if let Some(what) = &result.timed_out {
+        println!("  the run ended when a wait timed out: {what}");
+    }
+    println!(
+        "  {:<34} {:<10} {:<10} what the run showed",
+        "property", "model", "real"
+    );
+    for p in &outcome.properties {
+        let model = report
+            .property(p.name)
+            .map_or("-".to_owned(), |m| status_word(m.status));
+        println!(
+            "  {:<34} {:<10} {:<10} {}",
+            p.name,
+            model,
+            status_word(p.status),
+            p.detail
+        );
+    }
+    println!(
+        "  messages: {} sent, {} delivered more than once, {} never delivered",
+        outcome.sent, outcome.duplicates, outcome.never_delivered
+    );
+    println!("  ownership over time (seconds from the start):");
+    for line in &outcome.ownership {
+        println!("    {line}");
+    }
+    if mismatches.is_empty() {
+        println!("the real outcome matches the model");
+    } else {
+        for m in mismatches {
+            println!(
+                "MISMATCH {}: model {}, real {}; wrong: {}",
+                m.property,
+                status_word(m.model),
+                status_word(m.real),
+                m.wrong
+            );
+        }
+    }
+    println!(
+        "trace: {}",
+        traces
+            .last()
+            .map_or(String::new(), |t| t.display().to_string())
+    );
+}
+
+fn status_word(s: rocketmq_rebalance_model::Status) -> String {
+    serde_json::to_value(s)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}

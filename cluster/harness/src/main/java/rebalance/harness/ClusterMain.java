@@ -1,0 +1,317 @@
+package rebalance.harness;
+
+import com.alibaba.fastjson2.JSON;
+import com.alibaba.fastjson2.JSONArray;
+import com.alibaba.fastjson2.JSONObject;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.rocketmq.broker.BrokerController;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.common.BrokerConfig;
+import org.apache.rocketmq.common.MQVersion;
+import org.apache.rocketmq.common.TopicConfig;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageQueue;
+import org.apache.rocketmq.common.namesrv.NamesrvConfig;
+import org.apache.rocketmq.namesrv.NamesrvController;
+import org.apache.rocketmq.remoting.netty.NettyClientConfig;
+import org.apache.rocketmq.remoting.netty.NettyServerConfig;
+import org.apache.rocketmq.remoting.protocol.route.QueueData;
+import org.apache.rocketmq.remoting.protocol.route.TopicRouteData;
+import org.apache.rocketmq.store.config.MessageStoreConfig;
+
+/**
+ * The cluster JVM: the name servers and brokers of one run, in process, as RocketMQ's own
+ * integration tests start them (constructors, a temporary store, small files), on the fixed
+ * loopback ports the orchestrator picked, so that a restarted broker keeps its address.
+ *
+ * <p>Argument: the path of the run's cluster file (JSON, written by the orchestrator). Hooks are
+ * installed between {@code initialize()} and {@code start()}. It traces {@code ready} once every
+ * broker's queues are in every name server's route, then serves commands (see {@link Commands}):
+ * {@code produce}, {@code restart_broker}, {@code stop_broker}, {@code start_broker}, {@code cut},
+ * {@code heal}, {@code rule}, {@code release}, {@code snapshot}.
+ */
+public final class ClusterMain {
+    private final JSONObject spec;
+    private final String group;
+    private final Map<String, NamesrvController> nameServers = new LinkedHashMap<>();
+    private final Map<String, BrokerController> brokers = new LinkedHashMap<>();
+    private final Map<String, Relay> relays = new LinkedHashMap<>();
+    private DefaultMQProducer producer;
+
+    private ClusterMain(JSONObject spec) {
+        this.spec = spec;
+        this.group = spec.getString("group");
+    }
+
+    public static void main(String[] args) throws Exception {
+        Trace.init("cluster");
+        JSONObject spec =
+                JSON.parseObject(Files.readString(Path.of(args[0]), StandardCharsets.UTF_8));
+        ClusterMain cluster = new ClusterMain(spec);
+        try {
+            cluster.start();
+        } catch (Exception e) {
+            Trace.emit("failed", "reason", String.valueOf(e));
+            e.printStackTrace();
+            System.exit(e instanceof IllegalArgumentException ? 2 : 3);
+        }
+        Commands.serve(cluster::handle);
+        cluster.shutdown();
+        System.exit(0);
+    }
+
+    private void start() throws Exception {
+        Trace.emit("topology", "schema", Trace.SCHEMA, "rocketmq_version",
+                MQVersion.getVersionDesc(MQVersion.CURRENT_VERSION).substring(1).replace('_', '.'), "jdk",
+                System.getProperty("java.version"), "spec", spec);
+        for (Object o : spec.getJSONArray("name_servers")) {
+            JSONObject ns = (JSONObject) o;
+            startNameServer(ns);
+        }
+        for (Object o : spec.getJSONArray("relays")) {
+            JSONObject r = (JSONObject) o;
+            Relay relay = new Relay(r.getString("name"), r.getIntValue("port"),
+                    r.getIntValue("target_port"));
+            relay.start();
+            relays.put(r.getString("name"), relay);
+        }
+        for (Object o : spec.getJSONArray("brokers")) {
+            startBroker((JSONObject) o);
+        }
+        producer = new DefaultMQProducer("harness-producer");
+        producer.setNamesrvAddr(nameServerAddress(spec.getJSONArray("name_servers").getJSONObject(0)));
+        producer.setInstanceName("harness-producer");
+        producer.setClientIP("127.0.0.1");
+        producer.start();
+        awaitRoutes();
+        Trace.emit("ready");
+    }
+
+    private static String nameServerAddress(JSONObject ns) {
+        return "127.0.0.1:" + ns.getIntValue("port");
+    }
+
+    private void startNameServer(JSONObject ns) throws Exception {
+        String name = ns.getString("name");
+        File dir = new File(spec.getString("run_dir"), name);
+        dir.mkdirs();
+        NamesrvConfig config = new NamesrvConfig();
+        config.setKvConfigPath(new File(dir, "kvConfig.json").getPath());
+        config.setConfigStorePath(new File(dir, "namesrv.properties").getPath());
+        Settings.apply(config, spec.getJSONObject("name_server_config"));
+        NettyServerConfig netty = new NettyServerConfig();
+        netty.setListenPort(ns.getIntValue("port"));
+        NamesrvController controller = new NamesrvController(config, netty);
+        if (!controller.initialize()) {
+            throw new IllegalStateException("name server " + name + " did not initialize");
+        }
+        controller.getRemotingServer().registerRPCHook(new NameServerHook(name));
+        controller.start();
+        nameServers.put(name, controller);
+        Trace.emit("ns.life", "ns", name, "state", "started", "port", ns.getIntValue("port"));
+    }
+
+    private JSONObject brokerSpec(String name) {
+        for (Object o : spec.getJSONArray("brokers")) {
+            if (((JSONObject) o).getString("name").equals(name)) {
+                return (JSONObject) o;
+            }
+        }
+        throw new IllegalArgumentException("no broker " + name);
+    }
+
+    private void startBroker(JSONObject b) throws Exception {
+        String name = b.getString("name");
+        if (brokers.containsKey(name)) {
+            throw new IllegalStateException("broker " + name + " is running");
+        }
+        File store = new File(spec.getString("run_dir"), name);
+        BrokerConfig config = new BrokerConfig();
+        config.setBrokerName(name);
+        config.setBrokerClusterName("harness");
+        config.setBrokerIP1("127.0.0.1");
+        config.setNamesrvAddr(String.join(";", b.getJSONArray("name_server_addresses").toJavaList(String.class)));
+        config.setAutoCreateTopicEnable(false);
+        config.setTraceTopicEnable(false);
+        Settings.apply(config, spec.getJSONObject("broker_config"));
+        MessageStoreConfig storeConfig = new MessageStoreConfig();
+        storeConfig.setStorePathRootDir(store.getPath());
+        storeConfig.setStorePathCommitLog(new File(store, "commitlog").getPath());
+        storeConfig.setHaListenPort(b.getIntValue("ha_port"));
+        storeConfig.setMappedFileSizeCommitLog(4 * 1024 * 1024);
+        storeConfig.setMappedFileSizeConsumeQueue(6000 * 20);
+        storeConfig.setMaxIndexNum(1000);
+        storeConfig.setMaxHashSlotNum(4000);
+        storeConfig.setTimerWheelEnable(false);
+        Settings.apply(storeConfig, spec.getJSONObject("store_config"));
+        NettyServerConfig netty = new NettyServerConfig();
+        netty.setListenPort(b.getIntValue("port"));
+        BrokerController controller =
+                new BrokerController(config, netty, new NettyClientConfig(), storeConfig);
+        if (!controller.initialize()) {
+            throw new IllegalStateException("broker " + name + " did not initialize");
+        }
+        BrokerHook hook = new BrokerHook(name, group, controller);
+        controller.registerServerRPCHook(hook);
+        controller.getConsumerManager().appendConsumerIdsChangeListener(hook);
+        // Topics before start(), so that the first registration carries them.
+        for (Object o : spec.getJSONArray("topics")) {
+            JSONObject t = (JSONObject) o;
+            if (t.getJSONArray("brokers").contains(name)) {
+                int queues = t.getIntValue("queues");
+                TopicConfig topic = new TopicConfig(t.getString("name"), queues, queues);
+                controller.getTopicConfigManager().updateTopicConfig(topic);
+            }
+        }
+        controller.start();
+        brokers.put(name, controller);
+        Trace.emit("b.life", "broker", name, "state", "started", "port", b.getIntValue("port"));
+    }
+
+    private void stopBroker(String name) {
+        BrokerController controller = brokers.remove(name);
+        if (controller == null) {
+            throw new IllegalStateException("broker " + name + " is not running");
+        }
+        Trace.emit("b.life", "broker", name, "state", "stopping");
+        controller.shutdown();
+        Trace.emit("b.life", "broker", name, "state", "stopped");
+    }
+
+    /** Waits until every name server routes every topic's queues on every broker meant to. */
+    private void awaitRoutes() throws InterruptedException {
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        long nextRegistration = 0;
+        while (System.nanoTime() < deadline) {
+            if (routesComplete()) {
+                return;
+            }
+            // A broker's periodic registration is at least 10 s apart: ask for one now.
+            if (System.nanoTime() > nextRegistration) {
+                for (BrokerController b : brokers.values()) {
+                    b.registerBrokerAll(true, false, true);
+                }
+                nextRegistration = System.nanoTime() + 1_000_000_000L;
+            }
+            Thread.sleep(50);
+        }
+        throw new IllegalStateException("the name servers never routed every broker's queues");
+    }
+
+    private boolean routesComplete() {
+        for (Map.Entry<String, NamesrvController> ns : nameServers.entrySet()) {
+            for (Object o : spec.getJSONArray("topics")) {
+                JSONObject t = (JSONObject) o;
+                TopicRouteData route =
+                        ns.getValue().getRouteInfoManager().pickupTopicRouteData(t.getString("name"));
+                List<String> expected = new ArrayList<>();
+                for (Object b : t.getJSONArray("brokers")) {
+                    if (brokerSpec((String) b).getJSONArray("name_servers").contains(ns.getKey())) {
+                        expected.add((String) b);
+                    }
+                }
+                List<String> routed = new ArrayList<>();
+                if (route != null) {
+                    for (QueueData q : route.getQueueDatas()) {
+                        routed.add(q.getBrokerName());
+                    }
+                }
+                if (!routed.containsAll(expected)) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    private void handle(String cmd, JSONObject args) throws Exception {
+        switch (cmd) {
+            case "produce" -> produce(args);
+            case "stop_broker" -> stopBroker(args.getString("broker"));
+            case "start_broker" -> startBroker(brokerSpec(args.getString("broker")));
+            case "restart_broker" -> {
+                String name = args.getString("broker");
+                stopBroker(name);
+                // The downtime is the scenario's parameter, not a wait for an event.
+                Thread.sleep(args.getLongValue("downtime_ms"));
+                startBroker(brokerSpec(name));
+            }
+            case "cut" -> relay(args).cut();
+            case "heal" -> relay(args).heal();
+            case "rule" -> Rules.install(args.getJSONObject("rule"));
+            case "release" -> Rules.release(args.getString("rule"));
+            case "snapshot" -> snapshot();
+            default -> throw new IllegalArgumentException("unknown command " + cmd);
+        }
+    }
+
+    private Relay relay(JSONObject args) {
+        Relay relay = relays.get(args.getString("relay"));
+        if (relay == null) {
+            throw new IllegalArgumentException("no relay " + args.getString("relay"));
+        }
+        return relay;
+    }
+
+    /** Sends {@code count} messages to each queue of the topic on the running brokers. */
+    private void produce(JSONObject args) throws Exception {
+        String topic = args.getString("topic");
+        int count = args.getIntValue("count");
+        JSONObject t = null;
+        for (Object o : spec.getJSONArray("topics")) {
+            if (((JSONObject) o).getString("name").equals(topic)) {
+                t = (JSONObject) o;
+            }
+        }
+        if (t == null) {
+            throw new IllegalArgumentException("no topic " + topic);
+        }
+        for (int i = 0; i < count; i++) {
+            for (Object b : t.getJSONArray("brokers")) {
+                if (!brokers.containsKey((String) b)) {
+                    continue;
+                }
+                for (int q = 0; q < t.getIntValue("queues"); q++) {
+                    MessageQueue mq = new MessageQueue(topic, (String) b, q);
+                    Message msg = new Message(topic, ("m" + i).getBytes(StandardCharsets.UTF_8));
+                    SendResult sent = producer.send(msg, mq);
+                    Trace.emit("p.sent", "queue", b + ":" + q, "topic", topic, "offset",
+                            sent.getQueueOffset(), "msg", sent.getMsgId());
+                }
+            }
+        }
+    }
+
+    /** Each running broker's member list for the group, one entry a channel. */
+    private void snapshot() {
+        for (Map.Entry<String, BrokerController> b : brokers.entrySet()) {
+            var info = b.getValue().getConsumerManager().getConsumerGroupInfo(group);
+            JSONArray members = new JSONArray();
+            if (info != null) {
+                members.addAll(info.getAllClientId());
+            }
+            Trace.emit("snap", "broker", b.getKey(), "members", members);
+        }
+    }
+
+    private void shutdown() {
+        producer.shutdown();
+        for (String name : new ArrayList<>(brokers.keySet())) {
+            stopBroker(name);
+        }
+        for (NamesrvController ns : nameServers.values()) {
+            ns.shutdown();
+        }
+        for (Relay relay : relays.values()) {
+            relay.cut();
+        }
+    }
+}

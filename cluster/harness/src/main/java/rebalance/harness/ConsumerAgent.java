@@ -1,0 +1,235 @@
+package rebalance.harness;
+
+import com.alibaba.fastjson2.JSON;
+import com.alibaba.fastjson2.JSONObject;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.rocketmq.client.consumer.AllocateMessageQueueStrategy;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.ConsumeOrderlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerOrderly;
+import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
+import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragelyByCircle;
+import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueConsistentHash;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.MessageExt;
+import org.apache.rocketmq.common.message.MessageQueue;
+import org.apache.rocketmq.remoting.RPCHook;
+import org.apache.rocketmq.remoting.protocol.RemotingCommand;
+import org.apache.rocketmq.remoting.protocol.RequestCode;
+import org.apache.rocketmq.remoting.protocol.ResponseCode;
+import org.apache.rocketmq.remoting.protocol.body.LockBatchRequestBody;
+import org.apache.rocketmq.remoting.protocol.body.LockBatchResponseBody;
+import org.apache.rocketmq.remoting.protocol.body.UnlockBatchRequestBody;
+import org.apache.rocketmq.remoting.protocol.header.GetConsumerListByGroupResponseBody;
+
+/**
+ * One consumer of the group in its own JVM, so that {@code kill -9}, {@code SIGSTOP} and two
+ * processes sharing a client id are real. Observes through public extension points only: an
+ * {@link RPCHook} (requests, responses, incoming notifications), a wrapping allocation strategy
+ * (every client-side round), the message-queue listener and the message listener (each
+ * delivery). Argument: the path of its consumer file (JSON, written by the orchestrator).
+ * Commands: {@code start}, {@code shutdown}, {@code subscribe}, {@code unsubscribe}, {@code
+ * rule}, {@code release}.
+ */
+public final class ConsumerAgent {
+    private static final List<Integer> TRACED = List.of(RequestCode.HEART_BEAT,
+            RequestCode.UNREGISTER_CLIENT, RequestCode.GET_CONSUMER_LIST_BY_GROUP,
+            RequestCode.LOCK_BATCH_MQ, RequestCode.UNLOCK_BATCH_MQ,
+            RequestCode.QUERY_CONSUMER_OFFSET, RequestCode.UPDATE_CONSUMER_OFFSET,
+            RequestCode.GET_ROUTEINFO_BY_TOPIC, RequestCode.QUERY_ASSIGNMENT,
+            RequestCode.NOTIFY_CONSUMER_IDS_CHANGED);
+
+    private final JSONObject spec;
+    private final Map<String, String> peers;
+    private final String clientId;
+    private final DefaultMQPushConsumer consumer;
+
+    private ConsumerAgent(JSONObject spec) throws Exception {
+        this.spec = spec;
+        this.peers = spec.getJSONObject("peers").to(Map.class);
+        this.clientId = spec.getString("client_ip") + "@" + spec.getString("instance_name");
+        consumer = new DefaultMQPushConsumer(spec.getString("group"), new Hook(),
+                new TracingStrategy(strategy(spec.getString("strategy"))));
+        consumer.setNamesrvAddr(spec.getString("namesrv"));
+        consumer.setClientIP(spec.getString("client_ip"));
+        consumer.setInstanceName(spec.getString("instance_name"));
+        consumer.setConsumeFromWhere(ConsumeFromWhere.valueOf(spec.getString("consume_from")));
+        consumer.setConsumeThreadMin(4);
+        consumer.setConsumeThreadMax(4);
+        Settings.apply(consumer, spec.getJSONObject("client_config"));
+        for (Object topic : spec.getJSONArray("topics")) {
+            consumer.subscribe((String) topic, "*");
+        }
+        consumer.setMessageQueueListener((topic, mqAll, mqDivided) -> Trace.emit("c.mqchanged",
+                "topic", topic, "divided", BrokerHook.queueNames(mqDivided)));
+        if (spec.getBooleanValue("orderly")) {
+            consumer.registerMessageListener((MessageListenerOrderly) (msgs, ctx) -> {
+                consume(ctx.getMessageQueue(), msgs);
+                return ConsumeOrderlyStatus.SUCCESS;
+            });
+        } else {
+            consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+                consume(ctx.getMessageQueue(), msgs);
+                return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+            });
+        }
+    }
+
+    private static AllocateMessageQueueStrategy strategy(String name) {
+        return switch (name) {
+            case "AVG" -> new AllocateMessageQueueAveragely();
+            case "AVG_BY_CIRCLE" -> new AllocateMessageQueueAveragelyByCircle();
+            case "CONSISTENT_HASH" -> new AllocateMessageQueueConsistentHash();
+            default -> throw new IllegalArgumentException("strategy " + name + " is not in the harness");
+        };
+    }
+
+    /** One delivery: its begin, the rules at {@code listener} (a gate holds the batch), its end. */
+    private void consume(MessageQueue mq, List<MessageExt> msgs) {
+        String queue = mq.getBrokerName() + ":" + mq.getQueueId();
+        List<Long> offsets = new ArrayList<>();
+        for (MessageExt m : msgs) {
+            offsets.add(m.getQueueOffset());
+        }
+        Trace.emit("c.consume.begin", "topic", mq.getTopic(), "queue", queue, "offsets", offsets);
+        Rules.at("listener", 0, clientId, mq.getBrokerName(), queue);
+        Trace.emit("c.consume.end", "topic", mq.getTopic(), "queue", queue, "offsets", offsets);
+    }
+
+    public static void main(String[] args) throws Exception {
+        JSONObject spec =
+                JSON.parseObject(Files.readString(Path.of(args[0]), StandardCharsets.UTF_8));
+        Trace.init(spec.getString("name"));
+        ConsumerAgent agent;
+        try {
+            agent = new ConsumerAgent(spec);
+        } catch (Exception e) {
+            Trace.emit("failed", "reason", String.valueOf(e));
+            e.printStackTrace();
+            System.exit(e instanceof IllegalArgumentException ? 2 : 3);
+            return;
+        }
+        Trace.emit("c.life", "state", "ready", "client", agent.clientId,
+                "pid", ProcessHandle.current().pid());
+        Commands.serve(agent::handle);
+        System.exit(0);
+    }
+
+    private void handle(String cmd, JSONObject args) throws Exception {
+        switch (cmd) {
+            case "start" -> {
+                Trace.emit("c.life", "state", "starting", "client", clientId);
+                consumer.start();
+                Trace.emit("c.life", "state", "started", "client", clientId);
+            }
+            case "shutdown" -> {
+                Trace.emit("c.life", "state", "stopping", "client", clientId);
+                consumer.shutdown();
+                Trace.emit("c.life", "state", "stopped", "client", clientId);
+            }
+            case "subscribe" -> consumer.subscribe(args.getString("topic"), "*");
+            case "unsubscribe" -> consumer.unsubscribe(args.getString("topic"));
+            case "rule" -> Rules.install(args.getJSONObject("rule"));
+            case "release" -> Rules.release(args.getString("rule"));
+            default -> throw new IllegalArgumentException("unknown command " + cmd);
+        }
+    }
+
+    /** Every client-side allocation round, with its inputs; the rules at {@code alloc}. */
+    private final class TracingStrategy implements AllocateMessageQueueStrategy {
+        private final AllocateMessageQueueStrategy inner;
+
+        TracingStrategy(AllocateMessageQueueStrategy inner) {
+            this.inner = inner;
+        }
+
+        @Override
+        public List<MessageQueue> allocate(String group, String currentCID,
+                List<MessageQueue> mqAll, List<String> cidAll) {
+            List<MessageQueue> result = inner.allocate(group, currentCID, mqAll, cidAll);
+            String topic = mqAll.isEmpty() ? null : mqAll.get(0).getTopic();
+            Trace.emit("c.alloc", "topic", topic, "cid", currentCID, "mq_all",
+                    BrokerHook.queueNames(mqAll), "cid_all", cidAll, "result",
+                    BrokerHook.queueNames(result));
+            Rules.at("alloc", 0, clientId, null, null);
+            return result;
+        }
+
+        @Override
+        public String getName() {
+            return inner.getName();
+        }
+    }
+
+    /** Requests and responses of this client, and the notifications it receives. */
+    private final class Hook implements RPCHook {
+        @Override
+        public void doBeforeRequest(String remoteAddr, RemotingCommand request) {
+            int code = request.getCode();
+            if (!TRACED.contains(code)) {
+                return;
+            }
+            String peer = peers.getOrDefault(remoteAddr, remoteAddr);
+            if (code == RequestCode.NOTIFY_CONSUMER_IDS_CHANGED) {
+                Trace.emit("c.notify", "peer", peer);
+            } else {
+                Trace.emit("c.req", "code", code, "peer", peer, "opaque", request.getOpaque(),
+                        "queues", requestQueues(request));
+            }
+            Rules.Action action = Rules.at("client", code, clientId, peer, null);
+            if (action != Rules.Action.PASS) {
+                Trace.emit("c.fault", "code", code, "peer", peer, "action",
+                        action.name().toLowerCase());
+                // Thrown before the request is sent (or, for an incoming notification, before
+                // it is processed): the request fails, or the notification is lost.
+                throw new IllegalStateException("injected by the harness");
+            }
+        }
+
+        @Override
+        public void doAfterResponse(String remoteAddr, RemotingCommand request,
+                RemotingCommand response) {
+            int code = request.getCode();
+            if (!TRACED.contains(code) || code == RequestCode.NOTIFY_CONSUMER_IDS_CHANGED) {
+                return;
+            }
+            Object detail = null;
+            if (response != null && response.getCode() == ResponseCode.SUCCESS
+                    && response.getBody() != null) {
+                if (code == RequestCode.GET_CONSUMER_LIST_BY_GROUP) {
+                    detail = GetConsumerListByGroupResponseBody.decode(response.getBody(),
+                            GetConsumerListByGroupResponseBody.class).getConsumerIdList();
+                } else if (code == RequestCode.LOCK_BATCH_MQ) {
+                    detail = BrokerHook.queueNames(LockBatchResponseBody.decode(
+                            response.getBody(), LockBatchResponseBody.class).getLockOKMQSet());
+                }
+            }
+            Trace.emit("c.resp", "code", code, "peer", peers.getOrDefault(remoteAddr, remoteAddr),
+                    "opaque", request.getOpaque(), "status",
+                    response == null ? null : response.getCode(), "detail", detail);
+        }
+
+        private List<String> requestQueues(RemotingCommand request) {
+            if (request.getBody() == null) {
+                return null;
+            }
+            Set<MessageQueue> set = null;
+            if (request.getCode() == RequestCode.LOCK_BATCH_MQ) {
+                set = LockBatchRequestBody.decode(request.getBody(), LockBatchRequestBody.class)
+                        .getMqSet();
+            } else if (request.getCode() == RequestCode.UNLOCK_BATCH_MQ) {
+                set = UnlockBatchRequestBody.decode(request.getBody(),
+                        UnlockBatchRequestBody.class).getMqSet();
+            }
+            return set == null ? null : BrokerHook.queueNames(set);
+        }
+    }
+}

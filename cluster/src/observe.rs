@@ -1,0 +1,522 @@
+//! The observer: folds the trace's events, in order, into what the group
+//! looks like (who is running, who owns which queue, which batches run,
+//! which locks each consumer trusts) and what it has shown so far. The
+//! orchestrator's waits and the final outcome read the same fold.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::trace::Event;
+
+/// A consumer process's state as the trace shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Life {
+    /// Not started yet.
+    Idle,
+    /// Started and running.
+    Running,
+    /// Stopped by `SIGSTOP`: alive, frozen, holding what it held.
+    Paused,
+    /// Killed (`kill -9`).
+    Killed,
+    /// Shut down gracefully.
+    Left,
+}
+
+impl Life {
+    /// Alive: running or paused (a paused process resumes where it was).
+    pub fn alive(self) -> bool {
+        matches!(self, Life::Running | Life::Paused)
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Member {
+    client: String,
+    life: Life,
+    allocated: bool,
+    owned: BTreeSet<String>,
+    cid_all: Vec<String>,
+    rounds: u32,
+    open: BTreeMap<String, u32>,
+    trusted_until: BTreeMap<String, u64>,
+}
+
+/// When and where something was seen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sighting {
+    /// The event's stamp (ns).
+    pub t: u64,
+    /// The queue (`broker-a:0`).
+    pub queue: String,
+    /// The consumers involved.
+    pub who: Vec<String>,
+}
+
+/// A span in which a consumer owned a queue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// The consumer.
+    pub consumer: String,
+    /// From (ns).
+    pub from: u64,
+    /// Until (ns), `None` while it still owns it.
+    pub until: Option<u64>,
+}
+
+/// The fold. See the module doc.
+#[derive(Clone, Debug)]
+pub struct Observer {
+    topic: String,
+    broker_queues: BTreeMap<String, Vec<String>>,
+    running_brokers: BTreeSet<String>,
+    broker_members: BTreeMap<String, Vec<String>>,
+    members: BTreeMap<String, Member>,
+    lock_validity_ns: u64,
+    /// The first state with a queue owned by two live consumers.
+    pub double_owned: Option<Sighting>,
+    /// The first state with a queue of a running broker owned by no live
+    /// consumer, once some consumer has allocated.
+    pub orphaned: Option<Sighting>,
+    /// The first settled, converged state.
+    pub full_convergence: Option<u64>,
+    /// Each start of a batch on a queue where another live consumer has one
+    /// running.
+    pub consumed_by_two: Vec<Sighting>,
+    /// Each lock granted on a queue while another live consumer still
+    /// trusts its own lock on it.
+    pub two_live_locks: Vec<Sighting>,
+    /// Deliveries of each message (topic queue, offset).
+    pub deliveries: BTreeMap<(String, i64), u32>,
+    /// Messages sent (queue, offset).
+    pub produced: BTreeSet<(String, i64)>,
+    /// Each queue's owners over time.
+    pub ownership: BTreeMap<String, Vec<Span>>,
+    /// The first and last stamp seen.
+    pub span: Option<(u64, u64)>,
+}
+
+impl Observer {
+    /// An observer of `topic` on these brokers' queues, for consumers
+    /// `(name, client id)`, with clients trusting a lock for
+    /// `lock_validity_ms`.
+    pub fn new(
+        topic: &str,
+        brokers: &[String],
+        queues: usize,
+        consumers: &[(String, String)],
+        lock_validity_ms: u64,
+    ) -> Self {
+        Observer {
+            topic: topic.to_owned(),
+            broker_queues: brokers
+                .iter()
+                .map(|b| (b.clone(), (0..queues).map(|q| format!("{b}:{q}")).collect()))
+                .collect(),
+            running_brokers: BTreeSet::new(),
+            broker_members: BTreeMap::new(),
+            members: consumers
+                .iter()
+                .map(|(name, client)| {
+                    let member = Member {
+                        client: client.clone(),
+                        life: Life::Idle,
+                        allocated: false,
+                        owned: BTreeSet::new(),
+                        cid_all: Vec::new(),
+                        rounds: 0,
+                        open: BTreeMap::new(),
+                        trusted_until: BTreeMap::new(),
+                    };
+                    (name.clone(), member)
+                })
+                .collect(),
+            lock_validity_ns: lock_validity_ms * 1_000_000,
+            double_owned: None,
+            orphaned: None,
+            full_convergence: None,
+            consumed_by_two: Vec::new(),
+            two_live_locks: Vec::new(),
+            deliveries: BTreeMap::new(),
+            produced: BTreeSet::new(),
+            ownership: BTreeMap::new(),
+            span: None,
+        }
+    }
+
+    /// A consumer's life.
+    pub fn life(&self, consumer: &str) -> Option<Life> {
+        self.members.get(consumer).map(|m| m.life)
+    }
+
+    /// What a consumer owns (its last allocation of the topic).
+    pub fn owned(&self, consumer: &str) -> Option<&BTreeSet<String>> {
+        self.members.get(consumer).map(|m| &m.owned)
+    }
+
+    /// The consumers, in the script's order of names.
+    pub fn consumers(&self) -> impl Iterator<Item = &str> {
+        self.members.keys().map(String::as_str)
+    }
+
+    /// Folds one event.
+    pub fn apply(&mut self, e: &Event) {
+        self.span = Some(self.span.map_or((e.t, e.t), |(a, _)| (a, e.t)));
+        let changed = match e.ev.as_str() {
+            "env" => self.environment(e),
+            "c.life" => self.life_event(e),
+            "c.alloc" if e.str("topic") == Some(&self.topic) => self.allocation(e),
+            "b.member" => {
+                if let Some(b) = e.str("broker") {
+                    self.broker_members
+                        .insert(b.to_owned(), e.strings("members"));
+                }
+                matches!(e.str("kind"), Some("CLIENT_REGISTER" | "CLIENT_UNREGISTER"))
+            }
+            "b.life" => {
+                let broker = e.str("broker").unwrap_or_default().to_owned();
+                match e.str("state") {
+                    Some("started") => {
+                        self.running_brokers.insert(broker);
+                    }
+                    Some("stopping") => {
+                        self.running_brokers.remove(&broker);
+                        self.broker_members.remove(&broker);
+                    }
+                    _ => {}
+                }
+                true
+            }
+            "c.consume.begin" if e.str("topic") == Some(&self.topic) => {
+                self.batch_begins(e);
+                false
+            }
+            "c.consume.end" if e.str("topic") == Some(&self.topic) => {
+                if let (Some(m), Some(q)) = (self.members.get_mut(&e.p), e.str("queue")) {
+                    if let Some(n) = m.open.get_mut(q) {
+                        *n = n.saturating_sub(1);
+                    }
+                }
+                false
+            }
+            "c.resp" if e.int("code") == Some(41) => {
+                self.locks_granted(e);
+                false
+            }
+            "c.req" if e.int("code") == Some(42) => {
+                if let Some(m) = self.members.get_mut(&e.p) {
+                    for q in e.strings("queues") {
+                        m.trusted_until.remove(&q);
+                    }
+                }
+                false
+            }
+            "p.sent" if e.str("topic") == Some(&self.topic) => {
+                if let (Some(q), Some(o)) = (e.str("queue"), e.int("offset")) {
+                    self.produced.insert((q.to_owned(), o));
+                }
+                false
+            }
+            _ => false,
+        };
+        if changed {
+            for m in self.members.values_mut() {
+                m.rounds = 0;
+            }
+        }
+        self.sight(e.t);
+    }
+
+    fn environment(&mut self, e: &Event) -> bool {
+        let Some(name) = e.str("consumer").map(str::to_owned) else {
+            return true;
+        };
+        let t = e.t;
+        let life = match e.str("action") {
+            Some("stop") => Life::Paused,
+            Some("cont") => Life::Running,
+            Some("kill") => Life::Killed,
+            _ => return true,
+        };
+        if let Some(m) = self.members.get_mut(&name) {
+            m.life = life;
+        }
+        if life == Life::Killed {
+            self.gone(&name, t);
+        }
+        true
+    }
+
+    fn life_event(&mut self, e: &Event) -> bool {
+        let name = e.p.clone();
+        match e.str("state") {
+            Some("started") => {
+                if let Some(m) = self.members.get_mut(&name) {
+                    if m.life == Life::Idle || m.life == Life::Left {
+                        m.life = Life::Running;
+                    }
+                }
+                true
+            }
+            Some("stopped") => {
+                if let Some(m) = self.members.get_mut(&name) {
+                    m.life = Life::Left;
+                }
+                self.gone(&name, e.t);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A consumer that died or left owns nothing, runs nothing, trusts no lock.
+    fn gone(&mut self, name: &str, t: u64) {
+        if let Some(m) = self.members.get_mut(name) {
+            let owned = std::mem::take(&mut m.owned);
+            m.open.clear();
+            m.trusted_until.clear();
+            m.allocated = false;
+            for q in owned {
+                close_span(&mut self.ownership, &q, name, t);
+            }
+        }
+    }
+
+    fn allocation(&mut self, e: &Event) -> bool {
+        let Some(m) = self.members.get_mut(&e.p) else {
+            return false;
+        };
+        if !m.life.alive() {
+            return false;
+        }
+        let result: BTreeSet<String> = e.strings("result").into_iter().collect();
+        m.cid_all = e.strings("cid_all");
+        m.allocated = true;
+        if result == m.owned {
+            m.rounds += 1;
+            return false;
+        }
+        let before = std::mem::replace(&mut m.owned, result.clone());
+        for q in before.difference(&result) {
+            close_span(&mut self.ownership, q, &e.p, e.t);
+        }
+        for q in result.difference(&before) {
+            self.ownership.entry(q.clone()).or_default().push(Span {
+                consumer: e.p.clone(),
+                from: e.t,
+                until: None,
+            });
+        }
+        true
+    }
+
+    fn batch_begins(&mut self, e: &Event) {
+        let Some(queue) = e.str("queue").map(str::to_owned) else {
+            return;
+        };
+        for o in e
+            .fields
+            .get("offsets")
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+        {
+            if let Some(o) = o.as_i64() {
+                *self.deliveries.entry((queue.clone(), o)).or_default() += 1;
+            }
+        }
+        let others: Vec<String> = self
+            .members
+            .iter()
+            .filter(|(n, m)| {
+                *n != &e.p && m.life.alive() && m.open.get(&queue).is_some_and(|&k| k > 0)
+            })
+            .map(|(n, _)| n.clone())
+            .collect();
+        if !others.is_empty() {
+            let mut who = others;
+            who.push(e.p.clone());
+            self.consumed_by_two.push(Sighting {
+                t: e.t,
+                queue: queue.clone(),
+                who,
+            });
+        }
+        if let Some(m) = self.members.get_mut(&e.p) {
+            *m.open.entry(queue).or_default() += 1;
+        }
+    }
+
+    fn locks_granted(&mut self, e: &Event) {
+        let granted = e.strings("detail");
+        for q in granted {
+            let others: Vec<String> = self
+                .members
+                .iter()
+                .filter(|(n, m)| {
+                    *n != &e.p
+                        && m.life.alive()
+                        && m.trusted_until.get(&q).is_some_and(|&until| until > e.t)
+                })
+                .map(|(n, _)| n.clone())
+                .collect();
+            if !others.is_empty() {
+                let mut who = others;
+                who.push(e.p.clone());
+                self.two_live_locks.push(Sighting {
+                    t: e.t,
+                    queue: q.clone(),
+                    who,
+                });
+            }
+            if let Some(m) = self.members.get_mut(&e.p) {
+                m.trusted_until.insert(q, e.t + self.lock_validity_ns);
+            }
+        }
+    }
+
+    fn sight(&mut self, t: u64) {
+        if self.double_owned.is_none() {
+            if let Some((queue, who)) = self
+                .owners(|l| l.alive())
+                .into_iter()
+                .find(|(_, w)| w.len() > 1)
+            {
+                self.double_owned = Some(Sighting { t, queue, who });
+            }
+        }
+        if self.orphaned.is_none() && self.members.values().any(|m| m.allocated && m.life.alive()) {
+            let owners = self.owners(|l| l.alive());
+            if let Some(queue) = self
+                .route()
+                .into_iter()
+                .find(|q| owners.get(q).is_none_or(Vec::is_empty))
+            {
+                self.orphaned = Some(Sighting {
+                    t,
+                    queue,
+                    who: Vec::new(),
+                });
+            }
+        }
+        if self.full_convergence.is_none() && self.settled(2) && self.converged() {
+            self.full_convergence = Some(t);
+        }
+    }
+
+    /// The queues of the running brokers.
+    fn route(&self) -> Vec<String> {
+        self.running_brokers
+            .iter()
+            .filter_map(|b| self.broker_queues.get(b))
+            .flatten()
+            .cloned()
+            .collect()
+    }
+
+    /// Each queue's owners among consumers whose life passes `alive`.
+    fn owners(&self, alive: impl Fn(Life) -> bool) -> BTreeMap<String, Vec<String>> {
+        let mut owners: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (name, m) in &self.members {
+            if alive(m.life) {
+                for q in &m.owned {
+                    owners.entry(q.clone()).or_default().push(name.clone());
+                }
+            }
+        }
+        owners
+    }
+
+    fn running_clients(&self) -> Vec<String> {
+        let mut clients: Vec<String> = self
+            .members
+            .values()
+            .filter(|m| m.life == Life::Running)
+            .map(|m| m.client.clone())
+            .collect();
+        clients.sort();
+        clients
+    }
+
+    /// Every running consumer has rebalanced `rounds` times since the last
+    /// change of membership or allocation, and one consumer runs.
+    pub fn settled(&self, rounds: u32) -> bool {
+        let mut running = self
+            .members
+            .values()
+            .filter(|m| m.life == Life::Running)
+            .peekable();
+        running.peek().is_some() && running.all(|m| m.allocated && m.rounds >= rounds)
+    }
+
+    /// Every message sent has been delivered at least once.
+    pub fn all_delivered(&self) -> bool {
+        self.produced
+            .iter()
+            .all(|m| self.deliveries.contains_key(m))
+    }
+
+    /// The queues owned by two running consumers now.
+    pub fn double_owned_now(&self) -> Vec<(String, Vec<String>)> {
+        self.owners(|l| l == Life::Running)
+            .into_iter()
+            .filter(|(_, w)| w.len() > 1)
+            .collect()
+    }
+
+    /// The queues of running brokers owned by no running consumer now.
+    pub fn orphaned_now(&self) -> Vec<String> {
+        let owners = self.owners(|l| l == Life::Running);
+        self.route()
+            .into_iter()
+            .filter(|q| !owners.contains_key(q))
+            .collect()
+    }
+
+    /// The running consumers partition the running brokers' queues, and
+    /// each allocated with the list of running consumers.
+    pub fn converged(&self) -> bool {
+        let clients = self.running_clients();
+        !clients.is_empty()
+            && self.double_owned_now().is_empty()
+            && self.orphaned_now().is_empty()
+            && self
+                .members
+                .values()
+                .filter(|m| m.life == Life::Running)
+                .all(|m| {
+                    let mut seen = m.cid_all.clone();
+                    seen.sort();
+                    m.allocated && seen == clients
+                })
+    }
+
+    /// Every running broker lists the running consumers, and every running
+    /// consumer allocated with that list.
+    pub fn member_lists_agree(&self) -> bool {
+        let clients = self.running_clients();
+        self.running_brokers.iter().all(|b| {
+            let mut listed = self.broker_members.get(b).cloned().unwrap_or_default();
+            listed.sort();
+            listed == clients
+        }) && self
+            .members
+            .values()
+            .filter(|m| m.life == Life::Running)
+            .all(|m| {
+                let mut seen = m.cid_all.clone();
+                seen.sort();
+                seen == clients
+            })
+    }
+}
+
+fn close_span(ownership: &mut BTreeMap<String, Vec<Span>>, queue: &str, consumer: &str, t: u64) {
+    if let Some(span) = ownership.get_mut(queue).and_then(|spans| {
+        spans
+            .iter_mut()
+            .rev()
+            .find(|s| s.consumer == consumer && s.until.is_none())
+    }) {
+        span.until = Some(t);
+    }
+}

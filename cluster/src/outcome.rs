@@ -1,0 +1,285 @@
+//! The outcome of a real run in the words of `rebalance check`, and its
+//! comparison with the model's verdicts on the configuration it replays.
+
+use rocketmq_rebalance_model::check::Expectation;
+use rocketmq_rebalance_model::{Report, Status};
+use serde::Serialize;
+
+use rocketmq_rebalance_model::properties::{
+    AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, DUPLICATE_DELIVERY, FULL_CONVERGENCE,
+    NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK,
+    TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
+};
+
+use crate::observe::{Observer, Sighting};
+use crate::trace::short_queue;
+
+/// One property as the real run shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct RealProperty {
+    /// The property's name, as `rebalance check` names it (the model's own
+    /// names).
+    pub name: &'static str,
+    /// What it promises.
+    pub expectation: Expectation,
+    /// The real run's verdict (`unknown` when the run never settled, for a
+    /// property judged at rest).
+    pub status: Status,
+    /// What was seen, in the model's queue names.
+    pub detail: String,
+}
+
+/// The outcome of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    /// Every property judged, in a fixed order.
+    pub properties: Vec<RealProperty>,
+    /// Messages delivered more than once.
+    pub duplicates: usize,
+    /// Messages sent and never delivered.
+    pub never_delivered: usize,
+    /// Messages sent.
+    pub sent: usize,
+    /// Whether the run ended settled (its last wait was met).
+    pub settled: bool,
+    /// Each queue's owners over time: `queue: consumer from–until s, ...`
+    /// (seconds from the start of the trace).
+    pub ownership: Vec<String>,
+}
+
+fn seen(s: &Option<Sighting>, t0: u64, what: &str) -> String {
+    match s {
+        Some(s) => format!(
+            "{what} {} at {:.1} s ({})",
+            short_queue(&s.queue),
+            secs(s.t, t0),
+            s.who.join(", ")
+        ),
+        None => format!("never {what}"),
+    }
+}
+
+fn secs(t: u64, t0: u64) -> f64 {
+    t.saturating_sub(t0) as f64 / 1e9
+}
+
+impl Outcome {
+    /// Judges a run from its observer at the end; `settled` says whether it
+    /// ended at rest (the properties judged at rest are `unknown` if not).
+    pub fn judge(obs: &Observer, settled: bool, orderly: bool) -> Outcome {
+        let t0 = obs.span.map_or(0, |(a, _)| a);
+        let at_rest = |ok: bool| match (settled, ok) {
+            (false, _) => Status::Unknown,
+            (true, true) => Status::Holds,
+            (true, false) => Status::Violated,
+        };
+        let found = |s: bool| if s { Status::Found } else { Status::NotFound };
+        let double_now = obs.double_owned_now();
+        let orphaned_now = obs.orphaned_now();
+        let mut properties = vec![
+            RealProperty {
+                name: NO_DOUBLE_OWNERSHIP,
+                expectation: Expectation::Always,
+                status: at_rest(double_now.is_empty()),
+                detail: if double_now.is_empty() {
+                    "no queue owned by two at the end".into()
+                } else {
+                    double_now
+                        .iter()
+                        .map(|(q, w)| format!("{} owned by {}", short_queue(q), w.join(" and ")))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                },
+            },
+            RealProperty {
+                name: CONVERGED_WHEN_QUIESCENT,
+                expectation: Expectation::Always,
+                status: at_rest(obs.converged()),
+                detail: if orphaned_now.is_empty() {
+                    "every queue owned by one running consumer at the end".into()
+                } else {
+                    format!(
+                        "owned by nobody at the end: {}",
+                        orphaned_now
+                            .iter()
+                            .map(|q| short_queue(q))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    )
+                },
+            },
+            RealProperty {
+                name: AGREE_AT_REST,
+                expectation: Expectation::Always,
+                status: at_rest(obs.member_lists_agree()),
+                detail: "each running broker's member table against the running consumers".into(),
+            },
+            RealProperty {
+                name: TRANSIENT_DOUBLE,
+                expectation: Expectation::Sometimes,
+                status: found(obs.double_owned.is_some()),
+                detail: seen(&obs.double_owned, t0, "double-owned"),
+            },
+            RealProperty {
+                name: TRANSIENT_ORPHAN,
+                expectation: Expectation::Sometimes,
+                status: found(obs.orphaned.is_some()),
+                detail: seen(&obs.orphaned, t0, "orphaned"),
+            },
+            RealProperty {
+                name: FULL_CONVERGENCE,
+                expectation: Expectation::Sometimes,
+                status: found(obs.full_convergence.is_some()),
+                detail: obs
+                    .full_convergence
+                    .map_or("never converged and settled".into(), |t| {
+                        format!("converged and settled at {:.1} s", secs(t, t0))
+                    }),
+            },
+        ];
+        let first = |v: &[Sighting], what: &str| seen(&v.first().cloned(), t0, what);
+        properties.push(RealProperty {
+            name: NO_CONCURRENT_CONSUMPTION,
+            expectation: Expectation::Always,
+            status: if obs.consumed_by_two.is_empty() {
+                Status::Holds
+            } else {
+                Status::Violated
+            },
+            detail: first(&obs.consumed_by_two, "consumed by two at once"),
+        });
+        if orderly {
+            properties.push(RealProperty {
+                name: ONE_LIVE_LOCK,
+                expectation: Expectation::Always,
+                status: if obs.two_live_locks.is_empty() {
+                    Status::Holds
+                } else {
+                    Status::Violated
+                },
+                detail: first(&obs.two_live_locks, "locked while another trusts its lock"),
+            });
+        }
+        let duplicates = obs.deliveries.values().filter(|&&n| n > 1).count();
+        let never_delivered = obs
+            .produced
+            .iter()
+            .filter(|m| !obs.deliveries.contains_key(*m))
+            .count();
+        properties.push(RealProperty {
+            name: NO_MESSAGE_SKIPPED,
+            expectation: Expectation::Always,
+            status: at_rest(never_delivered == 0),
+            detail: format!(
+                "{never_delivered} of {} messages never delivered",
+                obs.produced.len()
+            ),
+        });
+        properties.push(RealProperty {
+            name: DUPLICATE_DELIVERY,
+            expectation: Expectation::Sometimes,
+            status: found(duplicates > 0),
+            detail: format!("{duplicates} messages delivered more than once"),
+        });
+        let end = obs.span.map_or(0, |(_, b)| b);
+        let ownership = obs
+            .ownership
+            .iter()
+            .map(|(q, spans)| {
+                let spans: Vec<String> = spans
+                    .iter()
+                    .map(|s| {
+                        format!(
+                            "{} {:.1}–{}",
+                            s.consumer,
+                            secs(s.from, t0),
+                            s.until
+                                .map_or("end".into(), |u| format!("{:.1}", secs(u, t0)))
+                        )
+                    })
+                    .collect();
+                format!(
+                    "{}: {} (run {:.1} s)",
+                    short_queue(q),
+                    spans.join(", "),
+                    secs(end, t0)
+                )
+            })
+            .collect();
+        Outcome {
+            properties,
+            duplicates,
+            never_delivered,
+            sent: obs.produced.len(),
+            settled,
+            ownership,
+        }
+    }
+
+    /// The real verdict on `name`.
+    pub fn status(&self, name: &str) -> Option<Status> {
+        self.properties
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.status)
+    }
+}
+
+/// Where the model and the real run disagree on one property.
+#[derive(Clone, Debug, Serialize)]
+pub struct Mismatch {
+    /// The property.
+    pub property: String,
+    /// The model's verdict.
+    pub model: Status,
+    /// The real run's.
+    pub real: Status,
+    /// Which side the trace says is wrong, and why.
+    pub wrong: String,
+}
+
+/// Compares the real outcome with the model's report, property by
+/// property, over the properties both judge:
+///
+/// - an `always` property must have the same verdict: a real violation the
+///   model rules out means the model misses a real behaviour; a model
+///   violation the run does not show means the replay failed;
+/// - a `sometimes` property the run shows must be one the model reaches
+///   (else the model misses it); one the script `drives` must be shown by
+///   the run (else the replay failed);
+/// - a verdict the run could not give (`unknown`) is a mismatch: the run
+///   did not reach rest.
+pub fn compare(model: &Report, real: &Outcome, drives: &[String]) -> Vec<Mismatch> {
+    let mut mismatches = Vec::new();
+    for p in &model.properties {
+        let Some(real_status) = real.status(&p.name) else {
+            continue;
+        };
+        let wrong = match (p.expectation, p.status, real_status) {
+            (_, _, Status::Unknown) => Some("neither: the run never came to rest, so the real verdict is unknown"),
+            (Expectation::Always, m, r) if m == r => None,
+            (Expectation::Always, Status::Holds, Status::Violated) => {
+                Some("the model: RocketMQ shows what the model says cannot happen")
+            }
+            (Expectation::Always, _, _) => {
+                Some("the replay: the run did not show the model's counterexample (harness or model, see the trace)")
+            }
+            (Expectation::Sometimes, Status::NotFound, Status::Found) => {
+                Some("the model: RocketMQ reaches a hazard the model never reaches")
+            }
+            (Expectation::Sometimes, Status::Found, Status::NotFound) if drives.contains(&p.name) => {
+                Some("the replay: the script drives this hazard and the run did not show it")
+            }
+            _ => None,
+        };
+        if let Some(wrong) = wrong {
+            mismatches.push(Mismatch {
+                property: p.name.clone(),
+                model: p.status,
+                real: real_status,
+                wrong: wrong.into(),
+            });
+        }
+    }
+    mismatches
+}

@@ -1,0 +1,634 @@
+//! The orchestrator: starts the cluster JVM and one JVM per consumer on
+//! loopback, runs the script's steps (commands over each process's
+//! standard input, signals, waits on observed events), and returns the
+//! merged trace with its fold.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use serde_json::{json, Map, Value};
+
+use crate::harness::{self, Harness, JVM_FLAGS};
+use crate::observe::Observer;
+use crate::script::{Awaited, Condition, Script, Step};
+use crate::trace::{Event, SCHEMA};
+use crate::ClusterError;
+
+/// How a run is made.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The RocketMQ version (one of [`harness::VERSIONS`]).
+    pub rocketmq: String,
+    /// A broker restart's downtime when the script gives none.
+    pub restart_downtime_ms: u64,
+    /// The directory for the run's stores, logs and trace.
+    pub run_dir: PathBuf,
+}
+
+/// What a run gives.
+#[derive(Debug)]
+pub struct RunResult {
+    /// The merged trace, ordered by stamp.
+    pub events: Vec<Event>,
+    /// The fold of the merged trace.
+    pub observer: Observer,
+    /// Whether it ended settled.
+    pub settled: bool,
+    /// The wait that timed out and ended the run, if one did.
+    pub timed_out: Option<String>,
+    /// Wall time, seconds.
+    pub seconds: f64,
+    /// The version the cluster reported.
+    pub rocketmq_version: String,
+}
+
+/// The client-side lock validity RocketMQ uses unless a script scales it.
+const LOCK_MAX_LIVE_TIME_MS: u64 = 30_000;
+
+/// CLOCK_MONOTONIC in nanoseconds, the clock Java's `System.nanoTime()`
+/// reads on Linux: the orchestrator's events merge with the JVMs'.
+pub fn now() -> u64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+        .unwrap_or(0)
+}
+
+enum Incoming {
+    Event(Event),
+    Closed(String),
+}
+
+struct Process {
+    name: String,
+    child: Child,
+    stdin: ChildStdin,
+    log: PathBuf,
+}
+
+struct Orchestrator {
+    processes: BTreeMap<String, Process>,
+    rx: Receiver<Incoming>,
+    tx: Sender<Incoming>,
+    arrived: Vec<Event>,
+    observer: Observer,
+    seq: u64,
+    next_id: u64,
+    paused: Vec<String>,
+}
+
+fn free_ports(n: usize) -> Result<Vec<u16>, ClusterError> {
+    let listeners: Vec<TcpListener> = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0"))
+        .collect::<Result<_, _>>()
+        .map_err(|e| ClusterError::BadInput(format!("no free loopback port: {e}")))?;
+    listeners
+        .iter()
+        .map(|l| l.local_addr().map(|a| a.port()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| ClusterError::BadInput(e.to_string()))
+}
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> ClusterError {
+    ClusterError::NotStarted {
+        reason: format!("{what}: {e}"),
+        log: path.to_owned(),
+    }
+}
+
+fn system_properties(props: &BTreeMap<String, Value>) -> Vec<String> {
+    props
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("-D{k}={s}"),
+            other => format!("-D{k}={other}"),
+        })
+        .collect()
+}
+
+/// Runs `script` on a real cluster.
+pub fn run(script: &Script, opts: &RunOptions) -> Result<RunResult, ClusterError> {
+    std::fs::create_dir_all(&opts.run_dir).map_err(|e| {
+        ClusterError::BadInput(format!("cannot create {}: {e}", opts.run_dir.display()))
+    })?;
+    let harness = harness::build(&opts.rocketmq, &opts.run_dir.join("build.log"))?;
+    let started = Instant::now();
+    let brokers = script.broker_names();
+    let name_servers = script.name_server_names();
+    let ports = free_ports(name_servers.len() + 2 * brokers.len() + script.relays.len())?;
+    let mut ports = ports.into_iter();
+    let ns_ports: BTreeMap<&String, u16> = name_servers
+        .iter()
+        .map(|n| (n, ports.next().unwrap_or_default()))
+        .collect();
+    let relay_ports: BTreeMap<&str, u16> = script
+        .relays
+        .iter()
+        .map(|r| (r.name.as_str(), ports.next().unwrap_or_default()))
+        .collect();
+    let mut peers = Map::new();
+    for (n, p) in &ns_ports {
+        peers.insert(format!("127.0.0.1:{p}"), json!(n));
+    }
+    let broker_specs: Vec<Value> = brokers
+        .iter()
+        .map(|b| {
+            let port = ports.next().unwrap_or_default();
+            let ha_port = ports.next().unwrap_or_default();
+            peers.insert(format!("127.0.0.1:{port}"), json!(b));
+            let addresses: Vec<String> = name_servers
+                .iter()
+                .map(|n| {
+                    let relayed = script
+                        .relays
+                        .iter()
+                        .find(|r| &r.broker == b && &r.name_server == n);
+                    let port = relayed.map_or(ns_ports[n], |r| relay_ports[r.name.as_str()]);
+                    format!("127.0.0.1:{port}")
+                })
+                .collect();
+            json!({"name": b, "port": port, "ha_port": ha_port, "name_servers": name_servers,
+                   "name_server_addresses": addresses})
+        })
+        .collect();
+    let group = format!("rebalance-{}", script.scenario);
+    let cluster_spec = json!({
+        "run_dir": opts.run_dir,
+        "group": group,
+        "name_servers": ns_ports.iter().map(|(n, p)| json!({"name": n, "port": p})).collect::<Vec<_>>(),
+        "relays": script.relays.iter().map(|r| json!({"name": r.name, "port": relay_ports[r.name.as_str()],
+                                                        "target_port": ns_ports[&r.name_server]})).collect::<Vec<_>>(),
+        "brokers": broker_specs,
+        "topics": [{"name": Script::TOPIC, "queues": script.queues, "brokers": brokers}],
+        "broker_config": script.timers.broker_config,
+        "store_config": script.timers.store_config,
+        "name_server_config": script.timers.name_server_config,
+    });
+    let lock_validity = script
+        .timers
+        .client_properties
+        .get("rocketmq.client.rebalance.lockMaxLiveTime")
+        .and_then(Value::as_u64)
+        .unwrap_or(LOCK_MAX_LIVE_TIME_MS);
+    let consumers: Vec<(String, String)> = script
+        .consumers
+        .iter()
+        .map(|c| (c.name.clone(), c.client_id()))
+        .collect();
+    let (tx, rx) = channel();
+    let mut o = Orchestrator {
+        processes: BTreeMap::new(),
+        rx,
+        tx,
+        arrived: Vec::new(),
+        observer: Observer::new(
+            Script::TOPIC,
+            &brokers,
+            script.queues,
+            &consumers,
+            lock_validity,
+        ),
+        seq: 0,
+        next_id: 0,
+        paused: Vec::new(),
+    };
+    o.emit(
+        "run",
+        json!({"schema": SCHEMA, "scenario": script.scenario, "orderly": script.orderly,
+                          "rocketmq": opts.rocketmq, "model": script.model}),
+    );
+    let result = (|| {
+        let cluster_file = opts.run_dir.join("cluster.json");
+        write_json(&cluster_file, &cluster_spec)?;
+        let mut args = system_properties(&script.timers.broker_properties);
+        args.extend(["-Xmx768m".into(), "-XX:MaxDirectMemorySize=512m".into()]);
+        o.spawn(
+            "cluster",
+            &harness,
+            &opts.run_dir,
+            args,
+            "rebalance.harness.ClusterMain",
+            &cluster_file,
+        )?;
+        o.wait_ready("cluster", Duration::from_secs(240))?;
+        for (i, c) in script.consumers.iter().enumerate() {
+            let ns = &name_servers[i % name_servers.len()];
+            let spec = json!({
+                "name": c.name, "group": group, "client_ip": "127.0.0.1",
+                "instance_name": c.instance.as_deref().unwrap_or(&c.name),
+                "namesrv": format!("127.0.0.1:{}", ns_ports[ns]),
+                "topics": c.topics.clone().unwrap_or_else(|| vec![Script::TOPIC.to_owned()]),
+                "orderly": script.orderly, "strategy": script.strategy,
+                "consume_from": script.consume_from, "peers": peers,
+                "client_config": script.timers.client_config,
+            });
+            let file = opts.run_dir.join(format!("{}.json", c.name));
+            write_json(&file, &spec)?;
+            let mut args = system_properties(&script.timers.client_properties);
+            args.push("-Xmx160m".into());
+            o.spawn(
+                &c.name,
+                &harness,
+                &opts.run_dir,
+                args,
+                "rebalance.harness.ConsumerAgent",
+                &file,
+            )?;
+        }
+        for c in &script.consumers {
+            o.wait_ready(&c.name, Duration::from_secs(240))?;
+        }
+        o.steps(script, opts)
+    })();
+    let outcome = result.map(|timed_out| {
+        let end = o.arrived.len();
+        (timed_out, end)
+    });
+    o.shutdown();
+    let (timed_out, end) = outcome?;
+    let rocketmq_version = o
+        .arrived
+        .iter()
+        .find(|e| e.ev == "topology")
+        .and_then(|e| e.str("rocketmq_version"))
+        .unwrap_or("?")
+        .to_owned();
+    let mut events: Vec<Event> = o.arrived[..end].to_vec();
+    events.sort_by(|a, b| (a.t, &a.p, a.seq).cmp(&(b.t, &b.p, b.seq)));
+    let mut observer = Observer::new(
+        Script::TOPIC,
+        &brokers,
+        script.queues,
+        &consumers,
+        lock_validity,
+    );
+    for e in &events {
+        observer.apply(e);
+    }
+    let settled = timed_out.is_none() && observer.settled(2);
+    Ok(RunResult {
+        events,
+        observer,
+        settled,
+        timed_out,
+        seconds: started.elapsed().as_secs_f64(),
+        rocketmq_version,
+    })
+}
+
+fn write_json(path: &Path, value: &Value) -> Result<(), ClusterError> {
+    std::fs::write(path, value.to_string())
+        .map_err(|e| io_error("cannot write the run's files", path, e))
+}
+
+impl Orchestrator {
+    fn emit(&mut self, ev: &str, fields: Value) {
+        self.seq += 1;
+        let event = Event {
+            t: now(),
+            p: "orchestrator".into(),
+            seq: self.seq,
+            thr: String::new(),
+            ev: ev.into(),
+            fields: fields.as_object().cloned().unwrap_or_default(),
+        };
+        self.observer.apply(&event);
+        self.arrived.push(event);
+    }
+
+    fn spawn(
+        &mut self,
+        name: &str,
+        harness: &Harness,
+        run_dir: &Path,
+        mut args: Vec<String>,
+        main: &str,
+        spec: &Path,
+    ) -> Result<(), ClusterError> {
+        let home = run_dir.join(name);
+        std::fs::create_dir_all(&home)
+            .map_err(|e| io_error("cannot create a process's directory", &home, e))?;
+        let log = run_dir.join(format!("{name}.log"));
+        let stderr =
+            std::fs::File::create(&log).map_err(|e| io_error("cannot create a log", &log, e))?;
+        args.extend(JVM_FLAGS.iter().map(|s| s.to_string()));
+        args.push(format!("-Duser.home={}", home.display()));
+        args.push(format!(
+            "-Drocketmq.client.logRoot={}",
+            home.join("logs").display()
+        ));
+        let mut child = Command::new("java")
+            .args(&args)
+            .arg("-cp")
+            .arg(&harness.classpath)
+            .arg(main)
+            .arg(spec)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .map_err(|e| io_error("cannot start java", &log, e))?;
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let tx = self.tx.clone();
+        let process = name.to_owned();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                // A line that is not an event is RocketMQ's, sent to the log.
+                if let Ok(event) = serde_json::from_str::<Event>(&line) {
+                    if tx.send(Incoming::Event(event)).is_err() {
+                        return;
+                    }
+                }
+            }
+            let _ = tx.send(Incoming::Closed(process));
+        });
+        self.processes.insert(
+            name.to_owned(),
+            Process {
+                name: name.to_owned(),
+                child,
+                stdin,
+                log,
+            },
+        );
+        Ok(())
+    }
+
+    fn log_of(&self, name: &str) -> PathBuf {
+        self.processes
+            .get(name)
+            .map(|p| p.log.clone())
+            .unwrap_or_default()
+    }
+
+    /// Receives one message, folding an event; `None` on timeout.
+    fn receive(&mut self, until: Instant) -> Result<Option<usize>, ClusterError> {
+        let left = until.saturating_duration_since(Instant::now());
+        match self.rx.recv_timeout(left) {
+            Ok(Incoming::Event(e)) => {
+                if e.ev == "failed" {
+                    let reason = e.str("reason").unwrap_or("failed").to_owned();
+                    let log = self.log_of(&e.p);
+                    return Err(if reason.contains("IllegalArgumentException") {
+                        ClusterError::BadInput(format!("{}: {reason}", e.p))
+                    } else {
+                        ClusterError::NotStarted {
+                            reason: format!("{} failed: {reason}", e.p),
+                            log,
+                        }
+                    });
+                }
+                self.observer.apply(&e);
+                self.arrived.push(e);
+                Ok(Some(self.arrived.len() - 1))
+            }
+            Ok(Incoming::Closed(p)) => Err(ClusterError::NotStarted {
+                reason: format!("the {p} process ended unexpectedly"),
+                log: self.log_of(&p),
+            }),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err(ClusterError::NotStarted {
+                reason: "every process ended".into(),
+                log: PathBuf::new(),
+            }),
+        }
+    }
+
+    fn wait_ready(&mut self, name: &str, timeout: Duration) -> Result<(), ClusterError> {
+        let until = Instant::now() + timeout;
+        let ready = |e: &Event| {
+            e.p == name
+                && (e.ev == "ready" || (e.ev == "c.life" && e.str("state") == Some("ready")))
+        };
+        if self.arrived.iter().any(ready) {
+            return Ok(());
+        }
+        loop {
+            match self.receive(until)? {
+                Some(i) if ready(&self.arrived[i]) => return Ok(()),
+                Some(_) => {}
+                None => {
+                    return Err(ClusterError::NotStarted {
+                        reason: format!("{name} was not ready after {} s", timeout.as_secs()),
+                        log: self.log_of(name),
+                    })
+                }
+            }
+        }
+    }
+
+    /// Sends a command and waits for its acknowledgement.
+    fn command(&mut self, process: &str, cmd: &str, mut args: Value) -> Result<(), ClusterError> {
+        self.next_id += 1;
+        let id = self.next_id.to_string();
+        args["cmd"] = json!(cmd);
+        args["id"] = json!(id);
+        let log = self.log_of(process);
+        let p = self
+            .processes
+            .get_mut(process)
+            .ok_or_else(|| ClusterError::BadInput(format!("no process {process}")))?;
+        writeln!(p.stdin, "{args}")
+            .and_then(|_| p.stdin.flush())
+            .map_err(|e| io_error(&format!("cannot command {}", p.name), &log, e))?;
+        let until = Instant::now() + Duration::from_secs(300);
+        loop {
+            match self.receive(until)? {
+                Some(i) => {
+                    let e = &self.arrived[i];
+                    if e.p == process && e.str("id") == Some(&id) {
+                        return match e.ev.as_str() {
+                            "ack" => Ok(()),
+                            _ => Err(ClusterError::NotStarted {
+                                reason: format!(
+                                    "{process} refused {cmd}: {}",
+                                    e.str("reason").unwrap_or("?")
+                                ),
+                                log,
+                            }),
+                        };
+                    }
+                }
+                None => {
+                    return Err(ClusterError::NotStarted {
+                        reason: format!("{process} did not answer {cmd}"),
+                        log,
+                    })
+                }
+            }
+        }
+    }
+
+    fn signal(&mut self, consumer: &str, signal: Signal) -> Result<(), ClusterError> {
+        let p = self
+            .processes
+            .get(consumer)
+            .ok_or_else(|| ClusterError::BadInput(format!("no consumer {consumer}")))?;
+        let pid = Pid::from_raw(p.child.id() as i32);
+        kill(pid, signal).map_err(|e| ClusterError::NotStarted {
+            reason: format!("cannot signal {consumer}: {e}"),
+            log: p.log.clone(),
+        })
+    }
+
+    /// Runs the steps; returns the wait that timed out, if one did.
+    fn steps(
+        &mut self,
+        script: &Script,
+        opts: &RunOptions,
+    ) -> Result<Option<String>, ClusterError> {
+        let mut mark = self.arrived.len();
+        for step in &script.steps {
+            if !matches!(step, Step::Await { .. }) {
+                mark = self.arrived.len();
+            }
+            match step {
+                Step::Start(c) => {
+                    self.emit("env", json!({"action": "start", "consumer": c}));
+                    self.command(c, "start", json!({}))?
+                }
+                Step::Shutdown(c) => {
+                    self.emit("env", json!({"action": "shutdown", "consumer": c}));
+                    self.command(c, "shutdown", json!({}))?
+                }
+                Step::Kill(c) => {
+                    self.signal(c, Signal::SIGKILL)?;
+                    self.emit("env", json!({"action": "kill", "consumer": c}));
+                }
+                Step::Stop(c) => {
+                    self.signal(c, Signal::SIGSTOP)?;
+                    self.paused.push(c.clone());
+                    self.emit("env", json!({"action": "stop", "consumer": c}));
+                }
+                Step::Cont(c) => {
+                    self.emit("env", json!({"action": "cont", "consumer": c}));
+                    self.signal(c, Signal::SIGCONT)?;
+                    self.paused.retain(|p| p != c);
+                }
+                Step::RestartBroker {
+                    broker,
+                    downtime_ms,
+                } => {
+                    let downtime = downtime_ms.unwrap_or(opts.restart_downtime_ms);
+                    self.emit("env", json!({"action": "restart_broker", "broker": broker, "downtime_ms": downtime}));
+                    self.command(
+                        "cluster",
+                        "restart_broker",
+                        json!({"broker": broker, "downtime_ms": downtime}),
+                    )?
+                }
+                Step::Cut(r) | Step::Heal(r) => {
+                    let action = if matches!(step, Step::Cut(_)) {
+                        "cut"
+                    } else {
+                        "heal"
+                    };
+                    self.emit("env", json!({"action": action, "relay": r}));
+                    self.command("cluster", action, json!({"relay": r}))?
+                }
+                Step::Produce(n) => self.command(
+                    "cluster",
+                    "produce",
+                    json!({"topic": Script::TOPIC, "count": n}),
+                )?,
+                Step::Subscribe { consumer, topic } | Step::Unsubscribe { consumer, topic } => {
+                    let cmd = if matches!(step, Step::Subscribe { .. }) {
+                        "subscribe"
+                    } else {
+                        "unsubscribe"
+                    };
+                    self.emit(
+                        "env",
+                        json!({"action": cmd, "consumer": consumer, "topic": topic}),
+                    );
+                    self.command(consumer, cmd, json!({"topic": topic}))?
+                }
+                Step::Rule {
+                    consumer,
+                    id,
+                    at,
+                    code,
+                    client,
+                    broker,
+                    queue,
+                    action,
+                    count,
+                } => {
+                    let rule = json!({"id": id, "at": at, "code": code, "client": client, "broker": broker,
+                                      "queue": queue, "action": action, "count": count});
+                    let rule = Value::Object(
+                        rule.as_object()
+                            .cloned()
+                            .unwrap_or_default()
+                            .into_iter()
+                            .filter(|(_, v)| !v.is_null())
+                            .collect(),
+                    );
+                    self.command(
+                        consumer.as_deref().unwrap_or("cluster"),
+                        "rule",
+                        json!({"rule": rule}),
+                    )?
+                }
+                Step::Release { consumer, id } => self.command(
+                    consumer.as_deref().unwrap_or("cluster"),
+                    "release",
+                    json!({"rule": id}),
+                )?,
+                Step::Await { what, timeout_s } => {
+                    let until = Instant::now() + Duration::from_secs(*timeout_s);
+                    let met = |o: &Orchestrator| match what {
+                        Awaited::Named(Condition::Settled) => o.observer.settled(2),
+                        Awaited::Named(Condition::Delivered) => o.observer.all_delivered(),
+                        Awaited::Event(pattern) => {
+                            o.arrived[mark..].iter().any(|e| e.matches(pattern))
+                        }
+                    };
+                    while !met(self) {
+                        if self.receive(until)?.is_none() {
+                            let what = match what {
+                                Awaited::Named(Condition::Settled) => "settled".to_owned(),
+                                Awaited::Named(Condition::Delivered) => "delivered".to_owned(),
+                                Awaited::Event(p) => Value::Object(p.clone()).to_string(),
+                            };
+                            self.emit("await.timeout", json!({"for": what}));
+                            return Ok(Some(what));
+                        }
+                    }
+                    mark = self.arrived.len();
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Ends every process: paused ones are resumed first so that they die.
+    fn shutdown(&mut self) {
+        for c in std::mem::take(&mut self.paused) {
+            let _ = self.signal(&c, Signal::SIGCONT);
+        }
+        for p in self.processes.values_mut() {
+            let _ = writeln!(p.stdin, "{}", json!({"cmd": "exit", "id": "exit"}));
+            let _ = p.stdin.flush();
+        }
+        let until = Instant::now() + Duration::from_secs(20);
+        for p in self.processes.values_mut() {
+            while Instant::now() < until {
+                if let Ok(Some(_)) = p.child.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = p.child.kill();
+            let _ = p.child.wait();
+        }
+    }
+}

@@ -1,0 +1,454 @@
+//! Scenario scripts: what a real-cluster run starts, does and waits for.
+//!
+//! A script is one JSON object (`cluster/scenarios/NAME.json`, documented
+//! in `docs/cluster.md`). Every field is checked when it is read: an
+//! unknown field, step or consumer is bad input, never ignored.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::ClusterError;
+
+/// One scenario script.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    /// The model scenario it replays (`rebalance check --scenario`).
+    pub scenario: String,
+    /// Orderly consumption (`rebalance check --orderly`).
+    #[serde(default)]
+    pub orderly: bool,
+    /// One line: what happens.
+    pub what: String,
+    /// The model flags of the configuration it replays, as `rebalance
+    /// check` takes them.
+    pub model: Vec<String>,
+    /// The `sometimes` properties the script drives: the real run must
+    /// show each (a replay that does not is a failed replay).
+    #[serde(default)]
+    pub drives: Vec<String>,
+    /// Brokers, `broker-a`, `broker-b`, ... (default 2).
+    #[serde(default = "two")]
+    pub brokers: usize,
+    /// Name servers, `namesrv-1`, ... (default 1); consumer `cI` (1-based)
+    /// asks name server `(I - 1) mod N`, as in the model.
+    #[serde(default = "one")]
+    pub name_servers: usize,
+    /// Links from a broker to a name server that pass through a relay the
+    /// script can cut (`cut`, `heal`).
+    #[serde(default)]
+    pub relays: Vec<RelaySpec>,
+    /// Read and write queues of the topic on each broker (default 2).
+    #[serde(default = "two")]
+    pub queues: usize,
+    /// The group's consumers, in start order of the model's names.
+    pub consumers: Vec<ConsumerSpec>,
+    /// Allocation strategy (AVG, AVG_BY_CIRCLE, CONSISTENT_HASH).
+    #[serde(default = "avg")]
+    pub strategy: String,
+    /// Where a consumer without a stored offset starts.
+    #[serde(default = "first_offset")]
+    pub consume_from: String,
+    /// Every timer the scenario scales, each by its RocketMQ name.
+    #[serde(default)]
+    pub timers: Timers,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+}
+
+fn one() -> usize {
+    1
+}
+fn two() -> usize {
+    2
+}
+fn avg() -> String {
+    "AVG".into()
+}
+fn first_offset() -> String {
+    "CONSUME_FROM_FIRST_OFFSET".into()
+}
+
+/// A relay between a broker and a name server.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RelaySpec {
+    /// Its name, which `cut` and `heal` use.
+    pub name: String,
+    /// The broker whose link it carries.
+    pub broker: String,
+    /// The name server it leads to.
+    pub name_server: String,
+}
+
+/// One consumer process.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsumerSpec {
+    /// The model's name (`c1`, `c2`, ...), the process's name in the trace.
+    pub name: String,
+    /// RocketMQ's instance name (default: the name), so the client id is
+    /// `127.0.0.1@INSTANCE`; two processes with one instance share a
+    /// client id.
+    #[serde(default)]
+    pub instance: Option<String>,
+    /// Topics it subscribes to at start (default: the scenario's topic).
+    #[serde(default)]
+    pub topics: Option<Vec<String>>,
+}
+
+impl ConsumerSpec {
+    /// The client id RocketMQ builds for it (`ip@instanceName`).
+    pub fn client_id(&self) -> String {
+        format!(
+            "127.0.0.1@{}",
+            self.instance.as_deref().unwrap_or(&self.name)
+        )
+    }
+}
+
+/// The timers a scenario scales, by RocketMQ's own names.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timers {
+    /// Consumer JVM system properties (`rocketmq.client.rebalance.waitInterval`, ...).
+    #[serde(default)]
+    pub client_properties: BTreeMap<String, Value>,
+    /// `ClientConfig` / `DefaultMQPushConsumer` settings (`heartbeatBrokerInterval`, ...).
+    #[serde(default)]
+    pub client_config: BTreeMap<String, Value>,
+    /// Cluster JVM system properties (`rocketmq.broker.rebalance.lockMaxLiveTime`, ...).
+    #[serde(default)]
+    pub broker_properties: BTreeMap<String, Value>,
+    /// `BrokerConfig` settings (`channelExpiredTimeout`, ...).
+    #[serde(default)]
+    pub broker_config: BTreeMap<String, Value>,
+    /// `MessageStoreConfig` settings.
+    #[serde(default)]
+    pub store_config: BTreeMap<String, Value>,
+    /// `NamesrvConfig` settings.
+    #[serde(default)]
+    pub name_server_config: BTreeMap<String, Value>,
+}
+
+/// One step of a script.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Step {
+    /// Start a consumer (`consumer.start()`): a join.
+    Start(String),
+    /// Shut a consumer down gracefully (`consumer.shutdown()`): a leave.
+    Shutdown(String),
+    /// `kill -9` a consumer's process: its connections close.
+    Kill(String),
+    /// `SIGSTOP` a consumer's process: a pause (a crash if never resumed).
+    Stop(String),
+    /// `SIGCONT` a stopped consumer.
+    Cont(String),
+    /// Restart a broker: stop it, wait the downtime, start it on the same
+    /// port and store.
+    RestartBroker {
+        /// The broker.
+        broker: String,
+        /// The downtime in milliseconds (default: `--restart-downtime`).
+        #[serde(default)]
+        downtime_ms: Option<u64>,
+    },
+    /// Cut a relay: the broker's link to that name server closes.
+    Cut(String),
+    /// Heal a relay.
+    Heal(String),
+    /// Send this many messages to every queue of the topic.
+    Produce(u32),
+    /// A consumer subscribes to a topic.
+    Subscribe {
+        /// The consumer.
+        consumer: String,
+        /// The topic.
+        topic: String,
+    },
+    /// A consumer unsubscribes from a topic.
+    Unsubscribe {
+        /// The consumer.
+        consumer: String,
+        /// The topic.
+        topic: String,
+    },
+    /// Install a fault or a gate (see `docs/cluster.md`): at a consumer's
+    /// hooks when `consumer` is given, else at the brokers'.
+    Rule {
+        /// The consumer whose hooks it is installed in.
+        #[serde(default)]
+        consumer: Option<String>,
+        /// Its id, which `release` names.
+        id: String,
+        /// The hook point: `client`, `alloc`, `listener`, `broker`.
+        at: String,
+        /// The request code it matches.
+        #[serde(default)]
+        code: Option<u32>,
+        /// The client id it matches.
+        #[serde(default)]
+        client: Option<String>,
+        /// The broker it matches.
+        #[serde(default)]
+        broker: Option<String>,
+        /// The queue it matches (`broker-a:0`).
+        #[serde(default)]
+        queue: Option<String>,
+        /// `fail`, `drop` or `hold` (a gate).
+        action: String,
+        /// How many matches it applies to (default: all).
+        #[serde(default)]
+        count: Option<u32>,
+    },
+    /// Release a gate (and remove the rule).
+    Release {
+        /// The consumer whose rule it is, if any.
+        #[serde(default)]
+        consumer: Option<String>,
+        /// The rule's id.
+        id: String,
+    },
+    /// Wait for an observation.
+    Await {
+        /// What to wait for.
+        #[serde(rename = "for")]
+        what: Awaited,
+        /// Give up after this many seconds: the run ends there, and the
+        /// report says which wait timed out.
+        timeout_s: u64,
+    },
+}
+
+/// What an `await` step waits for.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Awaited {
+    /// `"settled"`: every running consumer has rebalanced twice (two of its
+    /// periodic rounds) since the last change of membership or allocation;
+    /// `"delivered"`: every message sent has been delivered.
+    Named(Condition),
+    /// An event whose fields include these (values compared as JSON), seen
+    /// after the last action step began.
+    Event(serde_json::Map<String, Value>),
+}
+
+/// A named condition.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Condition {
+    /// See [`Awaited::Named`].
+    Settled,
+    /// Every message sent so far has been delivered at least once.
+    Delivered,
+}
+
+/// The directory of the scenario scripts.
+pub fn scenarios_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+}
+
+/// The script of a named scenario: `NAME.json`, or `NAME-orderly.json`.
+pub fn scenario_path(name: &str, orderly: bool) -> Result<PathBuf, String> {
+    let file = format!("{name}{}.json", if orderly { "-orderly" } else { "" });
+    let path = scenarios_dir().join(&file);
+    if path.is_file() {
+        return Ok(path);
+    }
+    let mut known: Vec<String> = std::fs::read_dir(scenarios_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_suffix(".json")
+                .map(str::to_owned)
+        })
+        .map(|n| match n.strip_suffix("-orderly") {
+            Some(base) => format!("{base} --orderly"),
+            None => n,
+        })
+        .collect();
+    known.sort();
+    Err(format!(
+        "no real-cluster script for {name}{}; scripts: {}",
+        if orderly { " --orderly" } else { "" },
+        known.join(", ")
+    ))
+}
+
+impl Script {
+    /// Reads and checks a script file.
+    pub fn load(path: &Path) -> Result<Script, ClusterError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ClusterError::BadInput(format!("cannot read {}: {e}", path.display())))?;
+        Self::parse(&text).map_err(|e| ClusterError::BadInput(format!("{}: {e}", path.display())))
+    }
+
+    /// Parses and checks a script's text.
+    pub fn parse(text: &str) -> Result<Script, String> {
+        let script: Script = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        script.validate()?;
+        Ok(script)
+    }
+
+    /// The broker names, `broker-a`, `broker-b`, ...
+    pub fn broker_names(&self) -> Vec<String> {
+        (0..self.brokers)
+            .map(|i| format!("broker-{}", char::from(b'a' + i as u8)))
+            .collect()
+    }
+
+    /// The name-server names, `namesrv-1`, ...
+    pub fn name_server_names(&self) -> Vec<String> {
+        (1..=self.name_servers)
+            .map(|i| format!("namesrv-{i}"))
+            .collect()
+    }
+
+    /// The topic every consumer subscribes to unless it says otherwise.
+    pub const TOPIC: &'static str = "TopicTest";
+
+    /// The consumer named `name`.
+    pub fn consumer(&self, name: &str) -> Option<&ConsumerSpec> {
+        self.consumers.iter().find(|c| c.name == name)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if !(1..=26).contains(&self.brokers) || !(1..=9).contains(&self.name_servers) {
+            return Err("brokers must be 1..=26 and name_servers 1..=9".into());
+        }
+        if !(1..=64).contains(&self.queues) || self.consumers.is_empty() {
+            return Err("queues must be 1..=64, and a script needs a consumer".into());
+        }
+        let brokers = self.broker_names();
+        let name_servers = self.name_server_names();
+        for relay in &self.relays {
+            if !brokers.contains(&relay.broker) || !name_servers.contains(&relay.name_server) {
+                return Err(format!(
+                    "relay {}: no such broker or name server",
+                    relay.name
+                ));
+            }
+        }
+        let mut names: Vec<&str> = self.consumers.iter().map(|c| c.name.as_str()).collect();
+        names.sort_unstable();
+        if names.windows(2).any(|w| w[0] == w[1]) {
+            return Err("two consumers with one name (share a client id with `instance`)".into());
+        }
+        let consumer = |name: &str| {
+            self.consumer(name)
+                .map(|_| ())
+                .ok_or_else(|| format!("no consumer {name}"))
+        };
+        let broker = |name: &str| {
+            brokers
+                .iter()
+                .any(|b| b == name)
+                .then_some(())
+                .ok_or_else(|| format!("no broker {name}"))
+        };
+        let relay = |name: &str| {
+            self.relays
+                .iter()
+                .any(|r| r.name == name)
+                .then_some(())
+                .ok_or_else(|| format!("no relay {name}"))
+        };
+        for step in &self.steps {
+            match step {
+                Step::Start(c)
+                | Step::Shutdown(c)
+                | Step::Kill(c)
+                | Step::Stop(c)
+                | Step::Cont(c) => consumer(c)?,
+                Step::Subscribe { consumer: c, .. } | Step::Unsubscribe { consumer: c, .. } => {
+                    consumer(c)?
+                }
+                Step::RestartBroker { broker: b, .. } => broker(b)?,
+                Step::Cut(r) | Step::Heal(r) => relay(r)?,
+                Step::Rule {
+                    consumer: c,
+                    at,
+                    action,
+                    ..
+                } => {
+                    if let Some(c) = c {
+                        consumer(c)?;
+                    }
+                    let points: &[&str] = if c.is_some() {
+                        &["client", "alloc", "listener"]
+                    } else {
+                        &["broker"]
+                    };
+                    if !points.contains(&at.as_str()) {
+                        return Err(format!("a rule at {at:?}: expected one of {points:?}"));
+                    }
+                    if !["fail", "drop", "hold"].contains(&action.as_str()) {
+                        return Err(format!(
+                            "a rule's action {action:?}: expected fail, drop or hold"
+                        ));
+                    }
+                }
+                Step::Release {
+                    consumer: Some(c), ..
+                } => consumer(c)?,
+                Step::Await { timeout_s, .. } if *timeout_s == 0 || *timeout_s > 600 => {
+                    return Err("an await's timeout_s must be 1..=600".into())
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn script(steps: &str) -> Result<Script, String> {
+        Script::parse(&format!(
+            r#"{{"scenario":"healthy","what":"w","model":["--scenario","healthy"],
+               "consumers":[{{"name":"c1"}},{{"name":"c2","instance":"c1"}}],"steps":{steps}}}"#
+        ))
+    }
+
+    #[test]
+    fn a_script_names_its_processes_and_client_ids() {
+        let s = script(r#"[{"start":"c1"},{"await":{"for":"settled","timeout_s":30}}]"#).unwrap();
+        assert_eq!(s.broker_names(), ["broker-a", "broker-b"]);
+        assert_eq!(s.consumers[1].client_id(), "127.0.0.1@c1");
+        assert!(matches!(
+            s.steps[1],
+            Step::Await {
+                what: Awaited::Named(Condition::Settled),
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn unknown_names_fields_and_steps_are_refused() {
+        for bad in [
+            r#"[{"start":"c9"}]"#,
+            r#"[{"restart_broker":{"broker":"broker-z"}}]"#,
+            r#"[{"cut":"r1"}]"#,
+            r#"[{"jump":"c1"}]"#,
+            r#"[{"await":{"for":"settled","timeout_s":0}}]"#,
+            r#"[{"rule":{"id":"g","at":"listener","action":"hold"}}]"#,
+            r#"[{"rule":{"consumer":"c1","id":"g","at":"listener","action":"explode"}}]"#,
+        ] {
+            assert!(script(bad).is_err(), "{bad} was accepted");
+        }
+        assert!(Script::parse(
+            r#"{"scenario":"x","what":"w","model":[],"consumers":[],"steps":[]}"#
+        )
+        .is_err());
+    }
+}
