@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser};
 use rocketmq_rebalance_cluster::outcome::{compare, Mismatch, Outcome};
-use rocketmq_rebalance_cluster::run::{run, RunOptions, RunResult};
+use rocketmq_rebalance_cluster::run::{prepare, run, RunOptions, RunResult};
 use rocketmq_rebalance_cluster::script::{self, Script};
 use rocketmq_rebalance_model::check::check_model;
 use rocketmq_rebalance_model::check::checked_model;
@@ -93,6 +93,20 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
             std::process::id()
         ))
     });
+    let opts = RunOptions {
+        rocketmq: args.rocketmq.clone(),
+        restart_downtime_ms: (args.restart_downtime * 1000.0) as u64,
+        run_dir: run_dir.clone(),
+    };
+    // Java, Maven and the version are checked, and the harness built, before
+    // anything else runs.
+    let harness = match prepare(&opts) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(e.exit_code());
+        }
+    };
     let options = CheckOptions {
         search: Search::Dfs,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -109,12 +123,7 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
         args.rocketmq,
         run_dir.display()
     );
-    let opts = RunOptions {
-        rocketmq: args.rocketmq.clone(),
-        restart_downtime_ms: (args.restart_downtime * 1000.0) as u64,
-        run_dir: run_dir.clone(),
-    };
-    let result = match run(&script, &opts) {
+    let result = match run(&script, &harness, &opts) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

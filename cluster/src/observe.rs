@@ -72,12 +72,18 @@ pub struct Observer {
     broker_members: BTreeMap<String, Vec<String>>,
     members: BTreeMap<String, Member>,
     lock_validity_ns: u64,
-    /// The first state with a queue owned by two live consumers.
-    pub double_owned: Option<Sighting>,
-    /// The first state with a queue of a running broker owned by no live
-    /// consumer, once some consumer has allocated.
-    pub orphaned: Option<Sighting>,
-    /// The first settled, converged state.
+    /// Whether transient hazards are counted yet: from the start, or from
+    /// the first settled state (the model's initial state, where the
+    /// consumers that do not join start registered and balanced).
+    counting: bool,
+    /// Each queue that came to be owned by two live consumers, when and by
+    /// whom (one sighting per episode).
+    pub double_owned: Vec<Sighting>,
+    /// Each queue of a running broker that came to be owned by no live
+    /// consumer (once some consumer had allocated), one sighting per
+    /// episode.
+    pub orphaned: Vec<Sighting>,
+    /// The first settled, converged state with every consumer started.
     pub full_convergence: Option<u64>,
     /// Each start of a batch on a queue where another live consumer has one
     /// running.
@@ -93,18 +99,22 @@ pub struct Observer {
     pub ownership: BTreeMap<String, Vec<Span>>,
     /// The first and last stamp seen.
     pub span: Option<(u64, u64)>,
+    double_now: BTreeSet<(String, Vec<String>)>,
+    orphaned_set: BTreeSet<(String, Vec<String>)>,
 }
 
 impl Observer {
     /// An observer of `topic` on these brokers' queues, for consumers
     /// `(name, client id)`, with clients trusting a lock for
-    /// `lock_validity_ms`.
+    /// `lock_validity_ms`, counting transient hazards from the first
+    /// settled state if `from_settled`.
     pub fn new(
         topic: &str,
         brokers: &[String],
         queues: usize,
         consumers: &[(String, String)],
         lock_validity_ms: u64,
+        from_settled: bool,
     ) -> Self {
         Observer {
             topic: topic.to_owned(),
@@ -131,8 +141,9 @@ impl Observer {
                 })
                 .collect(),
             lock_validity_ns: lock_validity_ms * 1_000_000,
-            double_owned: None,
-            orphaned: None,
+            counting: !from_settled,
+            double_owned: Vec::new(),
+            orphaned: Vec::new(),
             full_convergence: None,
             consumed_by_two: Vec::new(),
             two_live_locks: Vec::new(),
@@ -140,6 +151,8 @@ impl Observer {
             produced: BTreeSet::new(),
             ownership: BTreeMap::new(),
             span: None,
+            double_now: BTreeSet::new(),
+            orphaned_set: BTreeSet::new(),
         }
     }
 
@@ -375,30 +388,38 @@ impl Observer {
     }
 
     fn sight(&mut self, t: u64) {
-        if self.double_owned.is_none() {
-            if let Some((queue, who)) = self
-                .owners(|l| l.alive())
-                .into_iter()
-                .find(|(_, w)| w.len() > 1)
-            {
-                self.double_owned = Some(Sighting { t, queue, who });
-            }
+        if !self.counting {
+            self.counting = self.settled(2);
+            return;
         }
-        if self.orphaned.is_none() && self.members.values().any(|m| m.allocated && m.life.alive()) {
-            let owners = self.owners(|l| l.alive());
-            if let Some(queue) = self
-                .route()
-                .into_iter()
-                .find(|q| owners.get(q).is_none_or(Vec::is_empty))
-            {
-                self.orphaned = Some(Sighting {
-                    t,
-                    queue,
-                    who: Vec::new(),
-                });
-            }
-        }
-        if self.full_convergence.is_none() && self.settled(2) && self.converged() {
+        let owners = self.owners(|l| l.alive());
+        let double: Vec<Sighting> = owners
+            .iter()
+            .filter(|(_, w)| w.len() > 1)
+            .map(|(q, w)| Sighting {
+                t,
+                queue: q.clone(),
+                who: w.clone(),
+            })
+            .collect();
+        note_episodes(&mut self.double_owned, &mut self.double_now, double);
+        let orphaned: Vec<Sighting> =
+            if self.members.values().any(|m| m.allocated && m.life.alive()) {
+                self.route()
+                    .into_iter()
+                    .filter(|q| !owners.contains_key(q))
+                    .map(|queue| Sighting {
+                        t,
+                        queue,
+                        who: Vec::new(),
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+        note_episodes(&mut self.orphaned, &mut self.orphaned_set, orphaned);
+        let all_started = self.members.values().all(|m| m.life != Life::Idle);
+        if self.full_convergence.is_none() && all_started && self.settled(2) && self.converged() {
             self.full_convergence = Some(t);
         }
     }
@@ -438,14 +459,39 @@ impl Observer {
     }
 
     /// Every running consumer has rebalanced `rounds` times since the last
-    /// change of membership or allocation, and one consumer runs.
+    /// change of membership or allocation, and one consumer runs. No broker
+    /// lists a stale channel either: a client id listed more often than
+    /// processes with that id are alive is a channel that will expire
+    /// (RocketMQ lists one entry a channel), a change still to come.
     pub fn settled(&self, rounds: u32) -> bool {
         let mut running = self
             .members
             .values()
             .filter(|m| m.life == Life::Running)
             .peekable();
-        running.peek().is_some() && running.all(|m| m.allocated && m.rounds >= rounds)
+        running.peek().is_some()
+            && running.all(|m| m.allocated && m.rounds >= rounds)
+            && self.stale_channels().is_empty()
+    }
+
+    /// The (broker, client id) pairs listed more often than processes with
+    /// that id are alive.
+    pub fn stale_channels(&self) -> Vec<(String, String)> {
+        let mut stale = Vec::new();
+        for (broker, listed) in &self.broker_members {
+            for client in listed.iter().collect::<BTreeSet<_>>() {
+                let entries = listed.iter().filter(|c| *c == client).count();
+                let alive = self
+                    .members
+                    .values()
+                    .filter(|m| &m.client == client && m.life.alive())
+                    .count();
+                if entries > alive {
+                    stale.push((broker.clone(), client.clone()));
+                }
+            }
+        }
+        stale
     }
 
     /// Every message sent has been delivered at least once.
@@ -508,6 +554,25 @@ impl Observer {
                 seen == clients
             })
     }
+}
+
+/// Records each sighting not already in progress as a new episode; the
+/// ones in progress are the `current` set.
+fn note_episodes(
+    episodes: &mut Vec<Sighting>,
+    current: &mut BTreeSet<(String, Vec<String>)>,
+    now: Vec<Sighting>,
+) {
+    let keys: BTreeSet<(String, Vec<String>)> = now
+        .iter()
+        .map(|s| (s.queue.clone(), s.who.clone()))
+        .collect();
+    for s in now {
+        if !current.contains(&(s.queue.clone(), s.who.clone())) {
+            episodes.push(s);
+        }
+    }
+    *current = keys;
 }
 
 fn close_span(ownership: &mut BTreeMap<String, Vec<Span>>, queue: &str, consumer: &str, t: u64) {

@@ -47,16 +47,41 @@ pub struct Outcome {
     pub ownership: Vec<String>,
 }
 
-fn seen(s: &Option<Sighting>, t0: u64, what: &str) -> String {
-    match s {
-        Some(s) => format!(
-            "{what} {} at {:.1} s ({})",
-            short_queue(&s.queue),
-            secs(s.t, t0),
-            s.who.join(", ")
-        ),
-        None => format!("never {what}"),
+fn seen(sightings: &[Sighting], t0: u64, what: &str) -> String {
+    if sightings.is_empty() {
+        return format!("never {what}");
     }
+    let mut distinct: Vec<&Sighting> = Vec::new();
+    for s in sightings {
+        if !distinct
+            .iter()
+            .any(|d| d.queue == s.queue && d.who == s.who)
+        {
+            distinct.push(s);
+        }
+    }
+    let listed: Vec<String> = distinct
+        .iter()
+        .take(4)
+        .map(|s| {
+            let who = if s.who.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", s.who.join(", "))
+            };
+            format!("{} at {:.1} s{who}", short_queue(&s.queue), secs(s.t, t0))
+        })
+        .collect();
+    let more = distinct.len().saturating_sub(4);
+    format!(
+        "{what}: {}{}",
+        listed.join("; "),
+        if more > 0 {
+            format!("; {more} more")
+        } else {
+            String::new()
+        }
+    )
 }
 
 fn secs(t: u64, t0: u64) -> f64 {
@@ -117,13 +142,13 @@ impl Outcome {
             RealProperty {
                 name: TRANSIENT_DOUBLE,
                 expectation: Expectation::Sometimes,
-                status: found(obs.double_owned.is_some()),
+                status: found(!obs.double_owned.is_empty()),
                 detail: seen(&obs.double_owned, t0, "double-owned"),
             },
             RealProperty {
                 name: TRANSIENT_ORPHAN,
                 expectation: Expectation::Sometimes,
-                status: found(obs.orphaned.is_some()),
+                status: found(!obs.orphaned.is_empty()),
                 detail: seen(&obs.orphaned, t0, "orphaned"),
             },
             RealProperty {
@@ -137,7 +162,6 @@ impl Outcome {
                     }),
             },
         ];
-        let first = |v: &[Sighting], what: &str| seen(&v.first().cloned(), t0, what);
         properties.push(RealProperty {
             name: NO_CONCURRENT_CONSUMPTION,
             expectation: Expectation::Always,
@@ -146,7 +170,7 @@ impl Outcome {
             } else {
                 Status::Violated
             },
-            detail: first(&obs.consumed_by_two, "consumed by two at once"),
+            detail: seen(&obs.consumed_by_two, t0, "consumed by two at once"),
         });
         if orderly {
             properties.push(RealProperty {
@@ -157,7 +181,11 @@ impl Outcome {
                 } else {
                     Status::Violated
                 },
-                detail: first(&obs.two_live_locks, "locked while another trusts its lock"),
+                detail: seen(
+                    &obs.two_live_locks,
+                    t0,
+                    "locked while another trusts its lock",
+                ),
             });
         }
         let duplicates = obs.deliveries.values().filter(|&&n| n > 1).count();
@@ -265,7 +293,7 @@ pub fn compare(model: &Report, real: &Outcome, drives: &[String]) -> Vec<Mismatc
                 Some("the replay: the run did not show the model's counterexample (harness or model, see the trace)")
             }
             (Expectation::Sometimes, Status::NotFound, Status::Found) => {
-                Some("the model: RocketMQ reaches a hazard the model never reaches")
+                Some("the model: RocketMQ reaches a state the model never reaches")
             }
             (Expectation::Sometimes, Status::Found, Status::NotFound) if drives.contains(&p.name) => {
                 Some("the replay: the script drives this hazard and the run did not show it")

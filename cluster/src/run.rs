@@ -112,12 +112,21 @@ fn system_properties(props: &BTreeMap<String, Value>) -> Vec<String> {
         .collect()
 }
 
-/// Runs `script` on a real cluster.
-pub fn run(script: &Script, opts: &RunOptions) -> Result<RunResult, ClusterError> {
+/// Builds the harness for the run (see [`harness::build`]), its log in the
+/// run directory.
+pub fn prepare(opts: &RunOptions) -> Result<Harness, ClusterError> {
     std::fs::create_dir_all(&opts.run_dir).map_err(|e| {
         ClusterError::BadInput(format!("cannot create {}: {e}", opts.run_dir.display()))
     })?;
-    let harness = harness::build(&opts.rocketmq, &opts.run_dir.join("build.log"))?;
+    harness::build(&opts.rocketmq, &opts.run_dir.join("build.log"))
+}
+
+/// Runs `script` on a real cluster of the `harness` built by [`prepare`].
+pub fn run(
+    script: &Script,
+    harness: &Harness,
+    opts: &RunOptions,
+) -> Result<RunResult, ClusterError> {
     let started = Instant::now();
     let brokers = script.broker_names();
     let name_servers = script.name_server_names();
@@ -181,19 +190,23 @@ pub fn run(script: &Script, opts: &RunOptions) -> Result<RunResult, ClusterError
         .iter()
         .map(|c| (c.name.clone(), c.client_id()))
         .collect();
+    let new_observer = || {
+        Observer::new(
+            Script::TOPIC,
+            &brokers,
+            script.queues,
+            &consumers,
+            lock_validity,
+            script.from_settled,
+        )
+    };
     let (tx, rx) = channel();
     let mut o = Orchestrator {
         processes: BTreeMap::new(),
         rx,
         tx,
         arrived: Vec::new(),
-        observer: Observer::new(
-            Script::TOPIC,
-            &brokers,
-            script.queues,
-            &consumers,
-            lock_validity,
-        ),
+        observer: new_observer(),
         seq: 0,
         next_id: 0,
         paused: Vec::new(),
@@ -210,7 +223,7 @@ pub fn run(script: &Script, opts: &RunOptions) -> Result<RunResult, ClusterError
         args.extend(["-Xmx768m".into(), "-XX:MaxDirectMemorySize=512m".into()]);
         o.spawn(
             "cluster",
-            &harness,
+            harness,
             &opts.run_dir,
             args,
             "rebalance.harness.ClusterMain",
@@ -234,7 +247,7 @@ pub fn run(script: &Script, opts: &RunOptions) -> Result<RunResult, ClusterError
             args.push("-Xmx160m".into());
             o.spawn(
                 &c.name,
-                &harness,
+                harness,
                 &opts.run_dir,
                 args,
                 "rebalance.harness.ConsumerAgent",
@@ -261,13 +274,7 @@ pub fn run(script: &Script, opts: &RunOptions) -> Result<RunResult, ClusterError
         .to_owned();
     let mut events: Vec<Event> = o.arrived[..end].to_vec();
     events.sort_by(|a, b| (a.t, &a.p, a.seq).cmp(&(b.t, &b.p, b.seq)));
-    let mut observer = Observer::new(
-        Script::TOPIC,
-        &brokers,
-        script.queues,
-        &consumers,
-        lock_validity,
-    );
+    let mut observer = new_observer();
     for e in &events {
         observer.apply(e);
     }

@@ -30,6 +30,12 @@ pub struct Script {
     /// show each (a replay that does not is a failed replay).
     #[serde(default)]
     pub drives: Vec<String>,
+    /// Whether the model's run starts from the first settled state (default
+    /// true: consumers that do not join start registered and balanced), so
+    /// that transient hazards of the cold start before it are not counted;
+    /// false for a cold start.
+    #[serde(default = "yes")]
+    pub from_settled: bool,
     /// Brokers, `broker-a`, `broker-b`, ... (default 2).
     #[serde(default = "two")]
     pub brokers: usize,
@@ -59,6 +65,9 @@ pub struct Script {
     pub steps: Vec<Step>,
 }
 
+fn yes() -> bool {
+    true
+}
 fn one() -> usize {
     1
 }

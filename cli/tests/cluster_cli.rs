@@ -1,0 +1,174 @@
+//! `rebalance cluster` on a real RocketMQ cluster on loopback: the CI
+//! subset of scenarios, each judged beside the model, and the exit
+//! statuses of bad input and of a cluster that cannot start.
+//!
+//! The real-cluster tests need Java 17 and Maven (the harness fetches
+//! RocketMQ from Maven Central on first use). Without them they say so and
+//! pass, unless `REBALANCE_CLUSTER_TESTS=1` (set by `.ci/run`), which makes
+//! their absence a failure. They run one at a time: each starts four JVMs.
+
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+static ONE_CLUSTER_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn rebalance(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rebalance"))
+        .arg("cluster")
+        .args(args)
+        .output()
+        .expect("rebalance runs")
+}
+
+fn has(program: &str, arg: &str) -> bool {
+    Command::new(program)
+        .arg(arg)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Whether real clusters can run here; panics if CI requires them and they cannot.
+fn java_and_maven() -> bool {
+    let here = has("java", "-version") && has("mvn", "-v");
+    if !here {
+        assert!(
+            std::env::var("REBALANCE_CLUSTER_TESTS").as_deref() != Ok("1"),
+            "REBALANCE_CLUSTER_TESTS=1 but java or mvn is missing"
+        );
+        eprintln!("skipped: the real-cluster tests need java and mvn on the PATH");
+    }
+    here
+}
+
+/// Runs a scenario on a real cluster and returns its JSON report.
+fn real(scenario: &[&str]) -> serde_json::Value {
+    let _one = ONE_CLUSTER_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let mut args = vec!["--json"];
+    args.extend(scenario);
+    let out = rebalance(&args);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("no JSON report: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the real outcome does not match the model: {report:#}"
+    );
+    assert_eq!(report["matches_model"], true);
+    assert_eq!(report["rocketmq_version"], "5.3.3");
+    report
+}
+
+fn status<'a>(report: &'a serde_json::Value, property: &str) -> (&'a str, &'a str) {
+    let p = report["properties"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["name"] == property))
+        .unwrap_or_else(|| panic!("no property {property} in {report:#}"));
+    (
+        p["status"].as_str().unwrap_or_default(),
+        p["model_status"].as_str().unwrap_or("-"),
+    )
+}
+
+#[test]
+fn healthy_join_converges_on_a_real_cluster() {
+    if !java_and_maven() {
+        return;
+    }
+    let r = real(&["--scenario", "healthy"]);
+    assert_eq!(status(&r, "converged when quiescent"), ("holds", "holds"));
+    assert_eq!(status(&r, "no message skipped").0, "holds");
+}
+
+#[test]
+fn duplicate_client_id_owns_one_block_twice_for_ever() {
+    if !java_and_maven() {
+        return;
+    }
+    let r = real(&["--scenario", "duplicate-client-id"]);
+    assert_eq!(
+        status(&r, "no queue stays double-owned"),
+        ("violated", "violated")
+    );
+    assert_eq!(
+        status(&r, "converged when quiescent"),
+        ("violated", "violated")
+    );
+}
+
+#[test]
+fn zombie_consumer_consumes_a_queue_its_successor_owns() {
+    if !java_and_maven() {
+        return;
+    }
+    let r = real(&["--scenario", "zombie-consumer"]);
+    assert_eq!(status(&r, "transient double ownership"), ("found", "found"));
+    assert_eq!(status(&r, "no queue consumed by two at once").0, "violated");
+    assert_eq!(status(&r, "converged when quiescent"), ("holds", "holds"));
+}
+
+#[test]
+fn orderly_broker_restart_grants_a_lock_its_holder_still_trusts() {
+    if !java_and_maven() {
+        return;
+    }
+    let r = real(&["--scenario", "broker-restart", "--orderly"]);
+    assert_eq!(
+        status(&r, "no queue consumed by two at once"),
+        ("violated", "violated")
+    );
+    assert_eq!(
+        status(&r, "one live lock per queue"),
+        ("violated", "violated")
+    );
+}
+
+#[test]
+fn bad_input_exits_2_before_starting_anything() {
+    for args in [
+        &["--scenario", "no-such-scenario"][..],
+        &["--scenario", "healthy", "--rocketmq", "4.9.0"],
+        &["--scenario", "healthy", "--restart-downtime", "-1"],
+        &["--script", "/nonexistent/script.json"],
+    ] {
+        let out = rebalance(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("error:"),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn without_java_it_says_so_and_exits_2() {
+    let out = Command::new(env!("CARGO_BIN_EXE_rebalance"))
+        .args(["cluster", "--scenario", "healthy"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .expect("rebalance runs");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs Java 17 and Maven"));
+}
+
+#[test]
+fn a_harness_that_does_not_build_exits_3_with_its_log() {
+    if !java_and_maven() {
+        return;
+    }
+    let empty =
+        std::env::temp_dir().join(format!("rebalance-empty-harness-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).expect("temp dir");
+    let run_dir = empty.join("run");
+    let out = Command::new(env!("CARGO_BIN_EXE_rebalance"))
+        .args(["cluster", "--scenario", "healthy", "--run-dir"])
+        .arg(&run_dir)
+        .env("REBALANCE_HARNESS", &empty)
+        .output()
+        .expect("rebalance runs");
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("log: ") && err.contains("build.log"), "{err}");
+    let _ = std::fs::remove_dir_all(&empty);
+}
