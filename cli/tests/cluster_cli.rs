@@ -172,3 +172,28 @@ fn a_harness_that_does_not_build_exits_3_with_its_log() {
     assert!(err.contains("log: ") && err.contains("build.log"), "{err}");
     let _ = std::fs::remove_dir_all(&empty);
 }
+
+#[test]
+fn every_scenario_script_parses_with_valid_model_flags() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../cluster/scenarios");
+    let mut scripts = 0;
+    for entry in std::fs::read_dir(&dir).expect("the scenarios directory") {
+        let path = entry.expect("an entry").path();
+        // Without Java on the PATH a good script gets as far as the Java check.
+        let out = Command::new(env!("CARGO_BIN_EXE_rebalance"))
+            .arg("cluster")
+            .arg("--script")
+            .arg(&path)
+            .env("PATH", "/nonexistent")
+            .output()
+            .expect("rebalance runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("needs Java 17 and Maven"),
+            "{}: {err}",
+            path.display()
+        );
+        scripts += 1;
+    }
+    assert!(scripts >= 4);
+}

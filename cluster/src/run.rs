@@ -130,6 +130,18 @@ pub fn run(
     let started = Instant::now();
     let brokers = script.broker_names();
     let name_servers = script.name_server_names();
+    // A reused run directory starts from empty stores, as a new one does.
+    let names = ["cluster".to_owned()]
+        .into_iter()
+        .chain(brokers.iter().cloned());
+    let names = names.chain(name_servers.iter().cloned());
+    for name in names.chain(script.consumers.iter().map(|c| c.name.clone())) {
+        let dir = opts.run_dir.join(name);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)
+                .map_err(|e| io_error("cannot clear the run directory", &dir, e))?;
+        }
+    }
     let ports = free_ports(name_servers.len() + 2 * brokers.len() + script.relays.len())?;
     let mut ports = ports.into_iter();
     let ns_ports: BTreeMap<&String, u16> = name_servers
