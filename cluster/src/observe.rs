@@ -199,6 +199,13 @@ impl Observer {
                 }
                 true
             }
+            "b.route" if e.str("topic") == Some(&self.topic) => {
+                if let (Some(b), Some(n)) = (e.str("broker"), e.int("queues")) {
+                    let queues = (0..n).map(|q| format!("{b}:{q}")).collect();
+                    self.broker_queues.insert(b.to_owned(), queues);
+                }
+                true
+            }
             "c.consume.begin" if e.str("topic") == Some(&self.topic) => {
                 self.batch_begins(e);
                 false
@@ -262,7 +269,8 @@ impl Observer {
     fn life_event(&mut self, e: &Event) -> bool {
         let name = e.p.clone();
         match e.str("state") {
-            Some("started") => {
+            // Its first rebalance may run before start() returns.
+            Some("starting") => {
                 if let Some(m) = self.members.get_mut(&name) {
                     if m.life == Life::Idle || m.life == Life::Left {
                         m.life = Life::Running;

@@ -81,6 +81,7 @@ struct Orchestrator {
     seq: u64,
     next_id: u64,
     paused: Vec<String>,
+    killed: Vec<String>,
 }
 
 fn free_ports(n: usize) -> Result<Vec<u16>, ClusterError> {
@@ -157,9 +158,11 @@ pub fn run(
     for (n, p) in &ns_ports {
         peers.insert(format!("127.0.0.1:{p}"), json!(n));
     }
+    let late = brokers.len() - script.late_brokers;
     let broker_specs: Vec<Value> = brokers
         .iter()
-        .map(|b| {
+        .enumerate()
+        .map(|(i, b)| {
             let port = ports.next().unwrap_or_default();
             let ha_port = ports.next().unwrap_or_default();
             peers.insert(format!("127.0.0.1:{port}"), json!(b));
@@ -175,7 +178,7 @@ pub fn run(
                 })
                 .collect();
             json!({"name": b, "port": port, "ha_port": ha_port, "name_servers": name_servers,
-                   "name_server_addresses": addresses})
+                   "name_server_addresses": addresses, "late": i >= late})
         })
         .collect();
     let group = format!("rebalance-{}", script.scenario);
@@ -222,6 +225,7 @@ pub fn run(
         seq: 0,
         next_id: 0,
         paused: Vec::new(),
+        killed: Vec::new(),
     };
     o.emit(
         "run",
@@ -409,6 +413,8 @@ impl Orchestrator {
                 self.arrived.push(e);
                 Ok(Some(self.arrived.len() - 1))
             }
+            // A killed consumer's output ends: expected, not a failure.
+            Ok(Incoming::Closed(p)) if self.killed.contains(&p) => self.receive(until),
             Ok(Incoming::Closed(p)) => Err(ClusterError::NotStarted {
                 reason: format!("the {p} process ended unexpectedly"),
                 log: self.log_of(&p),
@@ -519,6 +525,7 @@ impl Orchestrator {
                     self.command(c, "shutdown", json!({}))?
                 }
                 Step::Kill(c) => {
+                    self.killed.push(c.clone());
                     self.signal(c, Signal::SIGKILL)?;
                     self.emit("env", json!({"action": "kill", "consumer": c}));
                 }
@@ -542,6 +549,26 @@ impl Orchestrator {
                         "cluster",
                         "restart_broker",
                         json!({"broker": broker, "downtime_ms": downtime}),
+                    )?
+                }
+                Step::StartBroker(b) | Step::StopBroker(b) => {
+                    let cmd = if matches!(step, Step::StartBroker(_)) {
+                        "start_broker"
+                    } else {
+                        "stop_broker"
+                    };
+                    self.emit("env", json!({"action": cmd, "broker": b}));
+                    self.command("cluster", cmd, json!({ "broker": b }))?
+                }
+                Step::Route { broker, queues } => {
+                    self.emit(
+                        "env",
+                        json!({"action": "route", "broker": broker, "queues": queues}),
+                    );
+                    self.command(
+                        "cluster",
+                        "route",
+                        json!({"broker": broker, "topic": Script::TOPIC, "queues": queues}),
                     )?
                 }
                 Step::Cut(r) | Step::Heal(r) => {
@@ -622,7 +649,6 @@ impl Orchestrator {
                             return Ok(Some(what));
                         }
                     }
-                    mark = self.arrived.len();
                 }
             }
         }

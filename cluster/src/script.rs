@@ -39,6 +39,10 @@ pub struct Script {
     /// Brokers, `broker-a`, `broker-b`, ... (default 2).
     #[serde(default = "two")]
     pub brokers: usize,
+    /// Brokers (the last ones) that are not started with the cluster: a
+    /// `start_broker` step starts each (a broker joining the route).
+    #[serde(default)]
+    pub late_brokers: usize,
     /// Name servers, `namesrv-1`, ... (default 1); consumer `cI` (1-based)
     /// asks name server `(I - 1) mod N`, as in the model.
     #[serde(default = "one")]
@@ -165,6 +169,18 @@ pub enum Step {
         /// The downtime in milliseconds (default: `--restart-downtime`).
         #[serde(default)]
         downtime_ms: Option<u64>,
+    },
+    /// Start a broker that was not running (a late one, or a stopped one).
+    StartBroker(String),
+    /// Stop a broker: `shutdown()`, which unregisters it from the name
+    /// servers (it leaves the route).
+    StopBroker(String),
+    /// Set the topic's read and write queues on a broker (a route change).
+    Route {
+        /// The broker.
+        broker: String,
+        /// Its new number of queues.
+        queues: usize,
     },
     /// Cut a relay: the broker's link to that name server closes.
     Cut(String),
@@ -332,6 +348,9 @@ impl Script {
         if !(1..=26).contains(&self.brokers) || !(1..=9).contains(&self.name_servers) {
             return Err("brokers must be 1..=26 and name_servers 1..=9".into());
         }
+        if self.late_brokers >= self.brokers {
+            return Err("late_brokers must leave a broker that starts with the cluster".into());
+        }
         if !(1..=64).contains(&self.queues) || self.consumers.is_empty() {
             return Err("queues must be 1..=64, and a script needs a consumer".into());
         }
@@ -379,7 +398,15 @@ impl Script {
                 Step::Subscribe { consumer: c, .. } | Step::Unsubscribe { consumer: c, .. } => {
                     consumer(c)?
                 }
-                Step::RestartBroker { broker: b, .. } => broker(b)?,
+                Step::RestartBroker { broker: b, .. }
+                | Step::StartBroker(b)
+                | Step::StopBroker(b) => broker(b)?,
+                Step::Route { broker: b, queues } => {
+                    broker(b)?;
+                    if !(1..=64).contains(queues) {
+                        return Err("a route's queues must be 1..=64".into());
+                    }
+                }
                 Step::Cut(r) | Step::Heal(r) => relay(r)?,
                 Step::Rule {
                     consumer: c,

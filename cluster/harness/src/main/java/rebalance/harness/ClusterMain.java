@@ -84,7 +84,11 @@ public final class ClusterMain {
             relays.put(r.getString("name"), relay);
         }
         for (Object o : spec.getJSONArray("brokers")) {
-            startBroker((JSONObject) o);
+            JSONObject b = (JSONObject) o;
+            // A broker that joins later is started by the script.
+            if (!b.getBooleanValue("late")) {
+                startBroker(b);
+            }
         }
         producer = new DefaultMQProducer("harness-producer");
         producer.setNamesrvAddr(nameServerAddress(spec.getJSONArray("name_servers").getJSONObject(0)));
@@ -214,7 +218,8 @@ public final class ClusterMain {
                         ns.getValue().getRouteInfoManager().pickupTopicRouteData(t.getString("name"));
                 List<String> expected = new ArrayList<>();
                 for (Object b : t.getJSONArray("brokers")) {
-                    if (brokerSpec((String) b).getJSONArray("name_servers").contains(ns.getKey())) {
+                    if (brokers.containsKey((String) b)
+                            && brokerSpec((String) b).getJSONArray("name_servers").contains(ns.getKey())) {
                         expected.add((String) b);
                     }
                 }
@@ -244,6 +249,8 @@ public final class ClusterMain {
                 Thread.sleep(args.getLongValue("downtime_ms"));
                 startBroker(brokerSpec(name));
             }
+            case "route" -> route(args.getString("broker"), args.getString("topic"),
+                    args.getIntValue("queues"));
             case "cut" -> relay(args).cut();
             case "heal" -> relay(args).heal();
             case "rule" -> Rules.install(args.getJSONObject("rule"));
@@ -251,6 +258,17 @@ public final class ClusterMain {
             case "snapshot" -> snapshot();
             default -> throw new IllegalArgumentException("unknown command " + cmd);
         }
+    }
+
+    /** Changes a topic's read and write queues on a broker and registers the change at once. */
+    private void route(String broker, String topic, int queues) {
+        BrokerController controller = brokers.get(broker);
+        if (controller == null) {
+            throw new IllegalStateException("broker " + broker + " is not running");
+        }
+        controller.getTopicConfigManager().updateTopicConfig(new TopicConfig(topic, queues, queues));
+        controller.registerBrokerAll(true, false, true);
+        Trace.emit("b.route", "broker", broker, "topic", topic, "queues", queues);
     }
 
     private Relay relay(JSONObject args) {

@@ -29,6 +29,8 @@ import org.apache.rocketmq.remoting.protocol.body.LockBatchRequestBody;
 import org.apache.rocketmq.remoting.protocol.body.LockBatchResponseBody;
 import org.apache.rocketmq.remoting.protocol.body.UnlockBatchRequestBody;
 import org.apache.rocketmq.remoting.protocol.header.GetConsumerListByGroupResponseBody;
+import org.apache.rocketmq.remoting.protocol.route.QueueData;
+import org.apache.rocketmq.remoting.protocol.route.TopicRouteData;
 
 /**
  * One consumer of the group in its own JVM, so that {@code kill -9}, {@code SIGSTOP} and two
@@ -210,6 +212,14 @@ public final class ConsumerAgent {
                 } else if (code == RequestCode.LOCK_BATCH_MQ) {
                     detail = BrokerHook.queueNames(LockBatchResponseBody.decode(
                             response.getBody(), LockBatchResponseBody.class).getLockOKMQSet());
+                } else if (code == RequestCode.GET_ROUTEINFO_BY_TOPIC) {
+                    // The route answered: each broker's read queues.
+                    Map<String, Integer> route = new java.util.TreeMap<>();
+                    for (QueueData q : TopicRouteData.decode(response.getBody(),
+                            TopicRouteData.class).getQueueDatas()) {
+                        route.put(q.getBrokerName(), q.getReadQueueNums());
+                    }
+                    detail = route;
                 }
             }
             Trace.emit("c.resp", "code", code, "peer", peers.getOrDefault(remoteAddr, remoteAddr),
