@@ -7,6 +7,7 @@
 //! added or removed) reaches every name server, while a partition between a
 //! broker and one name server makes only that one drop the broker.
 
+use crate::config::Fault;
 use crate::config::{Assignment, Config, Route, MAX_NAME_SERVERS};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 
@@ -27,8 +28,8 @@ impl NameServerState {
             dropped: [0; MAX_NAME_SERVERS],
         };
         let mut outputs = state.arm(cfg);
-        if cfg.sizes.name_server_partitions > 0 {
-            outputs.push(Output::Arm(Timer::Partition));
+        if cfg.may(Fault::Partition, 0) {
+            outputs.push(Output::ArmFault(Fault::Partition));
         }
         (state, outputs)
     }
@@ -43,18 +44,25 @@ impl NameServerState {
 
     fn arm(&self, cfg: &Config) -> Vec<Output> {
         if self.version < cfg.last_route() {
-            vec![Output::Arm(Timer::RouteChange)]
+            vec![Output::ArmFault(Fault::RouteChange)]
         } else {
             Vec::new()
         }
     }
 
-    /// Handles a timer: dispatches to the step it starts.
+    /// Handles a timer: the partition heals.
     pub fn on_timer(&self, cfg: &Config, timer: &Timer) -> Step<Self> {
         match timer {
-            Timer::RouteChange => self.change_route(cfg),
-            Timer::Partition => Some(self.drop_broker(cfg)),
             Timer::Heal => Some(self.heal(cfg)),
+            _ => None,
+        }
+    }
+
+    /// Handles a fault: dispatches to the step it starts.
+    pub fn on_fault(&self, cfg: &Config, fault: Fault) -> Step<Self> {
+        match fault {
+            Fault::RouteChange => self.change_route(cfg),
+            Fault::Partition => Some(self.drop_broker(cfg)),
             _ => None,
         }
     }

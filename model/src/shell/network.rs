@@ -15,18 +15,6 @@ pub struct Envelope {
     pub msg: Message,
 }
 
-/// Every state's network is hashed for its fingerprint: one write an
-/// envelope (a derived hash makes eight).
-impl std::hash::Hash for Envelope {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        h.write_u128(
-            self.msg.packed()
-                | u128::from(self.src.packed()) << 72
-                | u128::from(self.dst.packed()) << 88,
-        );
-    }
-}
-
 /// Every message in flight, sorted by sender and receiver.
 ///
 /// - Ordered (one TCP connection per pair): within a (sender, receiver)
