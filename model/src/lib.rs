@@ -56,6 +56,7 @@
 #![forbid(unsafe_code)]
 
 pub mod check;
+#[macro_use]
 pub mod config;
 pub mod explorer;
 pub mod model;

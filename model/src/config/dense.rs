@@ -1,5 +1,5 @@
 //! Enums numbered densely by their declaration, so that a set of them is
-//! one word: [`dense_enum!`](crate::dense_enum) declares the enum and
+//! one word: `dense_enum!` declares the enum and
 //! derives its [`Dense`] numbering, and [`DenseSet`] is a set of them.
 //!
 //! Nothing is numbered by hand: a variant's index is the number of values
@@ -93,7 +93,7 @@ macro_rules! dense_enum {
             }
 
             /// How many values each variant has.
-            const SIZES: &[u32] = &[$($crate::dense_enum!(@size $($bound)?),)*];
+            const SIZES: &[u32] = &[$(dense_enum!(@size $($bound)?),)*];
 
             /// The index of each variant's first value.
             const fn offset(ordinal: usize) -> u32 {
@@ -127,7 +127,7 @@ macro_rules! dense_enum {
                         if (first..first + size).contains(&index) {
                             #[allow(unused_variables)]
                             let within = index - first;
-                            return Some($crate::dense_enum!(
+                            return Some(dense_enum!(
                                 @make $name $variant within $($field)?
                             ));
                         }
@@ -263,13 +263,15 @@ impl<T> serde::Serialize for DenseSet<T> {
     }
 }
 
-impl<'de, T> serde::Deserialize<'de> for DenseSet<T> {
+/// Only the word of a set deserializes: no bit at or above the enum's
+/// [`Dense::COUNT`].
+impl<'de, T: Dense> serde::Deserialize<'de> for DenseSet<T> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let bits = u64::deserialize(d)?;
-        Ok(Self {
-            bits,
-            of: PhantomData,
-        })
+        if T::COUNT < u64::BITS && bits >> T::COUNT != 0 {
+            return Err(serde::de::Error::custom("a bit beyond the enum's values"));
+        }
+        Ok(Self::from_bits(bits))
     }
 }
 
@@ -277,7 +279,7 @@ impl<'de, T> serde::Deserialize<'de> for DenseSet<T> {
 mod tests {
     use super::*;
 
-    crate::dense_enum! {
+    dense_enum! {
         /// A sample.
         enum Sample {
             /// First.

@@ -13,7 +13,7 @@
 use super::dense::DenseSet;
 use super::{ProtocolOptions, Scenario, Size, Sizes};
 
-crate::dense_enum! {
+dense_enum! {
     /// An event of the environment: a fault, or an operator's or a user's
     /// action, which a run may take at most as often as its budget allows
     /// and is never required to take. A fault is armed by the actor it
@@ -108,8 +108,7 @@ pub enum Pick {
 pub enum Effect {
     /// It happens at once: the actor's machine takes the step.
     Now,
-    /// It is recorded in the consumer's state
-    /// ([`ConsumerState::faults`](crate::protocol::ConsumerState)) and the
+    /// It is recorded in the consumer's state (its `faults`) and the
     /// step it concerns applies it; the words say what is pending, as the
     /// pictures list it.
     Scheduled(&'static str),

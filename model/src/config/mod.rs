@@ -5,6 +5,7 @@
 
 pub mod allocation;
 pub mod bits;
+#[macro_use]
 pub mod dense;
 pub mod error;
 pub mod fault;

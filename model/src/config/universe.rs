@@ -60,7 +60,19 @@ pub struct QueueInfo {
 /// A route as a name server serves it and a consumer caches it: the
 /// version of the operators' script it has reached, less the brokers it has
 /// dropped (a name server drops a broker it has not heard from for 120 s).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Route {
     /// Steps of the route script applied.
     pub version: u8,

@@ -18,7 +18,9 @@ fn with_offset(offsets: u32, queue: usize, offset: u8) -> u32 {
 /// the ticks since it last locked or renewed it, one byte a queue. A lock
 /// unrenewed past the lease is expired; it is removed then, as whoever asks
 /// next gets it, the old holder included, as if there were none.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct LockTable(u64);
 
 impl LockTable {
@@ -80,7 +82,7 @@ impl LockTable {
 
 /// One broker's member table and what it knows of each consumer's
 /// connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BrokerState {
     /// Registered consumers (channels), by consumer index.
     pub members: ConsumerSet,

@@ -12,7 +12,7 @@ use crate::protocol::process_queue::{ProcessQueue, ProcessQueues};
 use rocketmq_rebalance::plan_update;
 
 /// Life cycle of a consumer process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Phase {
     /// Not started yet.
     Idle,
@@ -25,7 +25,7 @@ pub enum Phase {
 }
 
 /// One consumer's state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConsumerState {
     /// Life cycle.
     pub phase: Phase,
@@ -70,7 +70,7 @@ pub struct ConsumerState {
 
 /// A question in flight: which topic, asked of which broker, on which
 /// connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Query {
     /// Topic index.
     pub topic: u8,

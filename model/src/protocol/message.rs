@@ -5,7 +5,9 @@ pub use crate::config::Fault;
 use crate::config::{ConsumerSet, Route, MAX_BROKERS, MAX_MESSAGE_QUEUES};
 
 /// Who a message goes to or comes from, in domain terms.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Peer {
     /// The name servers (`NamesrvController`), as one actor: operators'
     /// route changes reach them all, and each has its own view of which
@@ -26,7 +28,9 @@ pub const NO_OFFSET: u8 = 0xF;
 /// they travel on: a consumer opens a new connection (the next epoch) to a
 /// broker after the old one closed, and a broker ignores what arrives on a
 /// connection it knows is closed, as nothing arrives on a closed socket.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Message {
     /// `HEART_BEAT`, consumer to broker: registers the consumer and its
     /// subscription (`ClientManageProcessor.heartBeat`).
@@ -200,7 +204,7 @@ pub enum Message {
     },
 }
 
-crate::dense_enum! {
+dense_enum! {
     /// A timer of the protocol. Timers carry no duration: the checker fires
     /// any armed timer at any moment, and every timer is fair (see
     /// `check::liveness`). Only orderly consumption has a clock (the shell's

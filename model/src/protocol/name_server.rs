@@ -12,7 +12,7 @@ use crate::config::{Assignment, Config, Route, MAX_NAME_SERVERS};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 
 /// The name servers' state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct NameServerState {
     /// Steps of the operators' route script applied.
     pub version: u8,

@@ -5,7 +5,9 @@
 use crate::config::MAX_MESSAGE_QUEUES;
 
 /// One queue's consumption.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct ProcessQueue {
     /// Waiting for the queue's offset from the broker
     /// (`computePullFromWhereWithException`): not consuming yet.

@@ -28,7 +28,7 @@ pub use network::{Envelope, Network};
 pub use timers::TimerSet;
 
 /// The state of the whole system.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct SystemState {
     /// The name server.
     pub name_server: NameServerState,

@@ -5,7 +5,9 @@ use crate::config::NetworkKind;
 use crate::protocol::{Message, Peer};
 
 /// A message on its way from `src` to `dst`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct Envelope {
     /// Sender.
     pub src: Peer,
@@ -22,7 +24,7 @@ pub struct Envelope {
 /// - Unordered: a multiset sorted by the whole envelope; any one can be
 ///   delivered, once.
 /// - Duplicating: a set; any one can be delivered, any number of times.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Network(Vec<Envelope>);
 
 impl Network {

@@ -5,7 +5,9 @@ use crate::protocol::Timer;
 
 /// The [`Timer`]s and [`Fault`]s an actor has armed, one word: a bit per
 /// [`Timer`] index, then a bit per [`Fault`] index.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct TimerSet(u64);
 
 const _: () = assert!(Timer::COUNT + Fault::COUNT <= u64::BITS);
