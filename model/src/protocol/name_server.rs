@@ -7,8 +7,8 @@
 //! added or removed) reaches every name server, while a partition between a
 //! broker and one name server makes only that one drop the broker.
 
-use crate::config::Fault;
 use crate::config::{Assignment, Config, Route, MAX_NAME_SERVERS};
+use crate::config::{Dense, Fault, Pick, Target};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 
 /// The name servers' state.
@@ -28,9 +28,14 @@ impl NameServerState {
             dropped: [0; MAX_NAME_SERVERS],
         };
         let mut outputs = state.arm(cfg);
-        if cfg.may(Fault::Partition, 0) {
-            outputs.push(Output::ArmFault(Fault::Partition));
-        }
+        // The faults its budgets give it; the route script's changes are
+        // armed a step at a time.
+        outputs.extend(
+            Fault::all()
+                .filter(|&f| f.target() == Target::NameServer && f.spec().pick != Pick::Script)
+                .filter(|&f| cfg.may(f, 0))
+                .map(Output::ArmFault),
+        );
         (state, outputs)
     }
 
