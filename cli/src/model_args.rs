@@ -361,3 +361,43 @@ fn describe(error: &ConfigError) -> String {
         other => other.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use rocketmq_rebalance_model::config::{Dense, Fault};
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        model: ModelArgs,
+    }
+
+    /// Every fault's budget, as its definition names it
+    /// (`Fault::spec`), has a flag, and the flag sets that budget.
+    #[test]
+    fn every_fault_budget_has_a_flag_that_sets_it() {
+        for fault in Fault::all() {
+            for &size in fault.spec().budgets {
+                let args = [
+                    "rebalance",
+                    "--orderly",
+                    "--brokers",
+                    "2",
+                    "--consumers",
+                    "3",
+                    flag(size),
+                    "1",
+                ];
+                let flags = Flags::try_parse_from(args)
+                    .unwrap_or_else(|e| panic!("{fault:?}: {} is no flag: {e}", flag(size)));
+                let cfg = flags
+                    .model
+                    .build_config()
+                    .unwrap_or_else(|e| panic!("{fault:?}: {e}"));
+                assert_eq!(cfg.sizes.count(size), Some(1), "{fault:?}: {}", flag(size));
+            }
+        }
+    }
+}

@@ -29,7 +29,9 @@
 //! ([`shell`]) runs them over a simulated network, and consumers allocate
 //! with the production code of [`rocketmq_rebalance`], so what is checked is
 //! what ships. A run is configured by a scenario, sizes and budgets of
-//! environment events ([`config`]). The guarantees ([`properties`]) are
+//! faults ([`config`]; each fault is defined once, in
+//! [`config::Fault::spec`], and `docs/contributing.md` is the recipe for
+//! adding one). The guarantees ([`properties`]) are
 //! checked on every reachable state; [`check()`] runs them, and liveness
 //! under fairness when asked, into a [`Report`]. [`search`] holds the
 //! model-agnostic searches (shortest counterexamples, fair cycles);
@@ -56,6 +58,7 @@
 #![forbid(unsafe_code)]
 
 pub mod check;
+#[macro_use]
 pub mod config;
 pub mod explorer;
 pub mod model;

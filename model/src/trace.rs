@@ -6,7 +6,9 @@ use crate::config::{members_of, Config, Route, RouteStep};
 use crate::properties::Group;
 use crate::protocol::message::NO_OFFSET;
 use crate::protocol::name_server::partitioned;
-use crate::protocol::{BrokerState, ConsumerState, Message, NameServerState, Peer, Phase, Timer};
+use crate::protocol::{
+    BrokerState, ConsumerState, Fault, Message, NameServerState, Peer, Phase, Timer,
+};
 use crate::shell::{Action, RebalanceModel, SystemState};
 
 /// Describes a path as numbered lines: one per step, an indented line for
@@ -222,7 +224,20 @@ pub fn describe_action(
             "a tick passes; {}'s clock stands still (it runs slow)",
             model.peer_name(Peer::Consumer(*c))
         ),
-        Action::Timeout(Peer::NameServer, timer) => describe_name_server_timer(cfg, before, timer),
+        Action::Timeout(Peer::NameServer, Timer::Heal) => describe_timer(cfg, "", &Timer::Heal),
+        Action::Fault(Peer::NameServer, fault) => describe_name_server_fault(cfg, before, *fault),
+        Action::Fault(Peer::Broker(b), fault) => format!(
+            "{} {}",
+            cfg.broker_names[usize::from(*b)],
+            describe_fault(cfg, *fault)
+        ),
+        Action::Fault(peer, fault) => {
+            format!(
+                "{}: {}",
+                model.peer_name(*peer),
+                describe_fault(cfg, *fault)
+            )
+        }
         Action::Timeout(peer, timer) => {
             let topic = match (before, peer) {
                 (Some(state), Peer::Consumer(c)) if cfg.topic_names.len() > 1 => {
@@ -383,9 +398,6 @@ fn relocks(cfg: &Config, before: Option<&SystemState>, c: usize, queue: usize) -
 
 fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
     match timer {
-        Timer::Join => "start, heartbeat to every broker".into(),
-        Timer::Shutdown => "shutdown, unregister from every broker".into(),
-        Timer::Crash => "crash".into(),
         Timer::Rebalance { broker } => format!(
             "rebalance{topic}, asks {}",
             cfg.broker_names[usize::from(*broker)]
@@ -394,26 +406,15 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
             "connects to {}, heartbeat, rebalance",
             cfg.broker_names[usize::from(*broker)]
         ),
-        Timer::RouteChange | Timer::Partition | Timer::Heal => {
-            describe_name_server_timer(cfg, None, timer)
+        Timer::Heal => {
+            let (n, broker) = partitioned(cfg);
+            format!(
+                "{} hears from {} again",
+                cfg.name_server_names[n], cfg.broker_names[broker]
+            )
         }
         Timer::Tick => "periodic rebalance tick".into(),
-        Timer::LoseNotification => "its next NOTIFY_CONSUMER_IDS_CHANGED will be lost".into(),
-        Timer::FailQuery => {
-            "its next GET_CONSUMER_LIST_BY_GROUP will fail (broker unreachable)".into()
-        }
-        Timer::MissRoute => "its next route poll will fail (name server unreachable)".into(),
-        Timer::Kill => "process killed (host alive: connections close)".into(),
-        Timer::Pause => "pauses over 120 s while alive (GC or network blip)".into(),
-        Timer::Restart if cfg.orderly().is_some() => {
-            "restarts (member and lock tables lost)".into()
-        }
-        Timer::Restart => "restarts (member table lost)".into(),
         Timer::LockAll => "renews its locks (lockAll)".into(),
-        Timer::LoseUnlock => "its next UNLOCK_BATCH_MQ will be lost".into(),
-        Timer::FailLocks => {
-            "loses its connection for lock calls: every lock call times out from now on".into()
-        }
         Timer::Heartbeat => "periodic heartbeat to every broker".into(),
         Timer::Pull { queue } => format!("pulls {}", cfg.queues[usize::from(*queue)].label),
         Timer::Done { queue } => format!(
@@ -421,13 +422,22 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
             cfg.queues[usize::from(*queue)].label
         ),
         Timer::Persist => "persists its offsets (every 5 s)".into(),
-        Timer::LosePersist => "its next offset persist will be lost".into(),
-        Timer::FailOffsetRead => "its next offset read will fail".into(),
-        Timer::Evict => "loses its queues' first messages from memory".into(),
-        Timer::Resubscribe => format!(
+    }
+}
+
+/// A fault in the trace's words: those of its definition
+/// ([`FaultSpec::words`](crate::config::FaultSpec)), with what only the
+/// configuration knows.
+pub fn describe_fault(cfg: &Config, fault: Fault) -> String {
+    match fault {
+        Fault::Restart if cfg.orderly().is_some() => {
+            "restarts (member and lock tables lost)".into()
+        }
+        Fault::Resubscribe => format!(
             "changes its subscription (subscribes to or unsubscribes from {})",
             cfg.topic_names[cfg.sizes.topics - 1]
         ),
+        _ => fault.spec().words.into(),
     }
 }
 
@@ -469,13 +479,13 @@ pub fn describe_route(cfg: &Config, route: Route) -> String {
     }
 }
 
-/// The name servers' events: an operator's route change (named by the
-/// step it takes from `before`), a partition and its end.
-fn describe_name_server_timer(cfg: &Config, before: Option<&SystemState>, timer: &Timer) -> String {
+/// The name servers' faults: an operator's route change (named by the
+/// step it takes from `before`), a partition.
+fn describe_name_server_fault(cfg: &Config, before: Option<&SystemState>, fault: Fault) -> String {
     let (n, broker) = partitioned(cfg);
     let (server, broker) = (&cfg.name_server_names[n], &cfg.broker_names[broker]);
-    match timer {
-        Timer::RouteChange => {
+    match fault {
+        Fault::RouteChange => {
             let step = before.and_then(|s| cfg.script.get(usize::from(s.name_server.version)));
             match step {
                 Some(RouteStep::AddQueue(b)) => {
@@ -503,8 +513,7 @@ fn describe_name_server_timer(cfg: &Config, before: Option<&SystemState>, timer:
                 None => "namesrv: route change".into(),
             }
         }
-        Timer::Partition => format!("{server} drops {broker} (no registration for 120 s)"),
-        Timer::Heal => format!("{server} hears from {broker} again"),
-        other => format!("namesrv: {}", describe_timer(cfg, "", other)),
+        Fault::Partition => format!("{server} drops {broker} (no registration for 120 s)"),
+        other => format!("namesrv: {}", describe_fault(cfg, other)),
     }
 }

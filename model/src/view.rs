@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
 
-use crate::config::{members_of, Assignment, Config, LockTiming, NetworkKind, QueueSet};
+use crate::config::{members_of, Assignment, Config, Effect, LockTiming, NetworkKind, QueueSet};
 use crate::properties::Group;
 use crate::protocol::message::NO_OFFSET;
 use crate::protocol::{BrokerState, ConsumerState, Peer, Phase};
@@ -304,15 +304,11 @@ fn consumer_details(cfg: &Config, i: usize, c: &ConsumerState) -> String {
             details.push(format!("rebalance due for {}", due.join(",")));
         }
     }
-    if c.faults.lose_next_notification {
-        details.push("loses its next NOTIFY_CONSUMER_IDS_CHANGED".into());
-    }
-    if c.faults.fail_next_query {
-        details.push("its next GET_CONSUMER_LIST_BY_GROUP fails".into());
-    }
-    if c.faults.miss_next_route {
-        details.push("its next route poll fails".into());
-    }
+    // Every fault scheduled for it, in the words of its definition.
+    details.extend(c.faults.iter().filter_map(|f| match f.spec().effect {
+        Effect::Scheduled(words) => Some(words.to_string()),
+        Effect::Now => None,
+    }));
     let reconnected: Vec<String> = (0..cfg.broker_names.len() as u8)
         .filter(|&b| c.epoch(b) > 0)
         .map(|b| format!("{} #{}", cfg.broker_names[usize::from(b)], c.epoch(b) + 1))
@@ -527,7 +523,7 @@ impl Sequence {
                         label: describe_message(&model.cfg, &env.msg),
                     });
                 }
-                Action::Timeout(peer, _) => {
+                Action::Timeout(peer, _) | Action::Fault(peer, _) => {
                     let full = describe_action(model, Some(before), action);
                     let label = full
                         .split_once(": ")

@@ -6,7 +6,7 @@ use rocketmq_rebalance_model::config::{
 };
 use rocketmq_rebalance_model::protocol::consumer::Query;
 use rocketmq_rebalance_model::protocol::{
-    BrokerState, ConsumerState, Message, Output, Peer, Phase, ProcessQueue, Timer,
+    BrokerState, ConsumerState, Fault, Message, Output, Peer, Phase, ProcessQueue, Timer,
 };
 use std::sync::Arc;
 
@@ -127,8 +127,8 @@ fn a_join_heartbeats_every_broker_and_arms_one_rebalance_per_broker() {
     let cfg = config(Sizes::default());
     let (idle, out) = ConsumerState::start(&cfg, 2);
     assert_eq!(idle.phase, Phase::Idle);
-    assert_eq!(out, [Output::Arm(Timer::Join)]);
-    let (running, out) = idle.on_timer(&cfg, 2, &Timer::Join).unwrap();
+    assert_eq!(out, [Output::ArmFault(Fault::Join)]);
+    let (running, out) = idle.on_fault(&cfg, 2, Fault::Join).unwrap();
     assert_eq!(running.phase, Phase::Running);
     assert_eq!(running.due, 1);
     let heartbeats: Vec<Peer> = sends(&out).into_iter().map(|(to, _)| to).collect();
@@ -141,7 +141,7 @@ fn a_join_heartbeats_every_broker_and_arms_one_rebalance_per_broker() {
 fn a_rebalance_asks_one_broker_and_applies_its_answer_with_plan_update() {
     let cfg = config(Sizes::default());
     let (idle, _) = ConsumerState::start(&cfg, 2);
-    let (running, _) = idle.on_timer(&cfg, 2, &Timer::Join).unwrap();
+    let (running, _) = idle.on_fault(&cfg, 2, Fault::Join).unwrap();
     let (asking, out) = running
         .on_timer(&cfg, 2, &Timer::Rebalance { broker: 1 })
         .unwrap();
@@ -195,7 +195,7 @@ fn a_rebalance_asks_one_broker_and_applies_its_answer_with_plan_update() {
 fn wake_ups_merge() {
     let cfg = config(Sizes::default());
     let (idle, _) = ConsumerState::start(&cfg, 2);
-    let (running, _) = idle.on_timer(&cfg, 2, &Timer::Join).unwrap();
+    let (running, _) = idle.on_fault(&cfg, 2, Fault::Join).unwrap();
     assert!(running
         .on_message(&cfg, 2, Peer::Broker(0), &Message::NotifyConsumerIdsChanged)
         .is_none());
@@ -235,8 +235,8 @@ fn a_broker_ignores_a_closed_connection_and_registers_a_new_one() {
 fn a_restart_loses_the_table_and_closes_every_member_connection() {
     let cfg = common::config(Scenario::BrokerRestart);
     let (broker, out) = BrokerState::start(&cfg, 0);
-    assert_eq!(out, [Output::Arm(Timer::Restart)]);
-    let (restarted, out) = broker.on_timer(&Timer::Restart).unwrap();
+    assert_eq!(out, [Output::ArmFault(Fault::Restart)]);
+    let (restarted, out) = broker.on_fault(Fault::Restart).unwrap();
     assert_eq!(restarted.members, 0);
     assert_eq!(
         sends(&out),
@@ -296,8 +296,8 @@ fn a_consumer_that_sees_its_connection_close_fails_its_question_and_reconnects()
 fn a_paused_consumer_keeps_its_queues_while_brokers_expire_it() {
     let cfg = common::config(Scenario::ZombieConsumer);
     let (c1, out) = ConsumerState::start(&cfg, 0);
-    assert!(out.contains(&Output::Arm(Timer::Pause)));
-    let (paused, out) = c1.on_timer(&cfg, 0, &Timer::Pause).unwrap();
+    assert!(out.contains(&Output::ArmFault(Fault::Pause)));
+    let (paused, out) = c1.on_fault(&cfg, 0, Fault::Pause).unwrap();
     assert_eq!(paused, c1, "a zombie: same queues, knows nothing");
     let expired = Message::SilenceExpired {
         epoch: 0,
@@ -505,13 +505,13 @@ fn every_field_of_a_consumer_changes_its_fingerprint() {
     }
     vary(&|c| c.phase = Phase::Crashed);
     vary(&|c| c.phase = Phase::Idle);
-    vary(&|c| c.faults.lose_next_notification = true);
-    vary(&|c| c.faults.fail_next_query = true);
-    vary(&|c| c.faults.miss_next_route = true);
-    vary(&|c| c.faults.lose_next_persist = true);
-    vary(&|c| c.faults.fail_next_offset_read = true);
-    vary(&|c| c.faults.lose_next_unlock = true);
-    vary(&|c| c.faults.locks_fail = true);
+    vary(&|c| c.faults.insert(Fault::LoseNotification));
+    vary(&|c| c.faults.insert(Fault::FailQuery));
+    vary(&|c| c.faults.insert(Fault::MissRoute));
+    vary(&|c| c.faults.insert(Fault::LosePersist));
+    vary(&|c| c.faults.insert(Fault::FailOffsetRead));
+    vary(&|c| c.faults.insert(Fault::LoseUnlock));
+    vary(&|c| c.faults.insert(Fault::FailLocks));
     vary(&|c| c.owned ^= 1 << 63);
     vary(&|c| c.views[0] = None);
     vary(&|c| c.views[0] = Some(0));
@@ -638,11 +638,11 @@ fn an_idle_dropped_orderly_queue_is_persisted_unlocked_and_forgotten() {
     assert_eq!(next.queues[0], c0.queues[0], "the kept queue is untouched");
     // A lost persist and a lost unlock: nothing sent, each fault used up.
     let mut unlucky = both;
-    unlucky.faults.lose_next_persist = true;
-    unlucky.faults.lose_next_unlock = true;
+    unlucky.faults.insert(Fault::LosePersist);
+    unlucky.faults.insert(Fault::LoseUnlock);
     let (next, out) = answered(&cfg, unlucky, 0b11);
     assert_eq!(sends(&out), []);
-    assert!(!next.faults.lose_next_persist && !next.faults.lose_next_unlock);
+    assert!(!next.faults.contains(Fault::LosePersist) && !next.faults.contains(Fault::LoseUnlock));
     assert_eq!(next.queues[1], ProcessQueue::default());
 }
 
@@ -738,7 +738,7 @@ fn a_queue_allocated_again_while_dropped_waits_for_its_pull_expiry_then_is_locke
     assert_eq!(next.queues[1], ProcessQueue::default());
     // Its lock calls failing, the queue waits for the next round.
     let mut failing = stuck(timing.pull_expiry);
-    failing.faults.locks_fail = true;
+    failing.faults.insert(Fault::FailLocks);
     let (next, out) = answered(&cfg, failing, 0b01);
     assert_eq!(sends(&out), [UPDATE_1_AT_1, UNLOCK_1]);
     assert_eq!((next.locking, next.adding, next.due), (0, 0, 1));
@@ -1090,14 +1090,14 @@ fn a_queue_taken_over_reads_its_offset_from_its_own_broker() {
     }
     // A read that fails leaves that queue, and only it, out of this round.
     let mut failing = next;
-    failing.faults.fail_next_offset_read = true;
+    failing.faults.insert(Fault::FailOffsetRead);
     failing.queues[1].from = 1;
     failing.queues[1].to = 2;
     let (failed, out) = failing
         .on_message(&cfg, 0, Peer::Broker(1), &offset(1, 2))
         .unwrap();
     assert_eq!((failed.owned, failed.due), (0b01, 1));
-    assert!(!failed.faults.fail_next_offset_read);
+    assert!(!failed.faults.contains(Fault::FailOffsetRead));
     assert_eq!(
         failed.queues[1],
         ProcessQueue {
@@ -1172,7 +1172,7 @@ fn an_orderly_pull_needs_a_lock_it_trusts() {
         assert_eq!(locking.queues, untrusted.queues, "nothing pulled");
         assert!(locking.on_timer(&cfg, 0, &pull).is_none(), "one lock call");
         let mut failing = untrusted;
-        failing.faults.locks_fail = true;
+        failing.faults.insert(Fault::FailLocks);
         assert!(failing.on_timer(&cfg, 0, &pull).is_none());
     }
 }
@@ -1276,10 +1276,10 @@ fn a_subscription_heartbeats_at_once_an_unsubscription_forgets_the_topic() {
     let cfg = common::config_with(Scenario::Healthy, sizes, "AVG", ProtocolOptions::default());
     let c0 = ConsumerState::start(&cfg, 0).0;
     assert_eq!(c0.topics, 0b11);
-    let (left, out) = c0.on_timer(&cfg, 0, &Timer::Resubscribe).unwrap();
+    let (left, out) = c0.on_fault(&cfg, 0, Fault::Resubscribe).unwrap();
     assert_eq!((left.topics, left.views[1], left.due), (0b01, None, 0b01));
     assert_eq!(sends(&out), []);
-    let (back, out) = left.on_timer(&cfg, 0, &Timer::Resubscribe).unwrap();
+    let (back, out) = left.on_fault(&cfg, 0, Fault::Resubscribe).unwrap();
     assert_eq!((back.topics, back.due), (0b11, 0b11));
     let heartbeat = |b| {
         (
@@ -1294,7 +1294,7 @@ fn a_subscription_heartbeats_at_once_an_unsubscription_forgets_the_topic() {
     // A consumer of one topic does not unsubscribe from its last.
     assert!(ConsumerState::start(&healthy(), 0)
         .0
-        .on_timer(&healthy(), 0, &Timer::Resubscribe)
+        .on_fault(&healthy(), 0, Fault::Resubscribe)
         .is_none());
 }
 
@@ -1334,7 +1334,7 @@ fn a_server_side_assignment_is_applied_only_when_awaited() {
 #[test]
 fn an_orderly_shutdown_unlocks_each_brokers_queues_there() {
     let (cfg, c0) = orderly(LockTiming::default());
-    let (left, out) = c0.on_timer(&cfg, 0, &Timer::Shutdown).unwrap();
+    let (left, out) = c0.on_fault(&cfg, 0, Fault::Shutdown).unwrap();
     assert_eq!(left.phase, Phase::Left);
     let unlock_0 = (
         Peer::Broker(0),
@@ -1356,12 +1356,12 @@ fn a_failed_query_uses_up_its_fault_and_ends_the_round() {
         due: 1,
         ..ConsumerState::start(&cfg, 0).0
     };
-    let (faulty, _) = c0.on_timer(&cfg, 0, &Timer::FailQuery).unwrap();
-    assert!(faulty.faults.fail_next_query);
+    let (faulty, _) = c0.on_fault(&cfg, 0, Fault::FailQuery).unwrap();
+    assert!(faulty.faults.contains(Fault::FailQuery));
     let (failed, out) = faulty
         .on_timer(&cfg, 0, &Timer::Rebalance { broker: 0 })
         .unwrap();
-    assert!(!failed.faults.fail_next_query);
+    assert!(!failed.faults.contains(Fault::FailQuery));
     assert_eq!((failed.due, failed.querying), (0, None));
     assert_eq!(
         out,
@@ -1425,7 +1425,7 @@ fn a_failed_offset_read_makes_its_own_topic_due() {
     let mut c = ConsumerState::start(&cfg, 0).0;
     c.owned |= 1 << q;
     c.queues[q] = ProcessQueue::reading();
-    c.faults.fail_next_offset_read = true;
+    c.faults.insert(Fault::FailOffsetRead);
     let broker = cfg.broker_of(q);
     let offset = Message::Offset {
         queue: q as u8,

@@ -1,14 +1,24 @@
-//! Which of the model's actions weak fairness covers, and the predicate the
+//! Which of the model's steps fairness covers, and the predicate the
 //! liveness check asks to hold in the end: the bridge between the rebalance
 //! model and the generic fair-cycle search ([`crate::search::fair_cycle`]).
 //!
-//! Fair (an action that stays enabled is eventually taken): every delivery
-//! of a message (one class per sender, receiver and message) and every
-//! protocol timer of an actor (one class per actor and timer; the rebalance
-//! service's random choice of broker is one timer per broker, so a fair run
-//! asks every broker again and again, as random picks do with probability 1).
-//! Not fair, never required: the environment — joins, graceful shutdowns,
-//! crashes, route changes, and message loss — which spends a finite budget.
+//! The fair steps are listed, as a TLA+ spec's `Fairness ==` lists them
+//! ([`fairness`], [`timer_fairness`]: exhaustive matches, so a new kind of
+//! step does not compile until it is classified):
+//!
+//! | step | fairness |
+//! |---|---|
+//! | delivery of a message (one class per sender, receiver and message) | weak |
+//! | [`Timer::Rebalance`] (one class per consumer and broker) | strong |
+//! | every other [`Timer`] (one class per actor and timer) | weak |
+//! | a tick of every clock (orderly) | strong |
+//! | a [`Fault`](crate::config::Fault), a clock that runs slow | none |
+//!
+//! The rebalance service picks a broker at random each round, one timer
+//! per broker: each is asked again with probability 1, which is strong
+//! fairness (the turn of a broker not picked is disarmed, so it is enabled
+//! again and again but not continuously). The environment is never
+//! required: it spends a finite budget.
 
 use std::hash::Hash;
 use std::time::{Duration, Instant};
@@ -65,50 +75,61 @@ fn class_of<T: Hash>(value: T) -> u64 {
     fingerprint(&value)
 }
 
-/// Whether a timer is the environment's rather than the protocol's.
-fn is_environment(timer: &Timer) -> bool {
-    matches!(
-        timer,
-        Timer::Join
-            | Timer::Shutdown
-            | Timer::Crash
-            | Timer::RouteChange
-            | Timer::LoseNotification
-            | Timer::FailQuery
-            | Timer::Partition
-            | Timer::MissRoute
-            | Timer::Kill
-            | Timer::Pause
-            | Timer::Restart
-            | Timer::Resubscribe
-            | Timer::LosePersist
-            | Timer::FailOffsetRead
-            | Timer::Evict
-            | Timer::LoseUnlock
-            | Timer::FailLocks
-    )
+/// How a kind of step is required to happen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fairness {
+    /// Weak: a step that stays enabled is taken in the end.
+    Weak,
+    /// Strong: a step enabled again and again is taken in the end.
+    Strong,
+    /// None: the environment's, never required.
+    Unfair,
+}
+
+/// The fairness of a protocol timer. No wildcard: a new timer does not
+/// compile until it is classified here.
+pub fn timer_fairness(timer: &Timer) -> Fairness {
+    match timer {
+        Timer::Rebalance { .. } => Fairness::Strong,
+        Timer::Tick
+        | Timer::Connect { .. }
+        | Timer::Heal
+        | Timer::Heartbeat
+        | Timer::Pull { .. }
+        | Timer::Done { .. }
+        | Timer::Persist
+        | Timer::LockAll => Fairness::Weak,
+    }
+}
+
+/// The fairness of a step of the model: the positive list of the module's
+/// table.
+pub fn fairness(action: &Action) -> Fairness {
+    match action {
+        Action::Deliver(_) => Fairness::Weak,
+        Action::Timeout(_, timer) => timer_fairness(timer),
+        // Time passes in every real run: a cycle of steps in which the
+        // clock could tick again and again but never does (a lock retried
+        // every 500 ms for ever within one tick) is no execution, so the
+        // tick is strongly fair. A clock that runs slow is the
+        // environment's.
+        Action::Elapse { lagging: None } => Fairness::Strong,
+        Action::Elapse { lagging: Some(_) } | Action::Fault(..) => Fairness::Unfair,
+    }
 }
 
 impl Classify<RebalanceModel> for RebalanceFairness {
     fn class(&self, _: &RebalanceModel, _: &SystemState, action: &Action) -> Option<u64> {
-        match action {
-            Action::Deliver(env) => Some(class_of(("deliver", env)) & !STRONG),
-            // RocketMQ picks the broker at random each round: each is asked
-            // again with probability 1, which is strong fairness.
-            Action::Timeout(peer, timer @ Timer::Rebalance { .. }) => {
-                Some(class_of(("timer", peer, timer)) | STRONG)
-            }
-            Action::Timeout(peer, timer) if !is_environment(timer) => {
-                Some(class_of(("timer", peer, timer)) & !STRONG)
-            }
-            Action::Timeout(..) => None,
-            // Time passes in every real run: a cycle of steps in which the
-            // clock could tick again and again but never does (a lock
-            // retried every 500 ms for ever within one tick) is no
-            // execution, so the tick is strongly fair. A clock that runs
-            // slow is the environment's.
-            Action::Elapse { lagging: None } => Some(class_of("elapse") | STRONG),
-            Action::Elapse { .. } => None,
+        let class = match action {
+            Action::Deliver(env) => class_of(("deliver", env)),
+            Action::Timeout(peer, timer) => class_of(("timer", peer, timer)),
+            Action::Elapse { .. } => class_of("elapse"),
+            Action::Fault(..) => 0,
+        };
+        match fairness(action) {
+            Fairness::Weak => Some(class & !STRONG),
+            Fairness::Strong => Some(class | STRONG),
+            Fairness::Unfair => None,
         }
     }
 

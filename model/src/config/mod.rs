@@ -5,7 +5,10 @@
 
 pub mod allocation;
 pub mod bits;
+#[macro_use]
+pub mod dense;
 pub mod error;
+pub mod fault;
 pub mod network;
 pub mod protocol_options;
 pub mod scenario;
@@ -21,7 +24,9 @@ pub use bits::{
     members_of, set_of, ConsumerSet, QueueSet, MAX_BROKERS, MAX_CONSUMERS, MAX_MESSAGES,
     MAX_MESSAGE_QUEUES, MAX_QUEUES, MAX_TOPICS,
 };
+pub use dense::{Dense, DenseIter, DenseSet};
 pub use error::ConfigError;
+pub use fault::{picks, Effect, Fault, FaultSet, FaultSpec, Layer, Pick, Target};
 pub use network::{NetworkKind, UnknownNetwork};
 pub use protocol_options::{
     Assignment, Commit, ConsumeFrom, LockTiming, ProtocolOptions, UnknownAssignment, UnknownCommit,
@@ -134,31 +139,20 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
         0,
         1,
     )?;
-    range(
-        Size::BrokerRestarts,
-        sizes.broker_restarts,
-        0,
-        sizes.brokers,
-    )?;
     range(Size::Messages, sizes.messages, 0, MAX_MESSAGES)?;
     range(Size::PullBatch, sizes.pull_batch, 1, MAX_MESSAGES)?;
-    range(Size::Evictions, sizes.evictions, 0, sizes.brokers)?;
-    let budgets = [
-        (Size::Joins, sizes.joiners()),
-        (Size::Crashes, sizes.crashes),
-        (Size::Kills, sizes.kills),
-        (Size::Expiries, sizes.expiries),
-        (Size::Leaves, sizes.leaves),
-        (Size::LostNotifications, sizes.lost_notifications),
-        (Size::FailedQueries, sizes.failed_queries),
-        (Size::StaleRoutes, sizes.stale_routes),
-        (Size::SubscriptionChanges, sizes.subscription_changes),
-        (Size::LostPersists, sizes.lost_persists),
-        (Size::FailedOffsetReads, sizes.failed_offset_reads),
-        (Size::LostUnlocks, sizes.lost_unlocks),
-        (Size::FailedLocks, sizes.failed_locks),
-    ];
-    if let Some(&(size, _)) = budgets.iter().find(|(_, n)| *n > sizes.consumers) {
+    // Each broker has a broker fault at most once.
+    for fault in Fault::all().filter(|f| f.target() == Target::Broker) {
+        for &size in fault.spec().budgets {
+            range(size, sizes.count(size).unwrap_or(0), 0, sizes.brokers)?;
+        }
+    }
+    // Each consumer has a consumer fault at most once.
+    let exceeds = Fault::all()
+        .filter(|f| f.target() == Target::Consumer)
+        .flat_map(|f| f.spec().budgets.iter().copied())
+        .find(|&size| sizes.count(size).is_some_and(|n| n > sizes.consumers));
+    if let Some(size) = exceeds {
         return Err(ConfigError::ExceedsConsumers { size });
     }
     let needs = |size, value: usize, min| {
@@ -192,13 +186,17 @@ fn validate_orderly(
         if scenario.needs_orderly() {
             return Err(ConfigError::ScenarioNeedsOrderly { scenario });
         }
-        let only_orderly = [
-            (Size::ClockDrift, sizes.clock_drift),
-            (Size::LostUnlocks, sizes.lost_unlocks),
-            (Size::FailedLocks, sizes.failed_locks),
-        ];
-        return match only_orderly.iter().find(|(_, n)| *n > 0) {
-            Some(&(size, _)) => Err(ConfigError::OrderlyOnly { size }),
+        // The clock, and the faults of orderly consumption.
+        let only_orderly = std::iter::once(Size::ClockDrift).chain(
+            Fault::all()
+                .filter(|f| f.spec().layer == Layer::Orderly)
+                .flat_map(|f| f.spec().budgets.iter().copied()),
+        );
+        return match only_orderly
+            .into_iter()
+            .find(|&size| sizes.count(size).is_some_and(|n| n > 0))
+        {
+            Some(size) => Err(ConfigError::OrderlyOnly { size }),
             None => Ok(()),
         };
     };
@@ -383,7 +381,7 @@ impl Config {
 
     /// Consumers that never join, crash or leave: registered from the start.
     pub fn initial_members(&self) -> ConsumerSet {
-        set_of(self.consumers.len(), |c| !self.consumers[c].joins) as ConsumerSet
+        set_of(self.consumers.len(), |c| !self.consumers[c].joins()) as ConsumerSet
     }
 
     /// Consumers that can reach `broker` (the network allows it; whether
@@ -392,6 +390,24 @@ impl Config {
         set_of(self.consumers.len(), |c| {
             self.consumers[c].unreachable & (1 << broker) == 0
         }) as ConsumerSet
+    }
+
+    /// Whether broker `broker` may have `fault` in this run (for a
+    /// consumer, see [`ConsumerSpec::may`]; the name servers are actor 0).
+    pub fn may(&self, fault: Fault, actor: usize) -> bool {
+        let actors = match fault.target() {
+            Target::NameServer => 1,
+            Target::Broker => self.broker_names.len(),
+            Target::Consumer => return self.consumers[actor].may(fault),
+        };
+        picks(
+            fault,
+            self.scenario,
+            &self.sizes,
+            &self.protocol,
+            actor,
+            actors,
+        )
     }
 
     /// Whether messages are modelled.

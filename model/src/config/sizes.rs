@@ -137,6 +137,46 @@ impl Sizes {
     pub fn joiners(&self) -> usize {
         self.joins.unwrap_or(self.consumers)
     }
+
+    /// The value of the field `size` names; `None` for the durations of
+    /// [`LockTiming`](super::LockTiming), which are not sizes.
+    pub fn count(&self, size: Size) -> Option<usize> {
+        Some(match size {
+            Size::Consumers => self.consumers,
+            Size::Brokers => self.brokers,
+            Size::Topics => self.topics,
+            Size::Queues => self.queues,
+            Size::Joins => self.joiners(),
+            Size::Crashes => self.crashes,
+            Size::Kills => self.kills,
+            Size::Expiries => self.expiries,
+            Size::BrokerRestarts => self.broker_restarts,
+            Size::Leaves => self.leaves,
+            Size::RouteChanges => self.route_changes,
+            Size::QueueRemovals => self.queue_removals,
+            Size::BrokerJoins => self.broker_joins,
+            Size::BrokerLeaves => self.broker_leaves,
+            Size::NameServers => self.name_servers,
+            Size::NameServerPartitions => self.name_server_partitions,
+            Size::LostNotifications => self.lost_notifications,
+            Size::FailedQueries => self.failed_queries,
+            Size::StaleRoutes => self.stale_routes,
+            Size::SubscriptionChanges => self.subscription_changes,
+            Size::Messages => self.messages,
+            Size::PullBatch => self.pull_batch,
+            Size::LostPersists => self.lost_persists,
+            Size::FailedOffsetReads => self.failed_offset_reads,
+            Size::Evictions => self.evictions,
+            Size::ClockDrift => self.clock_drift,
+            Size::LostUnlocks => self.lost_unlocks,
+            Size::FailedLocks => self.failed_locks,
+            Size::LockRenew
+            | Size::LockValidity
+            | Size::LockLease
+            | Size::UnlockDelay
+            | Size::BatchTicks => return None,
+        })
+    }
 }
 
 /// One number of a configuration (a field of [`Sizes`] or of

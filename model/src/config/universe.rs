@@ -7,6 +7,8 @@ use std::collections::HashMap;
 use rocketmq_rebalance::MessageQueue;
 
 use super::bits::QueueSet;
+use super::dense::Dense;
+use super::fault::{picks, Fault, FaultSet, Target};
 use super::{ConfigError, ProtocolOptions, Scenario, Sizes, MAX_QUEUES};
 
 /// What is fixed about one consumer for the whole run.
@@ -18,39 +20,28 @@ pub struct ConsumerSpec {
     pub client_id: String,
     /// Topics it subscribes to, as a bit set of topic indices.
     pub topics: u8,
-    /// Starts unregistered and joins during the run.
-    pub joins: bool,
-    /// May crash once (its host dies).
-    pub may_crash: bool,
-    /// May be killed once (its process dies).
-    pub may_be_killed: bool,
-    /// May pause once for over 120 s, alive.
-    pub may_pause: bool,
-    /// May shut down gracefully once.
-    pub may_leave: bool,
+    /// The faults its budgets give it ([`picks`]), each at most once
+    /// ([`Fault::Join`]: it starts unregistered and joins during the run).
+    pub faults: FaultSet,
     /// Brokers it cannot reach, as a bit set of broker indices.
     pub unreachable: u8,
     /// The name server it polls for routes.
     pub name_server: usize,
-    /// May lose one notification.
-    pub may_lose_notification: bool,
-    /// May have one consumer-list query fail.
-    pub may_fail_query: bool,
-    /// May miss one route update.
-    pub may_miss_route: bool,
-    /// May change its subscription once at runtime.
-    pub may_resubscribe: bool,
-    /// May lose one offset persist.
-    pub may_lose_persist: bool,
-    /// May have one offset read fail.
-    pub may_fail_offset_read: bool,
-    /// With orderly consumption, may lose one unlock.
-    pub may_lose_unlock: bool,
-    /// With orderly consumption, may lose its connection for lock calls.
-    pub may_fail_locks: bool,
     /// With orderly consumption, how many ticks its clock may fall behind
     /// the brokers'.
     pub max_clock_lag: u8,
+}
+
+impl ConsumerSpec {
+    /// Whether it may have `fault`.
+    pub fn may(&self, fault: Fault) -> bool {
+        self.faults.contains(fault)
+    }
+
+    /// Whether it starts unregistered and joins during the run.
+    pub fn joins(&self) -> bool {
+        self.may(Fault::Join)
+    }
 }
 
 /// One queue of the universe: every queue that any route version has.
@@ -69,19 +60,24 @@ pub struct QueueInfo {
 /// A route as a name server serves it and a consumer caches it: the
 /// version of the operators' script it has reached, less the brokers it has
 /// dropped (a name server drops a broker it has not heard from for 120 s).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Route {
     /// Steps of the route script applied.
     pub version: u8,
     /// Brokers left out, as a bit set of broker indices.
     pub dropped: u8,
-}
-
-impl Route {
-    /// The route in 16 bits: the version below the dropped brokers.
-    pub fn packed(self) -> u16 {
-        u16::from(self.version) | u16::from(self.dropped) << 8
-    }
 }
 
 /// One operator change of the route, in the order a run applies them.
@@ -284,7 +280,6 @@ pub fn consumer_specs(
         0
     };
     let n = sizes.consumers;
-    let joins = sizes.joiners();
     (0..n)
         .map(|i| {
             let name = format!("c{}", i + 1);
@@ -313,27 +308,12 @@ pub fn consumer_specs(
                 name,
                 client_id,
                 topics,
-                joins: i >= n - joins,
-                may_crash: i < sizes.crashes,
-                may_be_killed: i < sizes.kills,
-                may_pause: i < sizes.expiries,
-                // A rolling upgrade stops the old consumers, the first ones;
-                // the new ones are the joiners, the last ones.
-                may_leave: if scenario == Scenario::RollingUpgrade {
-                    i < sizes.leaves
-                } else {
-                    i >= n - sizes.leaves
-                },
+                faults: Fault::all()
+                    .filter(|f| f.target() == Target::Consumer)
+                    .filter(|&f| picks(f, scenario, sizes, protocol, i, n))
+                    .collect(),
                 unreachable,
                 name_server: i % sizes.name_servers,
-                may_lose_notification: i < sizes.lost_notifications,
-                may_fail_query: i < sizes.failed_queries,
-                may_miss_route: i < sizes.stale_routes,
-                may_resubscribe: i < sizes.subscription_changes,
-                may_lose_persist: i < sizes.lost_persists,
-                may_fail_offset_read: i < sizes.failed_offset_reads,
-                may_lose_unlock: i < sizes.lost_unlocks,
-                may_fail_locks: i < sizes.failed_locks,
                 max_clock_lag: if i == 0 { sizes.clock_drift as u8 } else { 0 },
             }
         })

@@ -3,7 +3,8 @@
 //! nothing: each learns members from the heartbeats it receives.
 
 use crate::config::{members_of, Config, ConsumerSet, Route};
-use crate::protocol::message::{Message, Output, Peer, Step, Timer, NO_OFFSET};
+use crate::config::{Dense, Fault, Target};
+use crate::protocol::message::{Message, Output, Peer, Step, NO_OFFSET};
 use crate::protocol::ConsumerState;
 
 /// `offsets` with queue `queue`'s offset set to `offset`.
@@ -17,10 +18,17 @@ fn with_offset(offsets: u32, queue: usize, offset: u8) -> u32 {
 /// the ticks since it last locked or renewed it, one byte a queue. A lock
 /// unrenewed past the lease is expired; it is removed then, as whoever asks
 /// next gets it, the old holder included, as if there were none.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct LockTable(u64);
 
 impl LockTable {
+    /// The table as one word, a byte a queue.
+    pub fn bits(self) -> u64 {
+        self.0
+    }
+
     /// The lock key ([`Config::lock_key`]) holding queue `q`'s lock, if any.
     pub fn holder(self, q: usize) -> Option<u8> {
         let byte = (self.0 >> (8 * q)) as u8;
@@ -74,7 +82,7 @@ impl LockTable {
 
 /// One broker's member table and what it knows of each consumer's
 /// connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BrokerState {
     /// Registered consumers (channels), by consumer index.
     pub members: ConsumerSet,
@@ -98,22 +106,6 @@ pub struct BrokerState {
     pub evicted: bool,
     /// With orderly consumption, its lock table.
     pub locks: LockTable,
-}
-
-/// Every state is hashed for its fingerprint: two packed words instead of
-/// a write per field.
-impl std::hash::Hash for BrokerState {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        h.write_u128(
-            u128::from(self.members)
-                | u128::from(self.closed) << 16
-                | u128::from(self.subscription) << 32
-                | u128::from(self.route.packed()) << 40
-                | u128::from(self.evicted) << 56
-                | u128::from(self.offsets) << 64,
-        );
-        h.write_u128(u128::from(self.epochs) | u128::from(self.locks.0) << 64);
-    }
 }
 
 /// How a message's connection compares with the newest the broker knows.
@@ -173,22 +165,18 @@ impl BrokerState {
             evicted: false,
             locks,
         };
-        let outputs = [
-            (broker < cfg.sizes.broker_restarts, Timer::Restart),
-            (cfg.messages() && broker < cfg.sizes.evictions, Timer::Evict),
-        ]
-        .into_iter()
-        .filter(|(armed, _)| *armed)
-        .map(|(_, timer)| Output::Arm(timer))
-        .collect();
+        let outputs = Fault::all()
+            .filter(|&f| f.target() == Target::Broker && cfg.may(f, broker))
+            .map(Output::ArmFault)
+            .collect();
         (state, outputs)
     }
 
-    /// Handles a timer: dispatches to the step it starts.
-    pub fn on_timer(&self, timer: &Timer) -> Step<Self> {
-        match timer {
-            Timer::Restart => Some(self.restart()),
-            Timer::Evict => (!self.evicted).then(|| {
+    /// Handles a fault: dispatches to the step it starts.
+    pub fn on_fault(&self, fault: Fault) -> Step<Self> {
+        match fault {
+            Fault::Restart => Some(self.restart()),
+            Fault::Evict => (!self.evicted).then(|| {
                 let next = Self {
                     evicted: true,
                     ..*self

@@ -3,8 +3,8 @@
 //! from the member list of one broker and its cached route.
 
 use crate::config::{
-    members_of, Assignment, Commit, Config, ConsumeFrom, ConsumerSet, LockTiming, QueueSet, Route,
-    MAX_TOPICS,
+    members_of, Assignment, Commit, Config, ConsumeFrom, ConsumerSet, Effect, Fault, FaultSet,
+    LockTiming, QueueSet, Route, MAX_TOPICS,
 };
 use crate::protocol::message::NO_OFFSET;
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
@@ -12,7 +12,7 @@ use crate::protocol::process_queue::{ProcessQueue, ProcessQueues};
 use rocketmq_rebalance::plan_update;
 
 /// Life cycle of a consumer process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Phase {
     /// Not started yet.
     Idle,
@@ -25,7 +25,7 @@ pub enum Phase {
 }
 
 /// One consumer's state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConsumerState {
     /// Life cycle.
     pub phase: Phase,
@@ -42,8 +42,9 @@ pub struct ConsumerState {
     /// Per topic, the member list its last allocation used. Not kept by
     /// RocketMQ; recorded so the properties can say what the group agreed on.
     pub views: [Option<ConsumerSet>; MAX_TOPICS],
-    /// Faults the environment has scheduled for it and not yet applied.
-    pub faults: Faults,
+    /// Faults the environment has scheduled for its next message or call
+    /// ([`Effect::Scheduled`](crate::config::Effect)) and not yet applied.
+    pub faults: FaultSet,
     /// Per broker, the epoch of its connection there, four bits a broker:
     /// a new connection after the old one closed is the next epoch.
     pub epochs: u32,
@@ -69,7 +70,7 @@ pub struct ConsumerState {
 
 /// A question in flight: which topic, asked of which broker, on which
 /// connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Query {
     /// Topic index.
     pub topic: u8,
@@ -79,81 +80,6 @@ pub struct Query {
     pub epoch: u8,
 }
 
-/// Faults the environment has armed for a consumer's next message or call.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
-pub struct Faults {
-    /// The next `NOTIFY_CONSUMER_IDS_CHANGED` is lost.
-    pub lose_next_notification: bool,
-    /// The next offset persist is lost.
-    pub lose_next_persist: bool,
-    /// The next offset read fails.
-    pub fail_next_offset_read: bool,
-    /// The next `GET_CONSUMER_LIST_BY_GROUP` fails.
-    pub fail_next_query: bool,
-    /// The next route poll fails.
-    pub miss_next_route: bool,
-    /// The next unlock is lost.
-    pub lose_next_unlock: bool,
-    /// Every lock call times out (its connection for them is lost).
-    pub locks_fail: bool,
-}
-
-/// Every state is hashed for its fingerprint: a few packed words instead
-/// of a write per field. The first word says which optional words follow,
-/// so distinct states write distinct sequences.
-impl std::hash::Hash for ConsumerState {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        let querying = self.querying.map_or(0, |q| {
-            1 | u64::from(q.topic) << 1 | u64::from(q.broker) << 3 | u64::from(q.epoch) << 6
-        });
-        // Nothing to write without messages or orderly consumption.
-        let queues = self.queues.iter().any(|q| q.packed() != 0);
-        let orderly = u64::from(self.locking)
-            | u64::from(self.adding) << 8
-            | u64::from(self.renew_age) << 16
-            | u64::from(self.lag) << 24
-            | u64::from(self.faults.lose_next_unlock) << 32
-            | u64::from(self.faults.locks_fail) << 33;
-        let assigned = self
-            .assigned
-            .iter()
-            .fold(0u64, |word, route| word << 16 | u64::from(route.packed()));
-        h.write_u128(
-            u128::from(
-                self.phase as u64
-                    | u64::from(self.route.version) << 8
-                    | u64::from(self.due) << 16
-                    | u64::from(self.faults.lose_next_notification) << 24
-                    | u64::from(self.faults.fail_next_query) << 25
-                    | u64::from(self.faults.miss_next_route) << 26
-                    | u64::from(self.faults.lose_next_persist) << 27
-                    | u64::from(self.faults.fail_next_offset_read) << 28
-                    | u64::from(queues) << 29
-                    | u64::from(orderly != 0) << 30
-                    | u64::from(self.route.dropped) << 32
-                    | querying << 40
-                    | u64::from(self.topics) << 52,
-            ) | u128::from(assigned) << 64,
-        );
-        if queues {
-            for pair in self.queues.chunks(2) {
-                let word = pair
-                    .iter()
-                    .fold(0, |word, q| word << 64 | u128::from(q.packed()));
-                h.write_u128(word);
-            }
-        }
-        if orderly != 0 {
-            h.write_u64(orderly);
-        }
-        h.write_u128(u128::from(self.epochs) | u128::from(self.owned) << 64);
-        let views = self.views.iter().fold(0u128, |acc, v| {
-            acc << 17 | v.map_or(0, |m| 1 << 16 | u128::from(m))
-        });
-        h.write_u128(views);
-    }
-}
-
 impl ConsumerState {
     /// The state at start: idle for joiners; otherwise running, registered
     /// and balanced, as if it had been up for a while.
@@ -161,8 +87,8 @@ impl ConsumerState {
         let spec = &cfg.consumers[me];
         let mut state = Self::empty(Phase::Idle);
         state.topics = spec.topics;
-        if spec.joins {
-            return (state, vec![Output::Arm(Timer::Join)]);
+        if spec.joins() {
+            return (state, vec![Output::ArmFault(Fault::Join)]);
         }
         state.phase = Phase::Running;
         for topic in state.subscribed() {
@@ -190,53 +116,46 @@ impl ConsumerState {
         (state, outputs)
     }
 
-    /// Handles a timer: dispatches to the protocol step it starts. Which
-    /// environment events may happen to this consumer is decided once, by
-    /// the environment timers the consumer arms when it starts.
+    /// Handles a timer: dispatches to the protocol step it starts.
     pub fn on_timer(&self, cfg: &Config, me: usize, timer: &Timer) -> Step<Self> {
-        match (self.phase, timer) {
-            (Phase::Idle, Timer::Join) => Some(self.join(cfg, me)),
-            (Phase::Running, Timer::Rebalance { broker }) => self.rebalance(cfg, me, *broker),
-            (Phase::Running, Timer::Tick) => self.periodic_tick(cfg, me),
-            (Phase::Running, Timer::Connect { broker }) => Some(self.connect(cfg, me, *broker)),
-            (Phase::Running, Timer::Heartbeat) => Some(self.heartbeat(cfg, me)),
-            (Phase::Running, Timer::Resubscribe) => self.resubscribe(cfg, me),
-            (Phase::Running, Timer::Pull { queue }) => self.pull(cfg, me, usize::from(*queue)),
-            (Phase::Running, Timer::Done { queue }) => self.done(cfg, usize::from(*queue)),
-            (Phase::Running, Timer::Persist) => Some(self.persist(cfg, me)),
-            (Phase::Running, Timer::LosePersist) => Some(self.schedule_fault(Faults {
-                lose_next_persist: true,
-                ..self.faults
-            })),
-            (Phase::Running, Timer::FailOffsetRead) => Some(self.schedule_fault(Faults {
-                fail_next_offset_read: true,
-                ..self.faults
-            })),
-            (Phase::Running, Timer::LoseNotification) => Some(self.schedule_fault(Faults {
-                lose_next_notification: true,
-                ..self.faults
-            })),
-            (Phase::Running, Timer::FailQuery) => Some(self.schedule_fault(Faults {
-                fail_next_query: true,
-                ..self.faults
-            })),
-            (Phase::Running, Timer::MissRoute) => Some(self.schedule_fault(Faults {
-                miss_next_route: true,
-                ..self.faults
-            })),
-            (Phase::Running, Timer::LockAll) => self.lock_all(cfg, me),
-            (Phase::Running, Timer::LoseUnlock) => Some(self.schedule_fault(Faults {
-                lose_next_unlock: true,
-                ..self.faults
-            })),
-            (Phase::Running, Timer::FailLocks) => Some(self.schedule_fault(Faults {
-                locks_fail: true,
-                ..self.faults
-            })),
-            (Phase::Running, Timer::Shutdown) => Some(self.shutdown(cfg, me)),
-            (Phase::Running, Timer::Crash) => Some(self.crash(cfg, me)),
-            (Phase::Running, Timer::Kill) => Some(self.kill(cfg, me)),
-            (Phase::Running, Timer::Pause) => Some(self.pause(cfg, me)),
+        if self.phase != Phase::Running {
+            return None;
+        }
+        match *timer {
+            Timer::Rebalance { broker } => self.rebalance(cfg, me, broker),
+            Timer::Tick => self.periodic_tick(cfg, me),
+            Timer::Connect { broker } => Some(self.connect(cfg, me, broker)),
+            Timer::Heartbeat => Some(self.heartbeat(cfg, me)),
+            Timer::Pull { queue } => self.pull(cfg, me, usize::from(queue)),
+            Timer::Done { queue } => self.done(cfg, usize::from(queue)),
+            Timer::Persist => Some(self.persist(cfg, me)),
+            Timer::LockAll => self.lock_all(cfg, me),
+            Timer::Heal => None,
+        }
+    }
+
+    /// Handles a fault: one scheduled for its next call is recorded (the
+    /// step it concerns applies it); the others are steps of their own.
+    /// Which faults may happen to this consumer is decided once, by the
+    /// faults it arms when it starts ([`ConsumerSpec::may`](crate::config::ConsumerSpec)).
+    pub fn on_fault(&self, cfg: &Config, me: usize, fault: Fault) -> Step<Self> {
+        match (self.phase, fault.spec().effect) {
+            (Phase::Idle, _) if fault == Fault::Join => Some(self.join(cfg, me)),
+            (Phase::Running, Effect::Scheduled(_)) => Some((
+                Self {
+                    faults: self.faults.with(fault),
+                    ..*self
+                },
+                Vec::new(),
+            )),
+            (Phase::Running, Effect::Now) => match fault {
+                Fault::Shutdown => Some(self.shutdown(cfg, me)),
+                Fault::Crash => Some(self.crash(cfg, me)),
+                Fault::Kill => Some(self.kill(cfg, me)),
+                Fault::Pause => Some(self.pause(cfg, me)),
+                Fault::Resubscribe => self.resubscribe(cfg, me),
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -250,7 +169,9 @@ impl ConsumerState {
         };
         match (self.phase, msg) {
             (Phase::Idle, Message::RouteData { route }) => self.cache_route(*route),
-            (Phase::Running, Message::RouteData { route }) if self.faults.miss_next_route => {
+            (Phase::Running, Message::RouteData { route })
+                if self.faults.contains(Fault::MissRoute) =>
+            {
                 Some(self.miss_route(me, *route))
             }
             (Phase::Running, Message::RouteData { route }) => {
@@ -262,7 +183,7 @@ impl ConsumerState {
                 Some(self.route_changed(cfg, me, *route))
             }
             (Phase::Running, Message::NotifyConsumerIdsChanged)
-                if self.faults.lose_next_notification =>
+                if self.faults.contains(Fault::LoseNotification) =>
             {
                 Some(self.lose_notification(cfg, me))
             }
@@ -353,7 +274,7 @@ impl ConsumerState {
         if self.busy() || self.due == 0 {
             return None;
         }
-        if self.faults.fail_next_query {
+        if self.faults.contains(Fault::FailQuery) {
             return Some(self.query_fails(cfg, me));
         }
         let topic = self.due.trailing_zeros() as u8;
@@ -387,10 +308,7 @@ impl ConsumerState {
         let topic = self.due.trailing_zeros();
         let mut next = Self {
             due: self.due & !(1 << topic),
-            faults: Faults {
-                fail_next_query: false,
-                ..self.faults
-            },
+            faults: self.faults.without(Fault::FailQuery),
             ..*self
         };
         let mut outputs = self.retry_later(&mut next, cfg, me);
@@ -415,15 +333,10 @@ impl ConsumerState {
         Some((next, outputs))
     }
 
-    /// Environment: the consumer's next notification or query will fail.
-    fn schedule_fault(&self, faults: Faults) -> (Self, Vec<Output>) {
-        (Self { faults, ..*self }, Vec::new())
-    }
-
     /// `DefaultMQPushConsumerImpl.shutdown`: drops every process queue and
     /// sends `UNREGISTER_CLIENT` to every broker (`unregisterClientWithLock`).
     fn shutdown(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
-        let mut outputs = self.stop_timers(cfg);
+        let mut outputs = vec![Output::DisarmAll];
         // Orderly, `ConsumeMessageOrderlyService.shutdown` unlocks every
         // queue first (`unlockAll`, a synchronous call).
         if cfg.orderly().is_some() {
@@ -488,7 +401,7 @@ impl ConsumerState {
             .orderly()
             .is_some_and(|timing| !pq.lock_trusted(timing.validity))
         {
-            if self.locking & 1 << q != 0 || self.faults.locks_fail {
+            if self.locking & 1 << q != 0 || self.faults.contains(Fault::FailLocks) {
                 return None;
             }
             next.ask_locks(cfg, me, 1 << q, &mut outputs);
@@ -553,12 +466,9 @@ impl ConsumerState {
     /// `MQClientInstance.persistAllConsumerOffset`, every 5 s, one-way: the
     /// offset of every queue it consumes. One may be lost.
     fn persist(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
-        if self.faults.lose_next_persist {
+        if self.faults.contains(Fault::LosePersist) {
             let next = Self {
-                faults: Faults {
-                    lose_next_persist: false,
-                    ..self.faults
-                },
+                faults: self.faults.without(Fault::LosePersist),
                 ..*self
             };
             return (next, vec![Output::Arm(Timer::Persist)]);
@@ -588,8 +498,8 @@ impl ConsumerState {
             return None;
         }
         let mut next = *self;
-        if self.faults.fail_next_offset_read {
-            next.faults.fail_next_offset_read = false;
+        if self.faults.contains(Fault::FailOffsetRead) {
+            next.faults.remove(Fault::FailOffsetRead);
             next.owned &= !(1 << q);
             // A queue whose offset is being read has pulled nothing and
             // awaits no acknowledgement: only a running batch is kept.
@@ -619,7 +529,7 @@ impl ConsumerState {
     /// (`scanNotActiveChannel`) finds the silence 120 s later, which the
     /// model marks on each connection after its last heartbeat.
     fn crash(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
-        let mut outputs = self.stop_timers(cfg);
+        let mut outputs = vec![Output::DisarmAll];
         outputs.extend(self.broadcast(cfg, me, |epoch| Message::SilenceExpired {
             epoch,
             alive: false,
@@ -630,7 +540,7 @@ impl ConsumerState {
     /// The process dies on a live host: the kernel closes its connections,
     /// which every broker sees at once (`doChannelCloseEvent`).
     fn kill(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
-        let mut outputs = self.stop_timers(cfg);
+        let mut outputs = vec![Output::DisarmAll];
         outputs.extend(self.broadcast(cfg, me, |epoch| Message::ChannelClosed { epoch }));
         (Self::empty(Phase::Crashed), outputs)
     }
@@ -791,10 +701,7 @@ impl ConsumerState {
     /// returns the new one.
     fn miss_route(&self, me: usize, route: Route) -> (Self, Vec<Output>) {
         let next = Self {
-            faults: Faults {
-                miss_next_route: false,
-                ..self.faults
-            },
+            faults: self.faults.without(Fault::MissRoute),
             ..*self
         };
         let later = Message::LaterPoll { route };
@@ -805,10 +712,7 @@ impl ConsumerState {
     /// consumer learns at its periodic tick instead.
     fn lose_notification(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let mut next = Self {
-            faults: Faults {
-                lose_next_notification: false,
-                ..self.faults
-            },
+            faults: self.faults.without(Fault::LoseNotification),
             ..*self
         };
         let outputs = self.retry_later(&mut next, cfg, me);
@@ -881,8 +785,8 @@ impl ConsumerState {
         let mut outputs = Vec::new();
         for q in members_of(before & !self.owned) {
             if let Some((broker, msg)) = self.offset_update(cfg, me, q) {
-                if self.faults.lose_next_persist {
-                    self.faults.lose_next_persist = false;
+                if self.faults.contains(Fault::LosePersist) {
+                    self.faults.remove(Fault::LosePersist);
                 } else {
                     outputs.push(Output::Send(broker, msg));
                 }
@@ -936,7 +840,7 @@ impl ConsumerState {
             outputs.extend(now.retry_later(self, cfg, me));
         }
         let added = added as u8;
-        let asked = if self.faults.locks_fail {
+        let asked = if self.faults.contains(Fault::FailLocks) {
             0
         } else {
             self.ask_locks(cfg, me, added, &mut outputs)
@@ -974,8 +878,8 @@ impl ConsumerState {
             ..ProcessQueue::default()
         };
         let broker = cfg.broker_of(q);
-        if self.faults.lose_next_unlock {
-            self.faults.lose_next_unlock = false;
+        if self.faults.contains(Fault::LoseUnlock) {
+            self.faults.remove(Fault::LoseUnlock);
         } else if self.target_set(cfg, me) & 1 << broker != 0 {
             let unlock = Message::UnlockBatch {
                 queues: 1 << q,
@@ -1056,7 +960,7 @@ impl ConsumerState {
             ..*self
         };
         let mut outputs = vec![Output::Arm(Timer::LockAll)];
-        if !self.faults.locks_fail {
+        if !self.faults.contains(Fault::FailLocks) {
             let queues = self.owned as u8 & !self.locking;
             next.ask_locks(cfg, me, queues, &mut outputs);
         }
@@ -1214,69 +1118,28 @@ impl ConsumerState {
         }
     }
 
-    /// The timers a running consumer has besides its rebalance turn: the
-    /// periodic tick (when modelled) and the environment's events.
+    /// The timers and faults a running consumer has besides its rebalance
+    /// turn: the periodic ones its layers need, and the faults its budgets
+    /// give it.
     fn environment_timers(&self, cfg: &Config, me: usize) -> Vec<Output> {
         let spec = &cfg.consumers[me];
-        [
-            (spec.may_lose_notification, Timer::LoseNotification),
-            (spec.may_fail_query, Timer::FailQuery),
-            (spec.may_miss_route, Timer::MissRoute),
+        let timers = [
             (cfg.periodic_ticks, Timer::Tick),
-            (spec.may_leave, Timer::Shutdown),
-            (spec.may_crash, Timer::Crash),
-            (spec.may_be_killed, Timer::Kill),
-            (spec.may_pause, Timer::Pause),
             (cfg.protocol.subscription_table, Timer::Heartbeat),
-            (spec.may_resubscribe, Timer::Resubscribe),
             (cfg.messages(), Timer::Persist),
             (cfg.orderly().is_some(), Timer::LockAll),
-            (
-                cfg.orderly().is_some() && spec.may_lose_unlock,
-                Timer::LoseUnlock,
-            ),
-            (
-                cfg.orderly().is_some() && spec.may_fail_locks,
-                Timer::FailLocks,
-            ),
-            (cfg.messages() && spec.may_lose_persist, Timer::LosePersist),
-            (
-                cfg.messages() && spec.may_fail_offset_read,
-                Timer::FailOffsetRead,
-            ),
         ]
         .into_iter()
         .filter(|(armed, _)| *armed)
         .map(|(_, timer)| timer)
         .chain(consumption_timers(cfg))
-        .map(Output::Arm)
-        .collect()
-    }
-
-    fn stop_timers(&self, cfg: &Config) -> Vec<Output> {
-        (0..cfg.broker_names.len() as u8)
-            .flat_map(|broker| [Timer::Rebalance { broker }, Timer::Connect { broker }])
-            .chain(consumption_timers(cfg))
-            .chain([
-                Timer::Shutdown,
-                Timer::Crash,
-                Timer::Tick,
-                Timer::LoseNotification,
-                Timer::FailQuery,
-                Timer::MissRoute,
-                Timer::Kill,
-                Timer::Pause,
-                Timer::Heartbeat,
-                Timer::Resubscribe,
-                Timer::Persist,
-                Timer::LosePersist,
-                Timer::FailOffsetRead,
-                Timer::LockAll,
-                Timer::LoseUnlock,
-                Timer::FailLocks,
-            ])
-            .map(Output::Disarm)
-            .collect()
+        .map(Output::Arm);
+        let faults = spec
+            .faults
+            .without(Fault::Join)
+            .iter()
+            .map(Output::ArmFault);
+        timers.chain(faults).collect()
     }
 
     /// A consumer that holds nothing: not started yet, or stopped (a stopped
@@ -1289,7 +1152,7 @@ impl ConsumerState {
             querying: None,
             owned: 0,
             views: [None; MAX_TOPICS],
-            faults: Faults::default(),
+            faults: FaultSet::EMPTY,
             epochs: 0,
             topics: 0,
             assigned: [Route::default(); MAX_TOPICS],

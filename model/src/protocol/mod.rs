@@ -17,7 +17,7 @@ pub mod name_server;
 pub mod process_queue;
 
 pub use broker::{BrokerState, LockTable};
-pub use consumer::{ConsumerState, Faults, Phase};
-pub use message::{Message, Output, Peer, Step, Timer};
+pub use consumer::{ConsumerState, Phase};
+pub use message::{Fault, Message, Output, Peer, Step, Timer};
 pub use name_server::NameServerState;
 pub use process_queue::{ProcessQueue, ProcessQueues};

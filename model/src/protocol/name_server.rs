@@ -8,10 +8,11 @@
 //! broker and one name server makes only that one drop the broker.
 
 use crate::config::{Assignment, Config, Route, MAX_NAME_SERVERS};
+use crate::config::{Dense, Fault, Pick, Target};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 
 /// The name servers' state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct NameServerState {
     /// Steps of the operators' route script applied.
     pub version: u8,
@@ -27,9 +28,14 @@ impl NameServerState {
             dropped: [0; MAX_NAME_SERVERS],
         };
         let mut outputs = state.arm(cfg);
-        if cfg.sizes.name_server_partitions > 0 {
-            outputs.push(Output::Arm(Timer::Partition));
-        }
+        // The faults its budgets give it; the route script's changes are
+        // armed a step at a time.
+        outputs.extend(
+            Fault::all()
+                .filter(|&f| f.target() == Target::NameServer && f.spec().pick != Pick::Script)
+                .filter(|&f| cfg.may(f, 0))
+                .map(Output::ArmFault),
+        );
         (state, outputs)
     }
 
@@ -43,18 +49,25 @@ impl NameServerState {
 
     fn arm(&self, cfg: &Config) -> Vec<Output> {
         if self.version < cfg.last_route() {
-            vec![Output::Arm(Timer::RouteChange)]
+            vec![Output::ArmFault(Fault::RouteChange)]
         } else {
             Vec::new()
         }
     }
 
-    /// Handles a timer: dispatches to the step it starts.
+    /// Handles a timer: the partition heals.
     pub fn on_timer(&self, cfg: &Config, timer: &Timer) -> Step<Self> {
         match timer {
-            Timer::RouteChange => self.change_route(cfg),
-            Timer::Partition => Some(self.drop_broker(cfg)),
             Timer::Heal => Some(self.heal(cfg)),
+            _ => None,
+        }
+    }
+
+    /// Handles a fault: dispatches to the step it starts.
+    pub fn on_fault(&self, cfg: &Config, fault: Fault) -> Step<Self> {
+        match fault {
+            Fault::RouteChange => self.change_route(cfg),
+            Fault::Partition => Some(self.drop_broker(cfg)),
             _ => None,
         }
     }

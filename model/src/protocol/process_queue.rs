@@ -5,7 +5,9 @@
 use crate::config::MAX_MESSAGE_QUEUES;
 
 /// One queue's consumption.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct ProcessQueue {
     /// Waiting for the queue's offset from the broker
     /// (`computePullFromWhereWithException`): not consuming yet.
@@ -64,20 +66,6 @@ impl ProcessQueue {
     /// valid (`isLocked() && !isLockExpired()`).
     pub fn lock_trusted(&self, validity: u8) -> bool {
         self.locked && self.lock_age <= validity
-    }
-
-    /// Packed in a word, for the state's fingerprint.
-    pub fn packed(&self) -> u64 {
-        u64::from(self.reading_offset)
-            | u64::from(self.cursor) << 1
-            | u64::from(self.from) << 9
-            | u64::from(self.to) << 17
-            | u64::from(self.awaiting_ack) << 25
-            | u64::from(self.locked) << 26
-            | u64::from(self.dropped) << 27
-            | u64::from(self.lock_age) << 28
-            | u64::from(self.batch_age) << 36
-            | u64::from(self.idle_age) << 44
     }
 }
 

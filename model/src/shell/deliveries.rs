@@ -4,7 +4,9 @@
 use crate::config::{MAX_MESSAGES, MAX_MESSAGE_QUEUES};
 
 /// Delivery counts, two bits a message (saturating at 3: "three or more").
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Deliveries(u128);
 
 /// Offsets a queue's counts take room for.

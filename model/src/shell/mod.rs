@@ -10,6 +10,7 @@
 //! stored compactly: see `docs/performance.md`.
 
 pub mod deliveries;
+pub mod fingerprint;
 pub mod network;
 pub mod timers;
 
@@ -18,7 +19,7 @@ use std::sync::Arc;
 
 use crate::config::{Config, NetworkKind};
 use crate::protocol::{
-    BrokerState, ConsumerState, Message, NameServerState, Output, Peer, Phase, Step, Timer,
+    BrokerState, ConsumerState, Fault, Message, NameServerState, Output, Peer, Phase, Step, Timer,
 };
 use crate::search::ShardRoots;
 
@@ -27,7 +28,7 @@ pub use network::{Envelope, Network};
 pub use timers::TimerSet;
 
 /// The state of the whole system.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct SystemState {
     /// The name server.
     pub name_server: NameServerState,
@@ -50,6 +51,8 @@ pub enum Action {
     Deliver(Envelope),
     /// The actor's timer fires.
     Timeout(Peer, Timer),
+    /// The environment makes the actor's armed fault happen.
+    Fault(Peer, Fault),
     /// Orderly consumption only: a tick of the clock, 10 s of RocketMQ's.
     /// Every clock advances, except, with clock drift, that of the
     /// `lagging` consumer, which falls one tick behind.
@@ -158,7 +161,7 @@ impl RebalanceModel {
     }
 
     /// Every step enabled in `state`: deliveries (sorted by sender, receiver
-    /// and message), then timers (by actor, then timer).
+    /// and message), then by actor its timers, then its faults.
     pub fn enabled(&self, state: &SystemState, actions: &mut Vec<Action>) {
         actions.extend(
             state
@@ -169,6 +172,7 @@ impl RebalanceModel {
         for peer in self.peers() {
             let timers = state.timers[self.index_of(peer)];
             actions.extend(timers.iter().map(|timer| Action::Timeout(peer, timer)));
+            actions.extend(timers.faults().map(|fault| Action::Fault(peer, fault)));
         }
         if self.time_may_pass(state) {
             actions.push(Action::Elapse { lagging: None });
@@ -227,6 +231,20 @@ impl RebalanceModel {
                 let mut next = state.clone();
                 let index = self.index_of(peer);
                 next.timers[index].disarm(timer);
+                self.apply(&mut next, peer, change);
+                Some(next)
+            }
+            Action::Fault(peer, fault) => {
+                // As a timer: a fault its machine does not answer is no step.
+                let mut change = self.on_fault(state, peer, fault)?;
+                change
+                    .outputs
+                    .retain(|output| !self.redundant(state, peer, output));
+                if change.state.is_none() && change.outputs == [Output::ArmFault(fault)] {
+                    return None;
+                }
+                let mut next = state.clone();
+                next.timers[self.index_of(peer)].disarm_fault(fault);
                 self.apply(&mut next, peer, change);
                 Some(next)
             }
@@ -309,9 +327,24 @@ impl RebalanceModel {
                 let current = &state.consumers[usize::from(c)];
                 Change::of(current, current.on_timer(cfg, usize::from(c), timer))
             }
+            Peer::Broker(_) => None,
+        }
+    }
+
+    fn on_fault(&self, state: &SystemState, peer: Peer, fault: Fault) -> Option<Change> {
+        let cfg = &*self.cfg;
+        match peer {
+            Peer::NameServer => {
+                let current = &state.name_server;
+                Change::of(current, current.on_fault(cfg, fault))
+            }
+            Peer::Consumer(c) => {
+                let current = &state.consumers[usize::from(c)];
+                Change::of(current, current.on_fault(cfg, usize::from(c), fault))
+            }
             Peer::Broker(b) => {
                 let current = &state.brokers[usize::from(b)];
-                Change::of(current, current.on_timer(timer))
+                Change::of(current, current.on_fault(fault))
             }
         }
     }
@@ -358,6 +391,8 @@ impl RebalanceModel {
                 }
                 Output::Arm(timer) => state.timers[index].arm(timer),
                 Output::Disarm(timer) => state.timers[index].disarm(timer),
+                Output::ArmFault(fault) => state.timers[index].arm_fault(fault),
+                Output::DisarmAll => state.timers[index].clear(),
                 Output::Delivered { queue, from, to } => {
                     state.deliveries.deliver(usize::from(queue), from, to)
                 }
@@ -477,7 +512,7 @@ mod tests {
         assert!(state.network.is_empty());
         let mut actions = Vec::new();
         m.enabled(&state, &mut actions);
-        assert_eq!(actions, [Action::Timeout(Peer::Consumer(2), Timer::Join)]);
+        assert_eq!(actions, [Action::Fault(Peer::Consumer(2), Fault::Join)]);
     }
 
     #[test]
@@ -485,7 +520,7 @@ mod tests {
         let m = model(NetworkKind::Ordered);
         let state = m.initial_state();
         let joined = m
-            .step(&state, Action::Timeout(Peer::Consumer(2), Timer::Join))
+            .step(&state, Action::Fault(Peer::Consumer(2), Fault::Join))
             .expect("the join is a step");
         assert_eq!(joined.consumers[2].phase, Phase::Running);
         assert_eq!(joined.consumers[..2], state.consumers[..2]);
@@ -515,15 +550,15 @@ mod tests {
                 Action::Timeout(Peer::Consumer(2), turn(1)),
             ]
         );
-        // Timers that no machine answers are no step.
+        // Timers and faults that no machine answers are no step.
         assert!(m
-            .step(
-                &state,
-                Action::Timeout(Peer::NameServer, Timer::RouteChange)
-            )
+            .step(&state, Action::Fault(Peer::NameServer, Fault::RouteChange))
             .is_none());
         assert!(m
-            .step(&state, Action::Timeout(Peer::Broker(0), Timer::Join))
+            .step(&state, Action::Fault(Peer::Broker(0), Fault::Join))
+            .is_none());
+        assert!(m
+            .step(&state, Action::Timeout(Peer::Broker(0), Timer::Tick))
             .is_none());
     }
 
@@ -594,7 +629,7 @@ mod tests {
     }
 
     #[test]
-    fn a_timer_is_disarmed_even_when_its_machine_changes_nothing() {
+    fn a_fault_is_disarmed_even_when_its_machine_changes_nothing() {
         let m = model_of(
             Sizes {
                 lost_notifications: 1,
@@ -604,15 +639,15 @@ mod tests {
             NetworkKind::Ordered,
         );
         let mut state = m.initial_state();
-        let fault = Timer::LoseNotification;
+        let fault = Fault::LoseNotification;
         let first = m.index_of(Peer::Consumer(0));
-        assert!(state.timers[first].contains(fault));
+        assert!(state.timers[first].contains_fault(fault));
         // The fault is armed already: firing again changes no machine.
-        state.consumers[0].faults.lose_next_notification = true;
+        state.consumers[0].faults.insert(fault);
         let next = m
-            .step(&state, Action::Timeout(Peer::Consumer(0), fault))
+            .step(&state, Action::Fault(Peer::Consumer(0), fault))
             .expect("the firing itself is a step");
         assert_eq!(next.consumers, state.consumers);
-        assert!(!next.timers[first].contains(fault));
+        assert!(!next.timers[first].contains_fault(fault));
     }
 }

@@ -5,7 +5,9 @@ use crate::config::NetworkKind;
 use crate::protocol::{Message, Peer};
 
 /// A message on its way from `src` to `dst`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct Envelope {
     /// Sender.
     pub src: Peer,
@@ -15,18 +17,6 @@ pub struct Envelope {
     pub msg: Message,
 }
 
-/// Every state's network is hashed for its fingerprint: one write an
-/// envelope (a derived hash makes eight).
-impl std::hash::Hash for Envelope {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        h.write_u128(
-            self.msg.packed()
-                | u128::from(self.src.packed()) << 72
-                | u128::from(self.dst.packed()) << 88,
-        );
-    }
-}
-
 /// Every message in flight, sorted by sender and receiver.
 ///
 /// - Ordered (one TCP connection per pair): within a (sender, receiver)
@@ -34,7 +24,7 @@ impl std::hash::Hash for Envelope {
 /// - Unordered: a multiset sorted by the whole envelope; any one can be
 ///   delivered, once.
 /// - Duplicating: a set; any one can be delivered, any number of times.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Network(Vec<Envelope>);
 
 impl Network {

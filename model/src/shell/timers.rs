@@ -1,12 +1,16 @@
-//! The timers an actor has armed, as one word.
+//! The timers and faults an actor has armed, as one word.
 
+use crate::config::{Dense, Fault};
 use crate::protocol::Timer;
 
-/// A set of [`Timer`]s, one bit per [`Timer::index`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+/// The [`Timer`]s and [`Fault`]s an actor has armed, one word: a bit per
+/// [`Timer`] index, then a bit per [`Fault`] index.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct TimerSet(u64);
 
-const _: () = assert!(Timer::COUNT <= u64::BITS);
+const _: () = assert!(Timer::COUNT + Fault::COUNT <= u64::BITS);
 
 impl TimerSet {
     /// Arms `timer` (arming an armed timer changes nothing).
@@ -24,9 +28,36 @@ impl TimerSet {
         self.0 & 1 << timer.index() != 0
     }
 
+    /// Arms `fault`.
+    pub fn arm_fault(&mut self, fault: Fault) {
+        self.0 |= 1 << (Timer::COUNT + fault.index());
+    }
+
+    /// Disarms `fault`.
+    pub fn disarm_fault(&mut self, fault: Fault) {
+        self.0 &= !(1 << (Timer::COUNT + fault.index()));
+    }
+
+    /// Whether `fault` is armed.
+    pub fn contains_fault(self, fault: Fault) -> bool {
+        self.0 & 1 << (Timer::COUNT + fault.index()) != 0
+    }
+
+    /// Disarms everything.
+    pub fn clear(&mut self) {
+        self.0 = 0;
+    }
+
     /// The armed timers in `Ord` order.
     pub fn iter(self) -> impl Iterator<Item = Timer> {
-        crate::config::members_of(self.0).filter_map(|i| Timer::from_index(i as u32))
+        let timers = self.0 & ((1 << Timer::COUNT) - 1);
+        crate::config::members_of(timers).filter_map(|i| Timer::from_index(i as u32))
+    }
+
+    /// The armed faults in `Ord` order.
+    pub fn faults(self) -> impl Iterator<Item = Fault> {
+        crate::config::members_of(self.0 >> Timer::COUNT)
+            .filter_map(|i| Fault::from_index(i as u32))
     }
 }
 
@@ -36,23 +67,38 @@ mod tests {
 
     #[test]
     fn every_timer_has_its_own_bit_in_order() {
-        let all: Vec<Timer> = (0..Timer::COUNT).filter_map(Timer::from_index).collect();
+        let all: Vec<Timer> = Timer::all().collect();
         assert_eq!(all.len(), Timer::COUNT as usize);
         assert!(all.windows(2).all(|w| w[0] < w[1]));
-        for t in &all {
+        for (i, t) in all.iter().enumerate() {
+            assert_eq!(t.index(), i as u32);
             assert_eq!(Timer::from_index(t.index()), Some(*t));
         }
         let mut set = TimerSet::default();
+        for &t in &all {
+            set.arm(t);
+        }
+        for f in Fault::all() {
+            set.arm_fault(f);
+        }
+        assert_eq!(set.iter().collect::<Vec<_>>(), all);
+        assert_eq!(
+            set.faults().collect::<Vec<_>>(),
+            Fault::all().collect::<Vec<_>>()
+        );
+        let mut set = TimerSet::default();
         set.arm(Timer::Tick);
-        set.arm(Timer::Join);
+        set.arm_fault(Fault::Join);
         set.arm(Timer::Rebalance { broker: 7 });
         set.arm(Timer::Tick);
         assert_eq!(
             set.iter().collect::<Vec<_>>(),
-            [Timer::Join, Timer::Rebalance { broker: 7 }, Timer::Tick]
+            [Timer::Rebalance { broker: 7 }, Timer::Tick]
         );
-        set.disarm(Timer::Join);
-        assert!(!set.contains(Timer::Join));
+        assert_eq!(set.faults().collect::<Vec<_>>(), [Fault::Join]);
+        set.disarm_fault(Fault::Join);
+        assert!(!set.contains_fault(Fault::Join));
+        assert!(set.contains(Timer::Tick));
         assert_eq!(Timer::from_index(Timer::COUNT), None);
     }
 }

@@ -1,0 +1,366 @@
+//! The environment's events, defined once: what may go wrong (a crash, a
+//! lost message, a broker restart) and what operators and users do (a
+//! join, a route change), each with its budget, whom it happens to, the
+//! layer of the model it needs, and its words.
+//!
+//! Everything else is derived from [`Fault::spec`]: which actors may have
+//! which fault ([`picks`]), the validation of the budgets, the faults a
+//! consumer records for its next call ([`Effect::Scheduled`]) and how the
+//! pictures and traces name them. Faults are never fair: a run may spend
+//! its budget or not, and the liveness check asks nothing of runs that
+//! would need a fault to happen (`check::liveness`).
+
+use super::dense::DenseSet;
+use super::{ProtocolOptions, Scenario, Size, Sizes};
+
+dense_enum! {
+    /// An event of the environment: a fault, or an operator's or a user's
+    /// action, which a run may take at most as often as its budget allows
+    /// and is never required to take. A fault is armed by the actor it
+    /// happens to and fires as the checker chooses, like a timer; unlike a
+    /// timer it is not fair.
+    pub enum Fault {
+        /// The consumer starts (`DefaultMQPushConsumerImpl.start`).
+        Join,
+        /// The consumer shuts down gracefully.
+        Shutdown,
+        /// The consumer's host dies or is cut off.
+        Crash,
+        /// The operator changes the route (the next step of its script).
+        RouteChange,
+        /// The consumer's next `NOTIFY_CONSUMER_IDS_CHANGED` is lost on the
+        /// way (one-way messages may be).
+        LoseNotification,
+        /// The consumer's next `GET_CONSUMER_LIST_BY_GROUP` fails (its broker
+        /// unreachable for that call).
+        FailQuery,
+        /// The partition between the last broker and the last name server
+        /// begins; that name server's scan drops the broker.
+        Partition,
+        /// The consumer's next route poll fails (its name server
+        /// unreachable), so it keeps its cached route until a later one.
+        MissRoute,
+        /// The consumer's process dies on a live host: its connections close
+        /// and every broker notices at once.
+        Kill,
+        /// The live consumer pauses (a long GC) or is cut off (a network
+        /// blip) for over 120 s: every broker expires it while it keeps its
+        /// queues.
+        Pause,
+        /// The broker restarts and loses its member table.
+        Restart,
+        /// The consumer subscribes to the last topic, or unsubscribes from
+        /// it, at runtime.
+        Resubscribe,
+        /// The consumer's next offset persist is lost.
+        LosePersist,
+        /// The consumer's next offset read fails.
+        FailOffsetRead,
+        /// The broker's queues' first messages leave memory.
+        Evict,
+        /// Orderly: the consumer's next unlock is lost.
+        LoseUnlock,
+        /// Orderly: the consumer loses its connection for lock calls: every
+        /// lock call times out from then on.
+        FailLocks,
+    }
+}
+
+/// A set of faults, one bit each.
+pub type FaultSet = DenseSet<Fault>;
+
+/// The kind of actor a fault happens to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The name servers.
+    NameServer,
+    /// A broker.
+    Broker,
+    /// A consumer.
+    Consumer,
+}
+
+/// The layer of the model a fault needs: without it, it is never armed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layer {
+    /// The rebalance itself: always modelled.
+    Rebalance,
+    /// Messages (`--messages`).
+    Messages,
+    /// Orderly consumption (`--orderly`).
+    Orderly,
+}
+
+/// Which actors of its kind a fault's budget picks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    /// The first ones, as many as the budget.
+    First,
+    /// The last ones, as many as the budget.
+    Last,
+    /// Every one: the budget is spent as the actor goes (the operators'
+    /// route script, walked a step at a time).
+    Script,
+}
+
+/// What a fault does when it fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// It happens at once: the actor's machine takes the step.
+    Now,
+    /// It is recorded in the consumer's state (its `faults`) and the
+    /// step it concerns applies it; the words say what is pending, as the
+    /// pictures list it.
+    Scheduled(&'static str),
+}
+
+/// Everything about one fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FaultSpec {
+    /// Whom it happens to.
+    pub target: Target,
+    /// The sizes whose sum bounds how many actors may have it (each at
+    /// most once, but for the route script).
+    pub budgets: &'static [Size],
+    /// Which actors the budget picks.
+    pub pick: Pick,
+    /// The layer it needs.
+    pub layer: Layer,
+    /// What it does.
+    pub effect: Effect,
+    /// The trace's words for it happening (after the actor's name).
+    pub words: &'static str,
+}
+
+impl Fault {
+    /// The one definition of the fault.
+    pub const fn spec(self) -> FaultSpec {
+        use Effect::{Now, Scheduled};
+        use Layer::{Messages, Orderly, Rebalance};
+        use Pick::{First, Last, Script};
+        use Target::{Broker, Consumer, NameServer};
+        let (target, budgets, pick, layer, effect, words): (_, &[Size], _, _, _, _) = match self {
+            Self::Join => (
+                Consumer,
+                &[Size::Joins],
+                Last,
+                Rebalance,
+                Now,
+                "start, heartbeat to every broker",
+            ),
+            Self::Shutdown => (
+                Consumer,
+                &[Size::Leaves],
+                Last,
+                Rebalance,
+                Now,
+                "shutdown, unregister from every broker",
+            ),
+            Self::Crash => (Consumer, &[Size::Crashes], First, Rebalance, Now, "crash"),
+            Self::RouteChange => (
+                NameServer,
+                &[
+                    Size::RouteChanges,
+                    Size::QueueRemovals,
+                    Size::BrokerJoins,
+                    Size::BrokerLeaves,
+                ],
+                Script,
+                Rebalance,
+                Now,
+                "route change",
+            ),
+            Self::LoseNotification => (
+                Consumer,
+                &[Size::LostNotifications],
+                First,
+                Rebalance,
+                Scheduled("loses its next NOTIFY_CONSUMER_IDS_CHANGED"),
+                "its next NOTIFY_CONSUMER_IDS_CHANGED will be lost",
+            ),
+            Self::FailQuery => (
+                Consumer,
+                &[Size::FailedQueries],
+                First,
+                Rebalance,
+                Scheduled("its next GET_CONSUMER_LIST_BY_GROUP fails"),
+                "its next GET_CONSUMER_LIST_BY_GROUP will fail (broker unreachable)",
+            ),
+            Self::Partition => (
+                NameServer,
+                &[Size::NameServerPartitions],
+                First,
+                Rebalance,
+                Now,
+                "partition from a broker",
+            ),
+            Self::MissRoute => (
+                Consumer,
+                &[Size::StaleRoutes],
+                First,
+                Rebalance,
+                Scheduled("its next route poll fails"),
+                "its next route poll will fail (name server unreachable)",
+            ),
+            Self::Kill => (
+                Consumer,
+                &[Size::Kills],
+                First,
+                Rebalance,
+                Now,
+                "process killed (host alive: connections close)",
+            ),
+            Self::Pause => (
+                Consumer,
+                &[Size::Expiries],
+                First,
+                Rebalance,
+                Now,
+                "pauses over 120 s while alive (GC or network blip)",
+            ),
+            Self::Restart => (
+                Broker,
+                &[Size::BrokerRestarts],
+                First,
+                Rebalance,
+                Now,
+                "restarts (member table lost)",
+            ),
+            Self::Resubscribe => (
+                Consumer,
+                &[Size::SubscriptionChanges],
+                First,
+                Rebalance,
+                Now,
+                "changes its subscription",
+            ),
+            Self::LosePersist => (
+                Consumer,
+                &[Size::LostPersists],
+                First,
+                Messages,
+                Scheduled("its next offset persist is lost"),
+                "its next offset persist will be lost",
+            ),
+            Self::FailOffsetRead => (
+                Consumer,
+                &[Size::FailedOffsetReads],
+                First,
+                Messages,
+                Scheduled("its next offset read fails"),
+                "its next offset read will fail",
+            ),
+            Self::Evict => (
+                Broker,
+                &[Size::Evictions],
+                First,
+                Messages,
+                Now,
+                "loses its queues' first messages from memory",
+            ),
+            Self::LoseUnlock => (
+                Consumer,
+                &[Size::LostUnlocks],
+                First,
+                Orderly,
+                Scheduled("its next UNLOCK_BATCH_MQ is lost"),
+                "its next UNLOCK_BATCH_MQ will be lost",
+            ),
+            Self::FailLocks => (
+                Consumer,
+                &[Size::FailedLocks],
+                First,
+                Orderly,
+                Scheduled("every lock call times out"),
+                "loses its connection for lock calls: every lock call times out from now on",
+            ),
+        };
+        FaultSpec {
+            target,
+            budgets,
+            pick,
+            layer,
+            effect,
+            words,
+        }
+    }
+
+    /// Whom it happens to.
+    pub const fn target(self) -> Target {
+        self.spec().target
+    }
+
+    /// The total of its budgets in `sizes`.
+    pub fn budget(self, sizes: &Sizes) -> usize {
+        self.spec()
+            .budgets
+            .iter()
+            .map(|&size| sizes.count(size).unwrap_or(0))
+            .sum()
+    }
+}
+
+/// Whether actor `actor` of `actors` of the fault's kind may have `fault`
+/// in a run of `scenario` with `sizes` and `protocol`: its layer is
+/// modelled and its budget picks the actor.
+pub fn picks(
+    fault: Fault,
+    scenario: Scenario,
+    sizes: &Sizes,
+    protocol: &ProtocolOptions,
+    actor: usize,
+    actors: usize,
+) -> bool {
+    let spec = fault.spec();
+    let layer = match spec.layer {
+        Layer::Rebalance => true,
+        Layer::Messages => sizes.messages > 0,
+        Layer::Orderly => protocol.orderly.is_some(),
+    };
+    let budget = fault.budget(sizes);
+    // A rolling upgrade stops the old consumers, the first ones; the new
+    // ones are the joiners, the last ones.
+    let pick = match (fault, scenario) {
+        (Fault::Shutdown, Scenario::RollingUpgrade) => Pick::First,
+        _ => spec.pick,
+    };
+    layer
+        && match pick {
+            Pick::First => actor < budget,
+            Pick::Last => actor >= actors.saturating_sub(budget),
+            Pick::Script => true,
+        }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Dense;
+
+    #[test]
+    fn every_fault_round_trips_its_index() {
+        let all: Vec<Fault> = Fault::all().collect();
+        assert_eq!(all.len(), Fault::COUNT as usize);
+        assert!(all.windows(2).all(|w| w[0] < w[1]));
+        for (i, f) in all.iter().enumerate() {
+            assert_eq!(f.index(), i as u32);
+            assert_eq!(Fault::from_index(i as u32), Some(*f));
+        }
+        assert_eq!(Fault::from_index(Fault::COUNT), None);
+    }
+
+    #[test]
+    fn every_fault_has_a_budget_a_size_names() {
+        for fault in Fault::all() {
+            let spec = fault.spec();
+            assert!(!spec.budgets.is_empty(), "{fault:?}");
+            for &size in spec.budgets {
+                assert!(Sizes::DEFAULT.count(size).is_some(), "{fault:?}: {size}");
+            }
+            assert!(!spec.words.is_empty(), "{fault:?}");
+            if let Effect::Scheduled(words) = spec.effect {
+                assert_eq!(spec.target, Target::Consumer, "{fault:?}: {words}");
+            }
+        }
+    }
+}

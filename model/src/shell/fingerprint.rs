@@ -1,0 +1,296 @@
+//! The state's fingerprint, packed: Stateright keeps a state's 64-bit
+//! hash, not the state, so the hash is most of what a check does with a
+//! state, and it must tell apart every two distinct states. Each type
+//! writes a few packed words instead of one write per field (a derived
+//! hash makes dozens); every packing here is injective over the whole
+//! domain of its fields' types (not only the values a run reaches), which
+//! `model/tests/fingerprints.rs` checks by perturbing every field of a
+//! serialized state, bit by bit.
+//!
+//! The encoding lives here, in the shell, not in the protocol: the
+//! protocol's states say what they are, the shell how they are stored.
+
+use std::hash::{Hash, Hasher};
+
+use crate::config::{Dense, Fault, Route};
+use crate::protocol::{BrokerState, ConsumerState, Message, Peer, ProcessQueue};
+use crate::shell::Envelope;
+
+/// A value in one word, distinct for distinct values.
+pub trait Packed {
+    /// The word.
+    fn packed(&self) -> u128;
+}
+
+impl Packed for Route {
+    /// 16 bits: the version below the dropped brokers.
+    fn packed(&self) -> u128 {
+        u128::from(self.version) | u128::from(self.dropped) << 8
+    }
+}
+
+impl Packed for Peer {
+    /// 16 bits: its kind above its index.
+    fn packed(&self) -> u128 {
+        match *self {
+            Peer::NameServer => 0,
+            Peer::Broker(b) => 1 << 8 | u128::from(b),
+            Peer::Consumer(c) => 2 << 8 | u128::from(c),
+        }
+    }
+}
+
+impl Packed for ProcessQueue {
+    /// 52 bits: its flags and counters.
+    fn packed(&self) -> u128 {
+        u128::from(self.reading_offset)
+            | u128::from(self.cursor) << 1
+            | u128::from(self.from) << 9
+            | u128::from(self.to) << 17
+            | u128::from(self.awaiting_ack) << 25
+            | u128::from(self.locked) << 26
+            | u128::from(self.dropped) << 27
+            | u128::from(self.lock_age) << 28
+            | u128::from(self.batch_age) << 36
+            | u128::from(self.idle_age) << 44
+    }
+}
+
+impl Packed for Message {
+    /// 72 bits: the variant in the low byte, then up to four fields of 16
+    /// bits each (no field is wider).
+    fn packed(&self) -> u128 {
+        use Message::*;
+        let (variant, fields): (u8, [u16; 4]) = match *self {
+            Heartbeat { epoch, topics } => (0, [epoch.into(), topics.into(), 0, 0]),
+            Unregister { epoch } => (1, [epoch.into(), 0, 0, 0]),
+            NotifyConsumerIdsChanged => (2, [0; 4]),
+            GetConsumerList { topic, epoch } => (3, [topic.into(), epoch.into(), 0, 0]),
+            ConsumerList {
+                topic,
+                members,
+                epoch,
+            } => (4, [topic.into(), members, epoch.into(), 0]),
+            QueryAssignment { topic, epoch } => (5, [topic.into(), epoch.into(), 0, 0]),
+            Assignment {
+                topic,
+                members,
+                route,
+                epoch,
+            } => (
+                6,
+                [topic.into(), members, route.packed() as u16, epoch.into()],
+            ),
+            RouteData { route } => (7, [route.packed() as u16, 0, 0, 0]),
+            SilenceExpired { epoch, alive } => (8, [epoch.into(), alive.into(), 0, 0]),
+            ChannelClosed { epoch } => (9, [epoch.into(), 0, 0, 0]),
+            ConnectionClosed { epoch } => (10, [epoch.into(), 0, 0, 0]),
+            PeriodicTick => (11, [0; 4]),
+            QueryOffset { queue, epoch } => (12, [queue.into(), epoch.into(), 0, 0]),
+            Offset {
+                queue,
+                stored,
+                in_memory,
+                epoch,
+            } => (
+                13,
+                [queue.into(), stored.into(), in_memory.into(), epoch.into()],
+            ),
+            UpdateOffset {
+                queue,
+                offset,
+                epoch,
+            } => (14, [queue.into(), offset.into(), epoch.into(), 0]),
+            CommitOffset {
+                queue,
+                offset,
+                epoch,
+            } => (15, [queue.into(), offset.into(), epoch.into(), 0]),
+            CommitAck { queue } => (16, [queue.into(), 0, 0, 0]),
+            LockBatch { queues, epoch } => (17, [queues.into(), epoch.into(), 0, 0]),
+            Locked {
+                asked,
+                granted,
+                epoch,
+            } => (18, [asked.into(), granted.into(), epoch.into(), 0]),
+            UnlockBatch { queues, epoch } => (19, [queues.into(), epoch.into(), 0, 0]),
+            LaterPoll { route } => (20, [route.packed() as u16, 0, 0, 0]),
+        };
+        fields
+            .iter()
+            .rev()
+            .fold(0, |word, &field| word << 16 | u128::from(field))
+            << 8
+            | u128::from(variant)
+    }
+}
+
+/// One write an envelope (a derived hash makes eight).
+impl Hash for Envelope {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u128(self.msg.packed() | self.src.packed() << 72 | self.dst.packed() << 88);
+    }
+}
+
+// The consumer's pending faults fit the bits left in its first word.
+const _: () = assert!(Fault::COUNT <= 22);
+
+/// Three words, and four more when it holds a process queue. The first
+/// word says whether those follow, so distinct states write distinct
+/// sequences.
+impl Hash for ConsumerState {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        // Nothing to write without messages or orderly consumption.
+        let queues = self.queues.iter().any(|q| q.packed() != 0);
+        let assigned = self
+            .assigned
+            .iter()
+            .fold(0u128, |word, route| word << 16 | route.packed());
+        h.write_u128(
+            self.phase as u128
+                | u128::from(self.route.version) << 8
+                | u128::from(self.due) << 16
+                | u128::from(self.route.dropped) << 24
+                | u128::from(self.topics) << 32
+                | u128::from(queues) << 40
+                | u128::from(self.faults.bits()) << 42
+                | assigned << 64,
+        );
+        if queues {
+            for pair in self.queues.chunks(2) {
+                h.write_u128(pair.iter().fold(0, |word, q| word << 64 | q.packed()));
+            }
+        }
+        let orderly = u128::from(self.locking)
+            | u128::from(self.adding) << 8
+            | u128::from(self.renew_age) << 16
+            | u128::from(self.lag) << 24;
+        h.write_u128(u128::from(self.epochs) | orderly << 32 | u128::from(self.owned) << 64);
+        let views = self.views.iter().fold(0u128, |word, v| {
+            word << 17 | v.map_or(0, |m| 1 << 16 | u128::from(m))
+        });
+        let querying = self.querying.map_or(0, |q| {
+            1 | u128::from(q.topic) << 1 | u128::from(q.broker) << 9 | u128::from(q.epoch) << 17
+        });
+        h.write_u128(views | querying << 68);
+    }
+}
+
+/// Two words.
+impl Hash for BrokerState {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u128(
+            u128::from(self.members)
+                | u128::from(self.closed) << 16
+                | u128::from(self.subscription) << 32
+                | self.route.packed() << 40
+                | u128::from(self.evicted) << 56
+                | u128::from(self.offsets) << 64,
+        );
+        h.write_u128(u128::from(self.epochs) | u128::from(self.locks.bits()) << 64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every variant, with fields drawn from a few values each.
+    fn samples() -> Vec<Message> {
+        use Message::*;
+        let mut all = Vec::new();
+        for x in [0u8, 1, 15, 255] {
+            for y in [0u8, 2, 255] {
+                let members = u16::from(x) << 8 | u16::from(y);
+                let route = Route {
+                    version: y,
+                    dropped: x,
+                };
+                let flag = x % 2 == 1;
+                all.extend([
+                    Heartbeat {
+                        epoch: x,
+                        topics: y,
+                    },
+                    Unregister { epoch: x },
+                    NotifyConsumerIdsChanged,
+                    GetConsumerList { topic: x, epoch: y },
+                    ConsumerList {
+                        topic: y,
+                        members,
+                        epoch: x,
+                    },
+                    QueryAssignment { topic: x, epoch: y },
+                    Assignment {
+                        topic: x,
+                        members,
+                        route,
+                        epoch: y,
+                    },
+                    RouteData { route },
+                    SilenceExpired {
+                        epoch: y,
+                        alive: flag,
+                    },
+                    ChannelClosed { epoch: y },
+                    ConnectionClosed { epoch: x },
+                    PeriodicTick,
+                    QueryOffset { queue: x, epoch: y },
+                    Offset {
+                        queue: y,
+                        stored: x,
+                        in_memory: flag,
+                        epoch: y,
+                    },
+                    UpdateOffset {
+                        queue: x,
+                        offset: y,
+                        epoch: x,
+                    },
+                    CommitOffset {
+                        queue: y,
+                        offset: x,
+                        epoch: y,
+                    },
+                    CommitAck { queue: x },
+                    LockBatch {
+                        queues: x,
+                        epoch: y,
+                    },
+                    Locked {
+                        asked: x,
+                        granted: y,
+                        epoch: x,
+                    },
+                    UnlockBatch {
+                        queues: y,
+                        epoch: x,
+                    },
+                    LaterPoll { route },
+                ]);
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn distinct_messages_pack_distinctly() {
+        let all = samples();
+        for a in &all {
+            for b in &all {
+                assert_eq!(a.packed() == b.packed(), a == b, "{a:?} {b:?}");
+            }
+            assert!(a.packed() < 1 << 72, "{a:?}");
+        }
+    }
+
+    #[test]
+    fn distinct_peers_pack_distinctly() {
+        let peers: Vec<Peer> = std::iter::once(Peer::NameServer)
+            .chain((0..=255).map(Peer::Broker))
+            .chain((0..=255).map(Peer::Consumer))
+            .collect();
+        let packed: std::collections::BTreeSet<u128> = peers.iter().map(|p| p.packed()).collect();
+        assert_eq!(packed.len(), peers.len());
+    }
+}

@@ -1,0 +1,130 @@
+//! Every fault is part of the model: with its budget, some actor arms it,
+//! and firing it is a step that changes the state. A fault declared in
+//! `config/fault.rs` but never armed, or armed but answered by no machine,
+//! fails here.
+
+mod common;
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+
+use rocketmq_rebalance_model::config::{Dense, Target};
+use rocketmq_rebalance_model::config::{
+    Effect, Fault, LockTiming, ProtocolOptions, Scenario, Sizes,
+};
+use rocketmq_rebalance_model::search::fingerprint;
+use rocketmq_rebalance_model::shell::{Action, RebalanceModel};
+use rocketmq_rebalance_model::view::StateView;
+
+/// Every budget at one, with messages and orderly consumption, two topics
+/// (a consumer resubscribes to the last one) and two name servers (one
+/// may be partitioned from the last broker).
+fn every_fault() -> RebalanceModel {
+    let sizes = Sizes {
+        consumers: 2,
+        brokers: 2,
+        topics: 2,
+        queues: 1,
+        joins: Some(1),
+        crashes: 1,
+        kills: 1,
+        expiries: 1,
+        broker_restarts: 1,
+        leaves: 1,
+        route_changes: 1,
+        name_servers: 2,
+        name_server_partitions: 1,
+        lost_notifications: 1,
+        stale_routes: 1,
+        subscription_changes: 1,
+        failed_queries: 1,
+        messages: 1,
+        lost_persists: 1,
+        failed_offset_reads: 1,
+        evictions: 1,
+        lost_unlocks: 1,
+        failed_locks: 1,
+        ..Sizes::DEFAULT
+    };
+    for fault in Fault::all() {
+        assert!(
+            fault.budget(&sizes) > 0,
+            "{fault:?}: give it a budget in this test"
+        );
+    }
+    let protocol = ProtocolOptions {
+        orderly: Some(LockTiming::default()),
+        ..ProtocolOptions::default()
+    };
+    RebalanceModel::new(common::config_with(
+        Scenario::Healthy,
+        sizes,
+        "AVG",
+        protocol,
+    ))
+}
+
+#[test]
+fn every_fault_is_armed_and_fires_as_a_step() {
+    let model = every_fault();
+    let mut fired: BTreeMap<Fault, usize> = BTreeMap::new();
+    let mut seen = HashSet::new();
+    let mut queue = VecDeque::from([model.initial_state()]);
+    seen.insert(fingerprint(&queue[0]));
+    let mut actions = Vec::new();
+    while let Some(state) = queue.pop_front() {
+        if seen.len() > 20_000 || fired.len() == Fault::COUNT as usize {
+            break;
+        }
+        actions.clear();
+        model.enabled(&state, &mut actions);
+        for &action in &actions {
+            let Some(next) = model.step(&state, action) else {
+                continue;
+            };
+            if let Action::Fault(_, fault) = action {
+                assert_ne!(next, state, "{fault:?} fired and changed nothing");
+                *fired.entry(fault).or_default() += 1;
+            }
+            if seen.insert(fingerprint(&next)) {
+                queue.push_back(next);
+            }
+        }
+    }
+    let missing: Vec<Fault> = Fault::all().filter(|f| !fired.contains_key(f)).collect();
+    assert!(
+        missing.is_empty(),
+        "never armed or never a step: {missing:?}"
+    );
+}
+
+/// The explorer's and the report's consumer panel lists every fault
+/// scheduled for a consumer, in the words of its definition.
+#[test]
+fn the_pictures_show_every_scheduled_fault() {
+    let model = every_fault();
+    let mut state = model.initial_state();
+    let scheduled: Vec<(Fault, &str)> = Fault::all()
+        .filter_map(|f| match f.spec().effect {
+            Effect::Scheduled(words) => Some((f, words)),
+            Effect::Now => None,
+        })
+        .collect();
+    assert!(scheduled.len() >= 7, "{scheduled:?}");
+    for &(fault, _) in &scheduled {
+        assert_eq!(fault.target(), Target::Consumer, "{fault:?}");
+        state.consumers[0].faults.insert(fault);
+    }
+    let view = StateView::of(&model, &state);
+    let consumers = view
+        .panels
+        .iter()
+        .find(|p| p.title == "consumers")
+        .expect("a consumers panel");
+    for (fault, words) in scheduled {
+        assert!(
+            consumers.lines[0].contains(words),
+            "{fault:?}: {}",
+            consumers.lines[0]
+        );
+    }
+}
