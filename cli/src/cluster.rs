@@ -30,7 +30,7 @@ pub struct ClusterArgs {
     /// A script file instead of a named scenario.
     #[arg(long, value_name = "FILE", conflicts_with = "scenario")]
     script: Option<PathBuf>,
-    /// The RocketMQ version (5.3.3 or 5.5.1), from Maven Central.
+    /// The RocketMQ version (5.3.3 or 5.5.0), from Maven Central.
     #[arg(long, default_value = "5.3.3")]
     rocketmq: String,
     /// A broker restart's downtime in seconds, where the script gives none

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use crate::ClusterError;
 
 /// RocketMQ versions the harness is built and run against.
-pub const VERSIONS: &[&str] = &["5.3.3", "5.5.1"];
+pub const VERSIONS: &[&str] = &["5.3.3", "5.5.0"];
 
 /// The JVM flags every RocketMQ process of a run gets: RocketMQ ships no
 /// module opens, and JDK 17 needs these for its direct buffers; the serial

@@ -398,7 +398,9 @@ impl Observer {
     fn sight(&mut self, t: u64) {
         if !self.counting {
             self.counting = self.settled(2);
-            return;
+            if !self.counting {
+                return;
+            }
         }
         let owners = self.owners(|l| l.alive());
         let double: Vec<Sighting> = owners
@@ -591,5 +593,178 @@ fn close_span(ownership: &mut BTreeMap<String, Vec<Span>>, queue: &str, consumer
             .find(|s| s.consumer == consumer && s.until.is_none())
     }) {
         span.until = Some(t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(t: u64, p: &str, ev: &str, fields: serde_json::Value) -> Event {
+        Event {
+            t,
+            p: p.into(),
+            seq: t,
+            thr: String::new(),
+            ev: ev.into(),
+            fields: fields.as_object().cloned().unwrap_or_default(),
+        }
+    }
+
+    fn observer() -> Observer {
+        let consumers = [
+            ("c1".to_owned(), "127.0.0.1@c1".to_owned()),
+            ("c2".to_owned(), "127.0.0.1@c2".to_owned()),
+        ];
+        Observer::new("T", &["broker-a".to_owned()], 2, &consumers, 30_000, true)
+    }
+
+    fn alloc(t: u64, p: &str, cids: &[&str], result: &[&str]) -> Event {
+        let cid_all: Vec<String> = cids.iter().map(|c| format!("127.0.0.1@{c}")).collect();
+        event(
+            t,
+            p,
+            "c.alloc",
+            json!({"topic": "T", "cid_all": cid_all, "result": result}),
+        )
+    }
+
+    /// Both consumers running on broker-a, balanced and settled.
+    fn balanced() -> Observer {
+        let mut o = observer();
+        o.apply(&event(
+            1,
+            "cluster",
+            "b.life",
+            json!({"broker": "broker-a", "state": "started"}),
+        ));
+        for c in ["c1", "c2"] {
+            o.apply(&event(2, c, "c.life", json!({"state": "starting"})));
+        }
+        o.apply(&event(
+            3,
+            "cluster",
+            "b.member",
+            json!({"broker": "broker-a", "kind": "CLIENT_REGISTER",
+            "members": ["127.0.0.1@c1", "127.0.0.1@c2"]}),
+        ));
+        for t in [10, 20, 30] {
+            o.apply(&alloc(t, "c1", &["c1", "c2"], &["broker-a:0"]));
+            o.apply(&alloc(t + 1, "c2", &["c1", "c2"], &["broker-a:1"]));
+        }
+        o
+    }
+
+    #[test]
+    fn a_balanced_group_settles_and_converges() {
+        let o = balanced();
+        assert!(o.settled(2) && o.converged() && o.member_lists_agree());
+        assert!(o.double_owned.is_empty() && o.orphaned.is_empty());
+        assert!(o.full_convergence.is_some());
+    }
+
+    #[test]
+    fn a_zombie_keeps_its_queue_while_its_successor_takes_it() {
+        let mut o = balanced();
+        o.apply(&event(
+            40,
+            "c1",
+            "c.consume.begin",
+            json!({"topic": "T", "queue": "broker-a:0", "offsets": [0]}),
+        ));
+        o.apply(&event(
+            41,
+            "orchestrator",
+            "env",
+            json!({"action": "stop", "consumer": "c1"}),
+        ));
+        assert!(!o.settled(0) || o.life("c1") == Some(Life::Paused));
+        o.apply(&alloc(50, "c2", &["c2"], &["broker-a:0", "broker-a:1"]));
+        assert_eq!(o.double_owned.len(), 1);
+        assert_eq!(o.double_owned[0].who, ["c1", "c2"]);
+        o.apply(&event(
+            51,
+            "c2",
+            "c.consume.begin",
+            json!({"topic": "T", "queue": "broker-a:0", "offsets": [0]}),
+        ));
+        assert_eq!(o.consumed_by_two.len(), 1, "c1's batch is still open");
+        assert_eq!(o.deliveries[&("broker-a:0".to_owned(), 0)], 2);
+        // At rest only running consumers count: the paused one is not judged.
+        assert!(o.double_owned_now().is_empty());
+    }
+
+    #[test]
+    fn a_lock_granted_while_another_trusts_its_own_is_seen() {
+        let mut o = balanced();
+        let grant = |t, p: &str| {
+            event(
+                t,
+                p,
+                "c.resp",
+                json!({"code": 41, "detail": ["broker-a:0"]}),
+            )
+        };
+        o.apply(&grant(100, "c1"));
+        o.apply(&grant(200, "c2"));
+        assert_eq!(o.two_live_locks.len(), 1);
+        // An unlock ends the trust; a grant after it is no violation.
+        o.apply(&event(
+            300,
+            "c2",
+            "c.req",
+            json!({"code": 42, "queues": ["broker-a:0"]}),
+        ));
+        o.apply(&event(
+            301,
+            "c1",
+            "c.req",
+            json!({"code": 42, "queues": ["broker-a:0"]}),
+        ));
+        o.apply(&grant(400, "c1"));
+        assert_eq!(o.two_live_locks.len(), 1);
+        // Past the validity the old holder trusts it no more.
+        o.apply(&grant(400 + 30_000 * 1_000_000 + 1, "c2"));
+        assert_eq!(o.two_live_locks.len(), 1);
+    }
+
+    #[test]
+    fn a_stale_channel_keeps_the_group_from_rest() {
+        let mut o = balanced();
+        o.apply(&event(
+            40,
+            "cluster",
+            "b.member",
+            json!({"broker": "broker-a", "kind": "CLIENT_REGISTER",
+            "members": ["127.0.0.1@c1", "127.0.0.1@c1", "127.0.0.1@c2"]}),
+        ));
+        for t in [50, 60, 70] {
+            o.apply(&alloc(t, "c1", &["c1", "c2"], &["broker-a:0"]));
+            o.apply(&alloc(t + 1, "c2", &["c1", "c2"], &["broker-a:1"]));
+        }
+        assert_eq!(
+            o.stale_channels(),
+            [("broker-a".to_owned(), "127.0.0.1@c1".to_owned())]
+        );
+        assert!(!o.settled(2));
+    }
+
+    #[test]
+    fn a_killed_consumer_owns_nothing_and_its_queue_is_orphaned_until_taken() {
+        let mut o = balanced();
+        o.apply(&event(
+            40,
+            "orchestrator",
+            "env",
+            json!({"action": "kill", "consumer": "c1"}),
+        ));
+        assert_eq!(o.orphaned.len(), 1);
+        assert_eq!(o.orphaned[0].queue, "broker-a:0");
+        assert!(o.ownership["broker-a:0"][0].until == Some(40));
+        o.apply(&alloc(50, "c2", &["c2"], &["broker-a:0", "broker-a:1"]));
+        o.apply(&alloc(60, "c2", &["c2"], &["broker-a:0", "broker-a:1"]));
+        o.apply(&alloc(70, "c2", &["c2"], &["broker-a:0", "broker-a:1"]));
+        assert!(o.converged());
     }
 }
