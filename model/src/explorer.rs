@@ -27,10 +27,14 @@ pub struct Svg {
     pub height: u32,
 }
 
+/// Text as SVG text or attribute value, escaped as the HTML report
+/// escapes all its text (`maud`'s escaper: `&`, `<`, `>` and `"`), so that
+/// the diagrams the report embeds follow its one rule.
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    let mut out = String::with_capacity(text.len());
+    // Writing to a `String` cannot fail.
+    let _ = maud::Escaper::new(&mut out).write_str(text);
+    out
 }
 
 /// Pixels that `chars` characters of 13-pixel text take, at most.
@@ -290,4 +294,18 @@ fn arrowhead(from: (u32, u32), to: (u32, u32), colour: &str) -> String {
         base_x - side_x,
         base_y - side_y
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn text_is_escaped_for_elements_and_attributes() {
+        assert_eq!(
+            escape(r#"<a href="x">&</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;"
+        );
+        assert_eq!(escape("c1 (client id c2)"), "c1 (client id c2)");
+    }
 }

@@ -1,0 +1,138 @@
+//! The documents that quote the program, kept true to it:
+//!
+//! - `docs/cli.md` ends with every subcommand's `--help` as the program
+//!   prints it, generated from the clap definitions. When a flag changes,
+//!   regenerate it with
+//!   `REGENERATE_CLI_DOC=1 cargo test --release -p rocketmq-rebalance-cli --test docs_sync`;
+//! - the README's trace is what `rebalance check` prints for the command
+//!   above it (the run's timings aside).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The line after which `docs/cli.md` is generated, to its end.
+const GENERATED: &str = "<!-- Generated from `rebalance --help` and `rebalance SUBCOMMAND --help` by cli/tests/docs_sync.rs: do not edit below this line. -->";
+
+/// The subcommands, in the order `rebalance --help` lists them.
+const SUBCOMMANDS: [&str; 4] = ["allocate", "check", "compare", "explore"];
+
+fn repo_file(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(name)
+}
+
+fn rebalance(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rebalance"))
+        .args(args)
+        .output()
+        .expect("rebalance runs");
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).expect("stdout is UTF-8"),
+    )
+}
+
+fn help(args: &[&str]) -> String {
+    let (code, text) = rebalance(args);
+    assert_eq!(code, Some(0), "rebalance {args:?}");
+    text
+}
+
+/// The generated part of `docs/cli.md`: the program's help, then each
+/// subcommand's.
+fn generated() -> String {
+    let mut doc = format!("{GENERATED}\n\n## `rebalance --help`\n\n```text\n");
+    doc.push_str(&help(&["--help"]));
+    doc.push_str("```\n");
+    for sub in SUBCOMMANDS {
+        doc.push_str(&format!("\n## `rebalance {sub} --help`\n\n```text\n"));
+        doc.push_str(&help(&[sub, "--help"]));
+        doc.push_str("```\n");
+    }
+    doc
+}
+
+#[test]
+fn docs_cli_md_ends_with_every_subcommands_help() {
+    let path = repo_file("docs/cli.md");
+    let doc = std::fs::read_to_string(&path).expect("docs/cli.md reads");
+    let start = doc
+        .find(GENERATED)
+        .expect("docs/cli.md has the generated section's marker");
+    let expected = generated();
+    if std::env::var_os("REGENERATE_CLI_DOC").is_some() {
+        std::fs::write(&path, format!("{}{expected}", &doc[..start])).expect("docs/cli.md writes");
+        return;
+    }
+    assert!(
+        doc[start..] == expected,
+        "docs/cli.md is not the program's help: regenerate it with \
+         REGENERATE_CLI_DOC=1 cargo test --release -p rocketmq-rebalance-cli --test docs_sync"
+    );
+}
+
+#[test]
+fn every_subcommand_has_a_help_section() {
+    let top = help(&["--help"]);
+    for sub in SUBCOMMANDS {
+        assert!(top.contains(&format!("\n  {sub} ")), "{sub} in {top}");
+    }
+    let listed = top
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter(|l| !l.trim_start().starts_with("help "))
+        .count();
+    assert_eq!(listed, SUBCOMMANDS.len(), "{top}");
+}
+
+/// The README's first fenced block after its trace heading: the command
+/// (`$ rebalance ...`) and what it prints.
+fn readme_trace() -> (Vec<String>, Vec<String>) {
+    let readme = std::fs::read_to_string(repo_file("README.md")).expect("README.md reads");
+    let section = readme
+        .split("\n## What a counterexample looks like\n")
+        .nth(1)
+        .expect("README.md has the trace section");
+    let block = section
+        .split("\n```text\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```\n").next())
+        .expect("the trace section has a text block");
+    let mut lines = block.lines();
+    let command = lines
+        .next()
+        .and_then(|l| l.strip_prefix("$ rebalance "))
+        .expect("the block starts with the command");
+    (
+        command.split_whitespace().map(str::to_string).collect(),
+        lines.map(str::to_string).collect(),
+    )
+}
+
+/// A line of the run's statistics (`118 states, 63 unique, max depth 14,
+/// 0.02 s, 3089 unique states/s`), whose timings vary from run to run.
+fn is_timing(line: &str) -> bool {
+    line.contains(" unique states/s")
+}
+
+#[test]
+fn the_readme_trace_is_what_check_prints() {
+    let (args, shown) = readme_trace();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, printed) = rebalance(&args);
+    assert_eq!(code, Some(1), "the README's example is a counterexample");
+    let printed: Vec<&str> = printed.lines().collect();
+    // The README shows the beginning of the output, perhaps cut with `...`.
+    let shown: Vec<&String> = shown.iter().take_while(|l| l.as_str() != "...").collect();
+    assert!(shown.len() > 10, "{shown:?}");
+    for (i, line) in shown.iter().enumerate() {
+        if is_timing(line) {
+            assert!(is_timing(printed[i]), "line {i}: {}", printed[i]);
+        } else {
+            assert_eq!(line.as_str(), printed[i], "line {i} of the README's trace");
+        }
+    }
+}
