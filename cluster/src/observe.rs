@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::script::Script;
 use crate::trace::Event;
 
 /// A consumer process's state as the trace shows it.
@@ -154,6 +155,31 @@ impl Observer {
             double_now: BTreeSet::new(),
             orphaned_set: BTreeSet::new(),
         }
+    }
+
+    /// The observer of a script's run: its topic, brokers, queues and
+    /// consumers, and the lock validity it gives consumers (RocketMQ's
+    /// 30 s unless it scales `rocketmq.client.rebalance.lockMaxLiveTime`).
+    pub fn for_script(script: &Script) -> Observer {
+        let validity = script
+            .timers
+            .client_properties
+            .get("rocketmq.client.rebalance.lockMaxLiveTime")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(30_000);
+        let consumers: Vec<(String, String)> = script
+            .consumers
+            .iter()
+            .map(|c| (c.name.clone(), c.client_id()))
+            .collect();
+        Observer::new(
+            Script::TOPIC,
+            &script.broker_names(),
+            script.queues,
+            &consumers,
+            validity,
+            script.from_settled,
+        )
     }
 
     /// A consumer's life.

@@ -49,9 +49,6 @@ pub struct RunResult {
     pub rocketmq_version: String,
 }
 
-/// The client-side lock validity RocketMQ uses unless a script scales it.
-const LOCK_MAX_LIVE_TIME_MS: u64 = 30_000;
-
 /// CLOCK_MONOTONIC in nanoseconds, the clock Java's `System.nanoTime()`
 /// reads on Linux: the orchestrator's events merge with the JVMs'.
 pub fn now() -> u64 {
@@ -194,27 +191,7 @@ pub fn run(
         "store_config": script.timers.store_config,
         "name_server_config": script.timers.name_server_config,
     });
-    let lock_validity = script
-        .timers
-        .client_properties
-        .get("rocketmq.client.rebalance.lockMaxLiveTime")
-        .and_then(Value::as_u64)
-        .unwrap_or(LOCK_MAX_LIVE_TIME_MS);
-    let consumers: Vec<(String, String)> = script
-        .consumers
-        .iter()
-        .map(|c| (c.name.clone(), c.client_id()))
-        .collect();
-    let new_observer = || {
-        Observer::new(
-            Script::TOPIC,
-            &brokers,
-            script.queues,
-            &consumers,
-            lock_validity,
-            script.from_settled,
-        )
-    };
+    let new_observer = || Observer::for_script(script);
     let (tx, rx) = channel();
     let mut o = Orchestrator {
         processes: BTreeMap::new(),
