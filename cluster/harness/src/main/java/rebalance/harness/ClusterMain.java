@@ -241,13 +241,17 @@ public final class ClusterMain {
         switch (cmd) {
             case "produce" -> produce(args);
             case "stop_broker" -> stopBroker(args.getString("broker"));
-            case "start_broker" -> startBroker(brokerSpec(args.getString("broker")));
+            case "start_broker" -> {
+                startBroker(brokerSpec(args.getString("broker")));
+                awaitRoutes();
+            }
             case "restart_broker" -> {
                 String name = args.getString("broker");
                 stopBroker(name);
                 // The downtime is the scenario's parameter, not a wait for an event.
                 Thread.sleep(args.getLongValue("downtime_ms"));
                 startBroker(brokerSpec(name));
+                awaitRoutes();
             }
             case "route" -> route(args.getString("broker"), args.getString("topic"),
                     args.getIntValue("queues"));
@@ -292,12 +296,19 @@ public final class ClusterMain {
         if (t == null) {
             throw new IllegalArgumentException("no topic " + topic);
         }
+        // The producer's own route poll is 30 s apart: a broker that joined
+        // since must be in its route before a message can go there.
+        producer.getDefaultMQProducerImpl().getMqClientFactory()
+                .updateTopicRouteInfoFromNameServer(topic);
         for (int i = 0; i < count; i++) {
             for (Object b : t.getJSONArray("brokers")) {
                 if (!brokers.containsKey((String) b)) {
                     continue;
                 }
-                for (int q = 0; q < t.getIntValue("queues"); q++) {
+                // The broker's queues now, which a route step may have changed.
+                int queues = brokers.get((String) b).getTopicConfigManager()
+                        .selectTopicConfig(topic).getWriteQueueNums();
+                for (int q = 0; q < queues; q++) {
                     MessageQueue mq = new MessageQueue(topic, (String) b, q);
                     Message msg = new Message(topic, ("m" + i).getBytes(StandardCharsets.UTF_8));
                     SendResult sent = producer.send(msg, mq);
