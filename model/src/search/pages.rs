@@ -223,9 +223,9 @@ mod tests {
 
     #[test]
     fn strings_past_4_gib_of_positions_are_refused() {
-        let mut strings = Strings::default();
-        strings.pages = vec![Vec::new(); 4095];
-        strings.pages.push(vec![0; STRING_PAGE - 2]);
+        let mut pages = vec![Vec::new(); 4095];
+        pages.push(vec![0; STRING_PAGE - 2]);
+        let mut strings = Strings { pages };
         assert_eq!(strings.push(&[1, 2]), None);
         assert_eq!(strings.end(), u32::MAX - 1);
         assert_eq!(strings.push(&[1]), Some(u32::MAX - 1));
