@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 
 use stateright::Model;
 
+use super::pages::{Pages, Strings};
+
 /// A state's index in the graph.
 pub type StateId = u32;
 
@@ -91,14 +93,15 @@ pub struct Edge {
 pub struct Graph {
     /// BFS parent ([`NO_PARENT`] for initial states, whose own index is
     /// kept in `init_index`).
-    parent: Vec<StateId>,
+    parent: Pages<StateId>,
     /// Which of its parent's successors each state is, kept only when
     /// edges are not ([`Limits::stop_at_bad`]): otherwise it is the first
     /// edge of the parent that leads to the state.
-    parent_successor: Vec<u16>,
+    parent_successor: Pages<u16>,
     init_index: Vec<u32>,
-    /// Edges and no-ops of state `s`: the bytes `offsets[s]..offsets[s +
-    /// 1]` of `edges`, variable-length integers ([`write_varint`]): the
+    /// Edges and no-ops of state `s`: the string of `edges` that starts at
+    /// `offsets[s]` (each kept whole in one page, see [`Strings`]),
+    /// variable-length integers ([`write_varint`]): the
     /// number of edges; per edge, in action order, its target's distance
     /// from `s` (zigzag: most targets lie near their source in BFS order)
     /// and its class index plus one (0: under no fairness); then each
@@ -106,14 +109,14 @@ pub struct Graph {
     /// the first classes met (the most frequent) getting the shortest
     /// codes. An edge's successor position is its place in the list, so it
     /// is not stored.
-    offsets: Vec<u32>,
-    edges: Vec<u8>,
+    offsets: Pages<u32>,
+    edges: Strings,
     edge_count: usize,
     /// The distinct fairness classes, each stored once.
     class_table: Vec<u64>,
     /// Which goals each state meets, one bit each ([`Classify::goals`]);
     /// bit 0 is [`Classify::good`].
-    goals: Vec<u8>,
+    goals: Pages<u8>,
     /// The first state discovered (so one with fewest steps) that fails the
     /// predicate.
     first_bad: Option<StateId>,
@@ -429,6 +432,8 @@ struct Recorder<'o, S> {
     /// The edges and no-op classes of the state being recorded.
     edges: Vec<(StateId, u16)>,
     noops: Vec<u16>,
+    /// Their encoding, before it is stored.
+    encoded: Vec<u8>,
     observe: &'o mut dyn FnMut(&Graph, StateId, &S),
 }
 
@@ -581,7 +586,7 @@ impl<S> Recorder<'_, S> {
                         self.edges.push((target, interned));
                     }
                 }
-                graph.end_state_with(id, &self.edges, &self.noops);
+                graph.end_state_with(id, &self.edges, &self.noops, &mut self.encoded);
                 self.edges.clear();
                 self.noops.clear();
             }
@@ -657,14 +662,14 @@ impl Graph {
     {
         let started = Instant::now();
         let mut graph = Graph {
-            parent: Vec::new(),
-            parent_successor: Vec::new(),
+            parent: Pages::default(),
+            parent_successor: Pages::default(),
             init_index: Vec::new(),
-            offsets: vec![0],
-            edges: Vec::new(),
+            offsets: Pages::default(),
+            edges: Strings::default(),
             edge_count: 0,
             class_table: Vec::new(),
-            goals: Vec::new(),
+            goals: Pages::default(),
             first_bad: None,
             first_discovery: [None; 64],
             pruned: false,
@@ -680,6 +685,7 @@ impl Graph {
             expanded: 0,
             edges: Vec::new(),
             noops: Vec::new(),
+            encoded: Vec::new(),
             observe,
         };
         let mut ids = Known::new(threads);
@@ -808,32 +814,45 @@ impl Graph {
         self.goals.shrink_to_fit();
     }
 
-    /// Closes the edge and no-op lists of the state just expanded.
+    /// Closes the edge and no-op lists of the next state, not expanded: it
+    /// has neither.
     fn end_state(&mut self) {
-        self.end_state_with(self.offsets.len() as StateId - 1, &[], &[]);
+        self.push_string(&[0]);
     }
 
     /// Records the edges (target, class index) and no-op class indices of
-    /// `state`, the state just expanded.
-    fn end_state_with(&mut self, state: StateId, edges: &[(StateId, u16)], noops: &[u16]) {
-        write_varint(&mut self.edges, edges.len() as u64);
+    /// `state`, the state just expanded, encoded in `scratch`.
+    fn end_state_with(
+        &mut self,
+        state: StateId,
+        edges: &[(StateId, u16)],
+        noops: &[u16],
+        scratch: &mut Vec<u8>,
+    ) {
+        debug_assert_eq!(state as usize, self.offsets.len());
+        scratch.clear();
+        write_varint(scratch, edges.len() as u64);
         for &(target, class) in edges {
             let distance = i64::from(target) - i64::from(state);
-            write_varint(&mut self.edges, zigzag(distance));
-            write_varint(&mut self.edges, u64::from(class.wrapping_add(1)));
+            write_varint(scratch, zigzag(distance));
+            write_varint(scratch, u64::from(class.wrapping_add(1)));
         }
         for &class in noops {
-            write_varint(&mut self.edges, u64::from(class));
+            write_varint(scratch, u64::from(class));
         }
         self.edge_count += edges.len();
-        match u32::try_from(self.edges.len()) {
-            Ok(end) => self.offsets.push(end),
-            Err(_) => {
-                // Offsets would wrap: keep the graph consistent and partial.
-                self.cutoff.get_or_insert(Cutoff::TooLarge);
-                self.offsets.push(*self.offsets.last().unwrap_or(&0));
-            }
-        }
+        self.push_string(scratch);
+    }
+
+    /// Stores the next state's string of edges and no-ops.
+    fn push_string(&mut self, bytes: &[u8]) {
+        let start = self.edges.push(bytes).unwrap_or_else(|| {
+            // Positions would wrap: keep the graph consistent and partial,
+            // this state's string empty.
+            self.cutoff.get_or_insert(Cutoff::TooLarge);
+            self.edges.end()
+        });
+        self.offsets.push(start);
     }
 
     /// The bytes this graph holds per state at its peak: parents, edges,
@@ -872,7 +891,7 @@ impl Graph {
     /// there, past their count.
     fn bytes(&self, state: StateId) -> (&[u8], usize, usize) {
         let s = state as usize;
-        let bytes = &self.edges[self.offsets[s] as usize..self.offsets[s + 1] as usize];
+        let bytes = self.edges.get(self.offsets[s], self.offsets.get(s + 1));
         let (count, at) = read_varint(bytes, 0);
         (bytes, count as usize, at)
     }
@@ -939,7 +958,7 @@ impl Graph {
         while self.parent[at as usize] != NO_PARENT {
             let parent = self.parent[at as usize];
             let successor = match self.parent_successor.get(at as usize) {
-                Some(&successor) => u32::from(successor),
+                Some(successor) => u32::from(successor),
                 None => self
                     .raw_edges(parent)
                     .position(|(target, _)| target == at)

@@ -6,6 +6,7 @@
 
 pub mod fair_cycle;
 pub mod graph;
+mod pages;
 pub mod shard;
 
 pub use fair_cycle::{find_fair_bad_cycle, find_fair_cycle_missing, Lasso};
