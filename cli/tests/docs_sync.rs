@@ -13,7 +13,6 @@ use std::process::Command;
 /// The line after which `docs/cli.md` is generated, to its end.
 const GENERATED: &str = "<!-- Generated from `rebalance --help` and `rebalance SUBCOMMAND --help` by cli/tests/docs_sync.rs: do not edit below this line. -->";
 
-
 fn repo_file(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("..")
@@ -89,7 +88,10 @@ fn every_subcommand_has_a_help_section() {
     assert!(subs.len() >= 5, "{subs:?}");
     let doc = std::fs::read_to_string(repo_file("docs/cli.md")).expect("docs/cli.md reads");
     for sub in subs {
-        assert!(doc.contains(&format!("## `rebalance {sub} --help`")), "{sub}");
+        assert!(
+            doc.contains(&format!("## `rebalance {sub} --help`")),
+            "{sub}"
+        );
     }
 }
 
