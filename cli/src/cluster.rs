@@ -145,13 +145,18 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
     }
     let outcome = Outcome::judge(&result.observer, result.settled, script.orderly);
     let mismatches = compare(&report, &outcome, &script.drives);
+    let judged = Judged {
+        script: &script,
+        result: &result,
+        report: &report,
+        outcome: &outcome,
+        mismatches: &mismatches,
+        trace: traces.last(),
+    };
     if args.json {
-        println!(
-            "{}",
-            json_report(&script, &result, &report, &outcome, &mismatches, &traces)
-        );
+        println!("{}", judged.json());
     } else {
-        print_report(&script, &result, &report, &outcome, &mismatches, &traces);
+        judged.print();
     }
     if mismatches.is_empty() {
         ExitCode::SUCCESS
@@ -160,107 +165,119 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
     }
 }
 
-fn json_report(
-    script: &Script,
-    result: &RunResult,
-    report: &Report,
-    outcome: &Outcome,
-    mismatches: &[Mismatch],
-    traces: &[PathBuf],
-) -> serde_json::Value {
-    let properties: Vec<_> = outcome
-        .properties
-        .iter()
-        .map(|p| {
-            json!({
-                "name": p.name,
-                "expectation": p.expectation,
-                "status": p.status,
-                "model_status": report.property(p.name).map(|m| m.status),
-                "detail": p.detail,
-            })
-        })
-        .collect();
-    json!({
-        "scenario": script.scenario,
-        "orderly": script.orderly,
-        "rocketmq_version": result.rocketmq_version,
-        "seconds": result.seconds,
-        "settled": outcome.settled,
-        "timed_out": result.timed_out,
-        "properties": properties,
-        "messages_sent": outcome.sent,
-        "duplicates": outcome.duplicates,
-        "never_delivered": outcome.never_delivered,
-        "ownership": outcome.ownership,
-        "matches_model": mismatches.is_empty(),
-        "mismatches": mismatches,
-        "trace": traces.last(),
-    })
+/// A run and its verdicts, beside the model's.
+struct Judged<'a> {
+    script: &'a Script,
+    result: &'a RunResult,
+    report: &'a Report,
+    outcome: &'a Outcome,
+    mismatches: &'a [Mismatch],
+    trace: Option<&'a PathBuf>,
 }
 
-fn print_report(
-    script: &Script,
-    result: &RunResult,
-    report: &Report,
-    outcome: &Outcome,
-    mismatches: &[Mismatch],
-    traces: &[PathBuf],
-) {
-    println!(
-        "scenario {}{} on RocketMQ {} ({:.0} s): {}",
-        script.scenario,
-        if script.orderly { " --orderly" } else { "" },
-        result.rocketmq_version,
-        result.seconds,
-        script.what
-    );
-    if let Some(what) = &result.timed_out {
-        println!("  the run ended when a wait timed out: {what}");
+impl Judged<'_> {
+    fn json(&self) -> serde_json::Value {
+        let Judged {
+            script,
+            result,
+            report,
+            outcome,
+            mismatches,
+            trace,
+        } = self;
+        let properties: Vec<_> = outcome
+            .properties
+            .iter()
+            .map(|p| {
+                json!({
+                    "name": p.name,
+                    "expectation": p.expectation,
+                    "status": p.status,
+                    "model_status": report.property(p.name).map(|m| m.status),
+                    "detail": p.detail,
+                })
+            })
+            .collect();
+        json!({
+            "scenario": script.scenario,
+            "orderly": script.orderly,
+            "rocketmq_version": result.rocketmq_version,
+            "seconds": result.seconds,
+            "settled": outcome.settled,
+            "timed_out": result.timed_out,
+            "properties": properties,
+            "messages_sent": outcome.sent,
+            "duplicates": outcome.duplicates,
+            "never_delivered": outcome.never_delivered,
+            "ownership": outcome.ownership,
+            "matches_model": mismatches.is_empty(),
+            "mismatches": mismatches,
+            "trace": trace,
+        })
     }
-    println!(
-        "  {:<34} {:<10} {:<10} what the run showed",
-        "property", "model", "real"
-    );
-    for p in &outcome.properties {
-        let model = report
-            .property(p.name)
-            .map_or("-".to_owned(), |m| status_word(m.status));
+
+    fn print(&self) {
+        let Judged {
+            script,
+            result,
+            report,
+            outcome,
+            mismatches,
+            trace,
+        } = self;
         println!(
-            "  {:<34} {:<10} {:<10} {}",
-            p.name,
-            model,
-            status_word(p.status),
-            p.detail
+            "scenario {}{} on RocketMQ {} ({:.0} s): {}",
+            script.scenario,
+            if script.orderly { " --orderly" } else { "" },
+            result.rocketmq_version,
+            result.seconds,
+            script.what
         );
-    }
-    println!(
-        "  messages: {} sent, {} delivered more than once, {} never delivered",
-        outcome.sent, outcome.duplicates, outcome.never_delivered
-    );
-    println!("  ownership over time (seconds from the start):");
-    for line in &outcome.ownership {
-        println!("    {line}");
-    }
-    if mismatches.is_empty() {
-        println!("the real outcome matches the model");
-    } else {
-        for m in mismatches {
+        if let Some(what) = &result.timed_out {
+            println!("  the run ended when a wait timed out: {what}");
+        }
+        println!(
+            "  {:<34} {:<10} {:<10} what the run showed",
+            "property", "model", "real"
+        );
+        for p in &outcome.properties {
+            let model = report
+                .property(p.name)
+                .map_or("-".to_owned(), |m| status_word(m.status));
             println!(
-                "MISMATCH {}: model {}, real {}; wrong: {}",
-                m.property,
-                status_word(m.model),
-                status_word(m.real),
-                m.wrong
+                "  {:<34} {:<10} {:<10} {}",
+                p.name,
+                model,
+                status_word(p.status),
+                p.detail
             );
         }
+        println!(
+            "  messages: {} sent, {} delivered more than once, {} never delivered",
+            outcome.sent, outcome.duplicates, outcome.never_delivered
+        );
+        println!("  ownership over time (seconds from the start):");
+        for line in &outcome.ownership {
+            println!("    {line}");
+        }
+        if mismatches.is_empty() {
+            println!("the real outcome matches the model");
+        } else {
+            for m in mismatches.iter() {
+                println!(
+                    "MISMATCH {}: model {}, real {}; wrong: {}",
+                    m.property,
+                    status_word(m.model),
+                    status_word(m.real),
+                    m.wrong
+                );
+            }
+        }
+        println!(
+            "trace: {}",
+            trace.map_or(String::new(), |t| t.display().to_string())
+        );
     }
-    println!(
-        "trace: {}",
-        traces
-            .last()
-            .map_or(String::new(), |t| t.display().to_string())
-    );
 }
 
 fn status_word(s: rocketmq_rebalance_model::Status) -> String {

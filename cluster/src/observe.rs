@@ -371,17 +371,7 @@ impl Observer {
                 *self.deliveries.entry((queue.clone(), o)).or_default() += 1;
             }
         }
-        let others: Vec<String> = self
-            .members
-            .iter()
-            .filter(|(n, m)| {
-                *n != &e.p && m.life.alive() && m.open.get(&queue).is_some_and(|&k| k > 0)
-            })
-            .map(|(n, _)| n.clone())
-            .collect();
-        if !others.is_empty() {
-            let mut who = others;
-            who.push(e.p.clone());
+        if let Some(who) = self.involved(&e.p, |m| m.open.get(&queue).is_some_and(|&k| k > 0)) {
             self.consumed_by_two.push(Sighting {
                 t: e.t,
                 queue: queue.clone(),
@@ -393,22 +383,27 @@ impl Observer {
         }
     }
 
+    /// The live consumers other than `me` of which `holds` is true, then
+    /// `me`: who is involved, if anyone else is.
+    fn involved(&self, me: &str, holds: impl Fn(&Member) -> bool) -> Option<Vec<String>> {
+        let mut who: Vec<String> = self
+            .members
+            .iter()
+            .filter(|(n, m)| n.as_str() != me && m.life.alive() && holds(m))
+            .map(|(n, _)| n.clone())
+            .collect();
+        if who.is_empty() {
+            return None;
+        }
+        who.push(me.to_owned());
+        Some(who)
+    }
+
     fn locks_granted(&mut self, e: &Event) {
         let granted = e.strings("detail");
         for q in granted {
-            let others: Vec<String> = self
-                .members
-                .iter()
-                .filter(|(n, m)| {
-                    *n != &e.p
-                        && m.life.alive()
-                        && m.trusted_until.get(&q).is_some_and(|&until| until > e.t)
-                })
-                .map(|(n, _)| n.clone())
-                .collect();
-            if !others.is_empty() {
-                let mut who = others;
-                who.push(e.p.clone());
+            let trusts = |m: &Member| m.trusted_until.get(&q).is_some_and(|&until| until > e.t);
+            if let Some(who) = self.involved(&e.p, trusts) {
                 self.two_live_locks.push(Sighting {
                     t: e.t,
                     queue: q.clone(),
