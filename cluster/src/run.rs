@@ -537,6 +537,14 @@ impl Orchestrator {
                     self.emit("env", json!({"action": cmd, "broker": b}));
                     self.command("cluster", cmd, json!({ "broker": b }))?
                 }
+                Step::Evict(b) => {
+                    self.emit("env", json!({"action": "evict", "broker": b}));
+                    self.command(
+                        "cluster",
+                        "evict",
+                        json!({"broker": b, "topic": Script::TOPIC}),
+                    )?
+                }
                 Step::Route { broker, queues } => {
                     self.emit(
                         "env",

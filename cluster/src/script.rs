@@ -182,6 +182,10 @@ pub enum Step {
         /// Its new number of queues.
         queues: usize,
     },
+    /// Delete a broker's expired commit-log files, so that its queues'
+    /// first messages are gone (the eviction of the model's
+    /// `--evictions`); waits until every queue there starts above 0.
+    Evict(String),
     /// Cut a relay: the broker's link to that name server closes.
     Cut(String),
     /// Heal a relay.
@@ -400,7 +404,8 @@ impl Script {
                 }
                 Step::RestartBroker { broker: b, .. }
                 | Step::StartBroker(b)
-                | Step::StopBroker(b) => broker(b)?,
+                | Step::StopBroker(b)
+                | Step::Evict(b) => broker(b)?,
                 Step::Route { broker: b, queues } => {
                     broker(b)?;
                     if !(1..=64).contains(queues) {

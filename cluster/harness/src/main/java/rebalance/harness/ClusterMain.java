@@ -255,6 +255,7 @@ public final class ClusterMain {
             }
             case "route" -> route(args.getString("broker"), args.getString("topic"),
                     args.getIntValue("queues"));
+            case "evict" -> evict(args.getString("broker"), args.getString("topic"));
             case "cut" -> relay(args).cut();
             case "heal" -> relay(args).heal();
             case "rule" -> Rules.install(args.getJSONObject("rule"));
@@ -273,6 +274,35 @@ public final class ClusterMain {
         controller.getTopicConfigManager().updateTopicConfig(new TopicConfig(topic, queues, queues));
         controller.registerBrokerAll(true, false, true);
         Trace.emit("b.route", "broker", broker, "topic", topic, "queues", queues);
+    }
+
+    /**
+     * Deletes a broker's expired commit-log files now (RocketMQ's manual delete; with
+     * {@code fileReservedTime} 0 every file but the one being written) and waits until each of
+     * the topic's queues there starts above offset 0. On JDK 17 this is the only way a queue's
+     * first message leaves "memory": the store's residency test always answers yes.
+     */
+    private void evict(String broker, String topic) throws Exception {
+        BrokerController controller = brokers.get(broker);
+        if (controller == null) {
+            throw new IllegalStateException("broker " + broker + " is not running");
+        }
+        var store = controller.getMessageStore();
+        int queues = controller.getTopicConfigManager().selectTopicConfig(topic).getReadQueueNums();
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        store.executeDeleteFilesManually();
+        for (int q = 0; q < queues; q++) {
+            while (store.getMinOffsetInQueue(topic, q) <= 0) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("no commit-log file of " + broker
+                            + " was deleted: produce more than one file's worth first");
+                }
+                Thread.sleep(100);
+            }
+            Trace.emit("b.store", "broker", broker, "topic", topic, "queue", broker + ":" + q,
+                    "min", store.getMinOffsetInQueue(topic, q),
+                    "max", store.getMaxOffsetInQueue(topic, q));
+        }
     }
 
     private Relay relay(JSONObject args) {
