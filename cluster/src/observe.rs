@@ -40,6 +40,8 @@ struct Member {
     rounds: u32,
     open: BTreeMap<String, u32>,
     trusted_until: BTreeMap<String, u64>,
+    /// The brokers of its last route answer for the topic, once it has one.
+    route: Option<BTreeSet<String>>,
 }
 
 /// When and where something was seen.
@@ -84,6 +86,16 @@ pub struct Observer {
     /// consumer (once some consumer had allocated), one sighting per
     /// episode.
     pub orphaned: Vec<Sighting>,
+    /// Each queue owned by two running consumers at rest (settled, and
+    /// every broker listing what the consumers allocated with: the model's
+    /// quiescence), one sighting per episode.
+    pub rest_double: Vec<Sighting>,
+    /// Each moment at rest that was not converged: a queue of a running
+    /// broker owned by nobody (or `-` when the views were wrong instead).
+    pub rest_unconverged: Vec<Sighting>,
+    /// Each settled moment whose member lists disagree: the broker, and
+    /// what it lists.
+    pub rest_disagree: Vec<Sighting>,
     /// The first settled, converged state with every consumer started.
     pub full_convergence: Option<u64>,
     /// Each start of a batch on a queue where another live consumer has one
@@ -102,6 +114,7 @@ pub struct Observer {
     pub span: Option<(u64, u64)>,
     double_now: BTreeSet<(String, Vec<String>)>,
     orphaned_set: BTreeSet<(String, Vec<String>)>,
+    rest_sets: [BTreeSet<(String, Vec<String>)>; 3],
 }
 
 impl Observer {
@@ -137,6 +150,7 @@ impl Observer {
                         rounds: 0,
                         open: BTreeMap::new(),
                         trusted_until: BTreeMap::new(),
+                        route: None,
                     };
                     (name.clone(), member)
                 })
@@ -145,6 +159,9 @@ impl Observer {
             counting: !from_settled,
             double_owned: Vec::new(),
             orphaned: Vec::new(),
+            rest_double: Vec::new(),
+            rest_unconverged: Vec::new(),
+            rest_disagree: Vec::new(),
             full_convergence: None,
             consumed_by_two: Vec::new(),
             two_live_locks: Vec::new(),
@@ -154,6 +171,7 @@ impl Observer {
             span: None,
             double_now: BTreeSet::new(),
             orphaned_set: BTreeSet::new(),
+            rest_sets: Default::default(),
         }
     }
 
@@ -244,6 +262,9 @@ impl Observer {
                 }
                 false
             }
+            "c.resp" if e.int("code") == Some(105) && e.str("topic") == Some(&self.topic) => {
+                self.route_answered(e)
+            }
             "c.resp" if e.int("code") == Some(41) => {
                 self.locks_granted(e);
                 false
@@ -270,6 +291,26 @@ impl Observer {
             }
         }
         self.sight(e.t);
+    }
+
+    /// A route answer: the brokers with queues of the topic. A new route is
+    /// a change.
+    fn route_answered(&mut self, e: &Event) -> bool {
+        let Some(detail) = e.fields.get("detail").and_then(|d| d.as_object()) else {
+            return false;
+        };
+        let route: BTreeSet<String> = detail
+            .iter()
+            .filter(|(_, n)| n.as_i64().is_some_and(|n| n > 0))
+            .map(|(b, _)| b.clone())
+            .collect();
+        match self.members.get_mut(&e.p) {
+            Some(m) if m.route.as_ref() != Some(&route) => {
+                m.route = Some(route);
+                true
+            }
+            _ => false,
+        }
     }
 
     fn environment(&mut self, e: &Event) -> bool {
@@ -449,10 +490,60 @@ impl Observer {
                 Vec::new()
             };
         note_episodes(&mut self.orphaned, &mut self.orphaned_set, orphaned);
+        self.judge_at_rest(t);
         let all_started = self.members.values().all(|m| m.life != Life::Idle);
         if self.full_convergence.is_none() && all_started && self.settled(2) && self.converged() {
             self.full_convergence = Some(t);
         }
+    }
+
+    /// The `always` properties of rest, judged at every settled moment, as
+    /// the model judges them in every state: settled but with member lists
+    /// that disagree is not quiescent (the promise is that it does not
+    /// happen); quiescent, no queue owned twice and converged.
+    fn judge_at_rest(&mut self, t: u64) {
+        let (mut d, mut u, mut a) = (Vec::new(), Vec::new(), Vec::new());
+        if self.settled(2) {
+            if self.member_lists_agree() {
+                d = self
+                    .double_owned_now()
+                    .into_iter()
+                    .map(|(queue, who)| Sighting { t, queue, who })
+                    .collect();
+                if !self.converged() {
+                    let queue = self.orphaned_now().into_iter().next().unwrap_or("-".into());
+                    u.push(Sighting {
+                        t,
+                        queue,
+                        who: Vec::new(),
+                    });
+                }
+            } else {
+                let clients = self.running_clients();
+                for (broker, listed) in &self.broker_members {
+                    let mut sorted = listed.clone();
+                    sorted.sort();
+                    if self.running_brokers.contains(broker) && sorted != clients {
+                        a.push(Sighting {
+                            t,
+                            queue: broker.clone(),
+                            who: sorted,
+                        });
+                    }
+                }
+                if a.is_empty() {
+                    a.push(Sighting {
+                        t,
+                        queue: "-".into(),
+                        who: Vec::new(),
+                    });
+                }
+            }
+        }
+        let [double, unconverged, disagree] = &mut self.rest_sets;
+        note_episodes(&mut self.rest_double, double, d);
+        note_episodes(&mut self.rest_unconverged, unconverged, u);
+        note_episodes(&mut self.rest_disagree, disagree, a);
     }
 
     /// The queues of the running brokers.
@@ -506,7 +597,8 @@ impl Observer {
     }
 
     /// The (broker, client id) pairs listed more often than processes with
-    /// that id are alive.
+    /// that id are alive, or listed by a broker that no process with that id
+    /// has in its route any more (so none heartbeats it: it will expire).
     pub fn stale_channels(&self) -> Vec<(String, String)> {
         let mut stale = Vec::new();
         for (broker, listed) in &self.broker_members {
@@ -516,6 +608,7 @@ impl Observer {
                     .members
                     .values()
                     .filter(|m| &m.client == client && m.life.alive())
+                    .filter(|m| m.route.as_ref().is_none_or(|r| r.contains(broker)))
                     .count();
                 if entries > alive {
                     stale.push((broker.clone(), client.clone()));

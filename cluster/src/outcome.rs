@@ -90,54 +90,43 @@ fn secs(t: u64, t0: u64) -> f64 {
 
 impl Outcome {
     /// Judges a run from its observer at the end; `settled` says whether it
-    /// ended at rest (the properties judged at rest are `unknown` if not).
+    /// ended at rest (a property of rest never violated is `unknown` if not).
     pub fn judge(obs: &Observer, settled: bool, orderly: bool) -> Outcome {
         let t0 = obs.span.map_or(0, |(a, _)| a);
-        let at_rest = |ok: bool| match (settled, ok) {
-            (false, _) => Status::Unknown,
+        // Judged at every moment at rest; a run that did not end at rest and
+        // saw no violation cannot say the promise holds.
+        let at_rest = |seen: &[Sighting]| match (seen.is_empty(), settled) {
+            (false, _) => Status::Violated,
             (true, true) => Status::Holds,
-            (true, false) => Status::Violated,
+            (true, false) => Status::Unknown,
         };
         let found = |s: bool| if s { Status::Found } else { Status::NotFound };
-        let double_now = obs.double_owned_now();
-        let orphaned_now = obs.orphaned_now();
         let mut properties = vec![
             RealProperty {
                 name: NO_DOUBLE_OWNERSHIP,
                 expectation: Expectation::Always,
-                status: at_rest(double_now.is_empty()),
-                detail: if double_now.is_empty() {
-                    "no queue owned by two at the end".into()
-                } else {
-                    double_now
-                        .iter()
-                        .map(|(q, w)| format!("{} owned by {}", short_queue(q), w.join(" and ")))
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                },
+                status: at_rest(&obs.rest_double),
+                detail: seen(&obs.rest_double, t0, "owned by two at rest"),
             },
             RealProperty {
                 name: CONVERGED_WHEN_QUIESCENT,
                 expectation: Expectation::Always,
-                status: at_rest(obs.converged()),
-                detail: if orphaned_now.is_empty() {
-                    "every queue owned by one running consumer at the end".into()
-                } else {
-                    format!(
-                        "owned by nobody at the end: {}",
-                        orphaned_now
-                            .iter()
-                            .map(|q| short_queue(q))
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                    )
-                },
+                status: at_rest(&obs.rest_unconverged),
+                detail: seen(
+                    &obs.rest_unconverged,
+                    t0,
+                    "at rest and not converged (owned by nobody)",
+                ),
             },
             RealProperty {
                 name: AGREE_AT_REST,
                 expectation: Expectation::Always,
-                status: at_rest(obs.member_lists_agree()),
-                detail: "each running broker's member table against the running consumers".into(),
+                status: at_rest(&obs.rest_disagree),
+                detail: seen(
+                    &obs.rest_disagree,
+                    t0,
+                    "settled with a broker listing other members",
+                ),
             },
             RealProperty {
                 name: TRANSIENT_DOUBLE,
@@ -197,7 +186,11 @@ impl Outcome {
         properties.push(RealProperty {
             name: NO_MESSAGE_SKIPPED,
             expectation: Expectation::Always,
-            status: at_rest(never_delivered == 0),
+            status: match (never_delivered, settled) {
+                (_, false) => Status::Unknown,
+                (0, true) => Status::Holds,
+                _ => Status::Violated,
+            },
             detail: format!(
                 "{never_delivered} of {} messages never delivered",
                 obs.produced.len()

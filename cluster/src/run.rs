@@ -231,7 +231,8 @@ pub fn run(
                 "namesrv": format!("127.0.0.1:{}", ns_ports[ns]),
                 "topics": c.topics.clone().unwrap_or_else(|| vec![Script::TOPIC.to_owned()]),
                 "orderly": script.orderly, "strategy": script.strategy,
-                "consume_from": script.consume_from, "peers": peers,
+                "consume_from": script.consume_from,
+                "broker_pick": script.broker_pick, "peers": peers,
                 "client_config": script.timers.client_config,
             });
             let file = opts.run_dir.join(format!("{}.json", c.name));

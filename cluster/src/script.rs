@@ -59,6 +59,11 @@ pub struct Script {
     /// Allocation strategy (AVG, AVG_BY_CIRCLE, CONSISTENT_HASH).
     #[serde(default = "avg")]
     pub strategy: String,
+    /// Which broker a rebalance asks: `random` (RocketMQ's own pick) or
+    /// `first` (the first broker of the consumer's route, every time: the
+    /// pick driven through the client's `Random`, replaced by reflection).
+    #[serde(default = "random_pick")]
+    pub broker_pick: String,
     /// Where a consumer without a stored offset starts.
     #[serde(default = "first_offset")]
     pub consume_from: String,
@@ -77,6 +82,9 @@ fn one() -> usize {
 }
 fn two() -> usize {
     2
+}
+fn random_pick() -> String {
+    "random".into()
 }
 fn avg() -> String {
     "AVG".into()
@@ -351,6 +359,12 @@ impl Script {
     fn validate(&self) -> Result<(), String> {
         if !(1..=26).contains(&self.brokers) || !(1..=9).contains(&self.name_servers) {
             return Err("brokers must be 1..=26 and name_servers 1..=9".into());
+        }
+        if !["random", "first"].contains(&self.broker_pick.as_str()) {
+            return Err(format!(
+                "broker_pick {:?}: expected random or first",
+                self.broker_pick
+            ));
         }
         if self.late_brokers >= self.brokers {
             return Err("late_brokers must leave a broker that starts with the cluster".into());

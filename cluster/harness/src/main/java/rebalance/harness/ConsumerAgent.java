@@ -2,12 +2,14 @@ package rebalance.harness;
 
 import com.alibaba.fastjson2.JSON;
 import com.alibaba.fastjson2.JSONObject;
+import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.Set;
 import org.apache.rocketmq.client.consumer.AllocateMessageQueueStrategy;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
@@ -18,6 +20,8 @@ import org.apache.rocketmq.client.consumer.listener.MessageListenerOrderly;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragelyByCircle;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueConsistentHash;
+import org.apache.rocketmq.client.impl.MQClientManager;
+import org.apache.rocketmq.client.impl.factory.MQClientInstance;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
@@ -53,12 +57,14 @@ public final class ConsumerAgent {
     private final Map<String, String> peers;
     private final String clientId;
     private final DefaultMQPushConsumer consumer;
+    private final Hook hook;
 
     private ConsumerAgent(JSONObject spec) throws Exception {
         this.spec = spec;
         this.peers = spec.getJSONObject("peers").to(Map.class);
         this.clientId = spec.getString("client_ip") + "@" + spec.getString("instance_name");
-        consumer = new DefaultMQPushConsumer(spec.getString("group"), new Hook(),
+        hook = new Hook();
+        consumer = new DefaultMQPushConsumer(spec.getString("group"), hook,
                 new TracingStrategy(strategy(spec.getString("strategy"))));
         consumer.setNamesrvAddr(spec.getString("namesrv"));
         consumer.setClientIP(spec.getString("client_ip"));
@@ -129,6 +135,9 @@ public final class ConsumerAgent {
         switch (cmd) {
             case "start" -> {
                 Trace.emit("c.life", "state", "starting", "client", clientId);
+                if ("first".equals(spec.getString("broker_pick"))) {
+                    pickFirstBroker();
+                }
                 consumer.start();
                 Trace.emit("c.life", "state", "started", "client", clientId);
             }
@@ -143,6 +152,26 @@ public final class ConsumerAgent {
             case "release" -> Rules.release(args.getString("rule"));
             default -> throw new IllegalArgumentException("unknown command " + cmd);
         }
+    }
+
+    /**
+     * Makes every rebalance of this client ask the first broker of its route: the client's
+     * instance (the one {@code start()} will use, keyed by client id) gets a {@link Random}
+     * whose every pick is 0 in place of its own, so that a race on which broker is asked is
+     * driven, not hoped for. Reflection on a private field: fails loudly if RocketMQ renames it.
+     */
+    private void pickFirstBroker() throws ReflectiveOperationException {
+        MQClientInstance instance =
+                MQClientManager.getInstance().getOrCreateMQClientInstance(consumer, hook);
+        Field random = MQClientInstance.class.getDeclaredField("random");
+        random.setAccessible(true);
+        random.set(instance, new Random() {
+            @Override
+            public int nextInt(int bound) {
+                return 0;
+            }
+        });
+        Trace.emit("c.pick", "broker_pick", "first");
     }
 
     /** Every client-side allocation round, with its inputs; the rules at {@code alloc}. */
@@ -222,9 +251,12 @@ public final class ConsumerAgent {
                     detail = route;
                 }
             }
+            String topic = code == RequestCode.GET_ROUTEINFO_BY_TOPIC && request.getExtFields() != null
+                    ? request.getExtFields().get("topic") : null;
             Trace.emit("c.resp", "code", code, "peer", peers.getOrDefault(remoteAddr, remoteAddr),
                     "opaque", request.getOpaque(), "status",
-                    response == null ? null : response.getCode(), "detail", detail);
+                    response == null ? null : response.getCode(), "detail", detail,
+                    "topic", topic);
         }
 
         private List<String> requestQueues(RemotingCommand request) {
