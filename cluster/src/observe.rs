@@ -608,7 +608,7 @@ impl Observer {
                     .members
                     .values()
                     .filter(|m| &m.client == client && m.life.alive())
-                    .filter(|m| m.route.as_ref().is_none_or(|r| r.contains(broker)))
+                    .filter(|m| m.route.as_ref().map_or(true, |r| r.contains(broker)))
                     .count();
                 if entries > alive {
                     stale.push((broker.clone(), client.clone()));
