@@ -582,9 +582,8 @@ impl Observer {
 
     /// Every running consumer has rebalanced `rounds` times since the last
     /// change of membership or allocation, and one consumer runs. No broker
-    /// lists a stale channel either: a client id listed more often than
-    /// processes with that id are alive is a channel that will expire
-    /// (RocketMQ lists one entry a channel), a change still to come.
+    /// lists a stale entry either ([`Observer::stale_channels`]): one that
+    /// will expire is a change still to come.
     pub fn settled(&self, rounds: u32) -> bool {
         let mut running = self
             .members
@@ -597,8 +596,9 @@ impl Observer {
     }
 
     /// The (broker, client id) pairs listed more often than processes with
-    /// that id are alive, or listed by a broker that no process with that id
-    /// has in its route any more (so none heartbeats it: it will expire).
+    /// that id run (a paused one heartbeats nobody), or listed by a broker
+    /// that no process with that id has in its route any more: entries that
+    /// nothing keeps alive, which the broker's scan will expire.
     pub fn stale_channels(&self) -> Vec<(String, String)> {
         let mut stale = Vec::new();
         for (broker, listed) in &self.broker_members {
@@ -607,7 +607,7 @@ impl Observer {
                 let alive = self
                     .members
                     .values()
-                    .filter(|m| &m.client == client && m.life.alive())
+                    .filter(|m| &m.client == client && m.life == Life::Running)
                     .filter(|m| m.route.as_ref().map_or(true, |r| r.contains(broker)))
                     .count();
                 if entries > alive {

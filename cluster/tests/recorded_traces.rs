@@ -37,6 +37,7 @@ fn healthy_converges() {
     assert_eq!(status(&o, "no queue stays double-owned"), Status::Holds);
     assert_eq!(status(&o, "no message skipped"), Status::Holds);
     assert_eq!(o.sent, 40);
+    assert_eq!(status(&o, "member lists agree at rest"), Status::Holds);
 }
 
 #[test]
@@ -62,6 +63,7 @@ fn a_zombie_consumes_a_queue_its_successor_owns() {
     );
     assert_eq!(status(&o, "converged when quiescent"), Status::Holds);
     assert!(o.duplicates > 0);
+    assert_eq!(status(&o, "member lists agree at rest"), Status::Holds);
 }
 
 #[test]
@@ -77,6 +79,7 @@ fn a_restarted_broker_grants_a_lock_its_holder_still_trusts() {
     );
     assert_eq!(status(&o, "one live lock per queue"), Status::Violated);
     assert_eq!(status(&o, "converged when quiescent"), Status::Holds);
+    assert_eq!(status(&o, "member lists agree at rest"), Status::Holds);
 }
 
 #[test]
