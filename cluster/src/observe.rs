@@ -520,14 +520,15 @@ impl Observer {
                 }
             } else {
                 let clients = self.running_clients();
-                for (broker, listed) in &self.broker_members {
-                    let mut sorted = listed.clone();
-                    sorted.sort();
-                    if self.running_brokers.contains(broker) && sorted != clients {
+                let running = self.members.values().filter(|m| m.life == Life::Running);
+                let asked: BTreeSet<&String> = running.flat_map(|m| self.asked_by(m)).collect();
+                for broker in asked {
+                    let listed = self.listed(broker);
+                    if listed != clients {
                         a.push(Sighting {
                             t,
                             queue: broker.clone(),
-                            who: sorted,
+                            who: listed,
                         });
                     }
                 }
@@ -660,23 +661,34 @@ impl Observer {
                 })
     }
 
-    /// Every running broker lists the running consumers, and every running
-    /// consumer allocated with that list.
+    /// Every running consumer allocated with the list of running consumers,
+    /// and every running broker it may ask (those of its route) lists them:
+    /// what the model's quiescence asks of member tables.
     pub fn member_lists_agree(&self) -> bool {
         let clients = self.running_clients();
-        self.running_brokers.iter().all(|b| {
-            let mut listed = self.broker_members.get(b).cloned().unwrap_or_default();
-            listed.sort();
-            listed == clients
-        }) && self
-            .members
+        self.members
             .values()
             .filter(|m| m.life == Life::Running)
             .all(|m| {
                 let mut seen = m.cid_all.clone();
                 seen.sort();
-                seen == clients
+                seen == clients && self.asked_by(m).all(|b| self.listed(b) == seen)
             })
+    }
+
+    /// The running brokers a consumer may ask: those of its last route
+    /// (all of them before it has one).
+    fn asked_by<'a>(&'a self, m: &'a Member) -> impl Iterator<Item = &'a String> + 'a {
+        self.running_brokers
+            .iter()
+            .filter(move |b| m.route.as_ref().map_or(true, |r| r.contains(*b)))
+    }
+
+    /// What a broker lists, sorted.
+    fn listed(&self, broker: &str) -> Vec<String> {
+        let mut listed = self.broker_members.get(broker).cloned().unwrap_or_default();
+        listed.sort();
+        listed
     }
 }
 
