@@ -223,7 +223,11 @@ impl Observer {
             "c.life" => self.life_event(e),
             "c.alloc" if e.str("topic") == Some(&self.topic) => self.allocation(e),
             "b.member" => {
-                if let Some(b) = e.str("broker") {
+                // A stopping broker still closes its channels: its table is gone.
+                if let Some(b) = e
+                    .str("broker")
+                    .filter(|b| self.running_brokers.contains(*b))
+                {
                     self.broker_members
                         .insert(b.to_owned(), e.strings("members"));
                 }
