@@ -177,15 +177,8 @@ struct Judged<'a> {
 
 impl Judged<'_> {
     fn json(&self) -> serde_json::Value {
-        let Judged {
-            script,
-            result,
-            report,
-            outcome,
-            mismatches,
-            trace,
-        } = self;
-        let properties: Vec<_> = outcome
+        let properties: Vec<_> = self
+            .outcome
             .properties
             .iter()
             .map(|p| {
@@ -193,55 +186,52 @@ impl Judged<'_> {
                     "name": p.name,
                     "expectation": p.expectation,
                     "status": p.status,
-                    "model_status": report.property(p.name).map(|m| m.status),
+                    "model_status": self.report.property(p.name).map(|m| m.status),
                     "detail": p.detail,
                 })
             })
             .collect();
         json!({
-            "scenario": script.scenario,
-            "orderly": script.orderly,
-            "rocketmq_version": result.rocketmq_version,
-            "seconds": result.seconds,
-            "settled": outcome.settled,
-            "timed_out": result.timed_out,
+            "scenario": self.script.scenario,
+            "orderly": self.script.orderly,
+            "rocketmq_version": self.result.rocketmq_version,
+            "seconds": self.result.seconds,
+            "settled": self.outcome.settled,
+            "timed_out": self.result.timed_out,
             "properties": properties,
-            "messages_sent": outcome.sent,
-            "duplicates": outcome.duplicates,
-            "never_delivered": outcome.never_delivered,
-            "ownership": outcome.ownership,
-            "matches_model": mismatches.is_empty(),
-            "mismatches": mismatches,
-            "trace": trace,
+            "messages_sent": self.outcome.sent,
+            "duplicates": self.outcome.duplicates,
+            "never_delivered": self.outcome.never_delivered,
+            "ownership": self.outcome.ownership,
+            "matches_model": self.mismatches.is_empty(),
+            "mismatches": self.mismatches,
+            "trace": self.trace,
         })
     }
 
     fn print(&self) {
-        let Judged {
-            script,
-            result,
-            report,
-            outcome,
-            mismatches,
-            trace,
-        } = self;
         println!(
             "scenario {}{} on RocketMQ {} ({:.0} s): {}",
-            script.scenario,
-            if script.orderly { " --orderly" } else { "" },
-            result.rocketmq_version,
-            result.seconds,
-            script.what
+            self.script.scenario,
+            if self.script.orderly {
+                " --orderly"
+            } else {
+                ""
+            },
+            self.result.rocketmq_version,
+            self.result.seconds,
+            self.script.what
         );
-        if let Some(what) = &result.timed_out {
+        if let Some(what) = &self.result.timed_out {
             println!("  the run ended when a wait timed out: {what}");
         }
         println!(
             "  {:<34} {:<10} {:<10} what the run showed",
             "property", "model", "real"
         );
-        for p in &outcome.properties {
-            let model = report
+        for p in &self.outcome.properties {
+            let model = self
+                .report
                 .property(p.name)
                 .map_or("-".to_owned(), |m| status_word(m.status));
             println!(
@@ -254,16 +244,16 @@ impl Judged<'_> {
         }
         println!(
             "  messages: {} sent, {} delivered more than once, {} never delivered",
-            outcome.sent, outcome.duplicates, outcome.never_delivered
+            self.outcome.sent, self.outcome.duplicates, self.outcome.never_delivered
         );
         println!("  ownership over time (seconds from the start):");
-        for line in &outcome.ownership {
+        for line in &self.outcome.ownership {
             println!("    {line}");
         }
-        if mismatches.is_empty() {
-            println!("the real outcome matches the model");
+        if self.mismatches.is_empty() {
+            println!("the real self.outcome matches the model");
         } else {
-            for m in mismatches.iter() {
+            for m in self.mismatches.iter() {
                 println!(
                     "MISMATCH {}: model {}, real {}; wrong: {}",
                     m.property,
@@ -275,7 +265,8 @@ impl Judged<'_> {
         }
         println!(
             "trace: {}",
-            trace.map_or(String::new(), |t| t.display().to_string())
+            self.trace
+                .map_or(String::new(), |t| t.display().to_string())
         );
     }
 }

@@ -56,6 +56,25 @@ fn real(scenario: &[&str]) -> serde_json::Value {
         "the real outcome does not match the model: {report:#}"
     );
     assert_eq!(report["matches_model"], true);
+    // The JSON fields docs/cluster.md documents are a contract.
+    for field in [
+        "scenario",
+        "orderly",
+        "rocketmq_version",
+        "seconds",
+        "settled",
+        "timed_out",
+        "properties",
+        "messages_sent",
+        "duplicates",
+        "never_delivered",
+        "ownership",
+        "matches_model",
+        "mismatches",
+        "trace",
+    ] {
+        assert!(report.get(field).is_some(), "no {field} in {report:#}");
+    }
     assert_eq!(report["rocketmq_version"], "5.3.3");
     report
 }

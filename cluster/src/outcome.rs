@@ -84,6 +84,20 @@ fn seen(sightings: &[Sighting], t0: u64, what: &str) -> String {
     )
 }
 
+/// An `always` property judged in every state: violated by any sighting.
+fn never(name: &'static str, sightings: &[Sighting], t0: u64, what: &str) -> RealProperty {
+    RealProperty {
+        name,
+        expectation: Expectation::Always,
+        status: if sightings.is_empty() {
+            Status::Holds
+        } else {
+            Status::Violated
+        },
+        detail: seen(sightings, t0, what),
+    }
+}
+
 fn secs(t: u64, t0: u64) -> f64 {
     t.saturating_sub(t0) as f64 / 1e9
 }
@@ -151,31 +165,19 @@ impl Outcome {
                     }),
             },
         ];
-        properties.push(RealProperty {
-            name: NO_CONCURRENT_CONSUMPTION,
-            expectation: Expectation::Always,
-            status: if obs.consumed_by_two.is_empty() {
-                Status::Holds
-            } else {
-                Status::Violated
-            },
-            detail: seen(&obs.consumed_by_two, t0, "consumed by two at once"),
-        });
+        properties.push(never(
+            NO_CONCURRENT_CONSUMPTION,
+            &obs.consumed_by_two,
+            t0,
+            "consumed by two at once",
+        ));
         if orderly {
-            properties.push(RealProperty {
-                name: ONE_LIVE_LOCK,
-                expectation: Expectation::Always,
-                status: if obs.two_live_locks.is_empty() {
-                    Status::Holds
-                } else {
-                    Status::Violated
-                },
-                detail: seen(
-                    &obs.two_live_locks,
-                    t0,
-                    "locked while another trusts its lock",
-                ),
-            });
+            properties.push(never(
+                ONE_LIVE_LOCK,
+                &obs.two_live_locks,
+                t0,
+                "locked while another trusts its lock",
+            ));
         }
         let duplicates = obs.deliveries.values().filter(|&&n| n > 1).count();
         let never_delivered = obs
