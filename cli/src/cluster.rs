@@ -6,14 +6,17 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser};
+use rocketmq_rebalance_cluster::harms::{self, Figures, Harms};
 use rocketmq_rebalance_cluster::outcome::{compare, Mismatch, Outcome};
 use rocketmq_rebalance_cluster::run::{prepare, run, RunOptions, RunResult};
 use rocketmq_rebalance_cluster::script::{self, Script};
+use rocketmq_rebalance_cluster::trace::short_queue;
 use rocketmq_rebalance_model::check::check_model;
 use rocketmq_rebalance_model::check::checked_model;
 use rocketmq_rebalance_model::{CheckOptions, Report, Search};
 use serde_json::json;
 
+use crate::compare::measure::HarmParameters;
 use crate::input::{bad_input, EXIT_FAILED};
 use crate::model_args::ModelArgs;
 
@@ -22,7 +25,7 @@ use crate::model_args::ModelArgs;
 pub struct ClusterArgs {
     /// The scenario to run, by `check`'s names: the script
     /// `cluster/scenarios/NAME.json` (`NAME-orderly.json` with --orderly).
-    #[arg(long, required_unless_present = "script")]
+    #[arg(long, required_unless_present_any = ["script", "harms"])]
     scenario: Option<String>,
     /// The orderly variant of the scenario.
     #[arg(long)]
@@ -30,6 +33,17 @@ pub struct ClusterArgs {
     /// A script file instead of a named scenario.
     #[arg(long, value_name = "FILE", conflicts_with = "scenario")]
     script: Option<PathBuf>,
+    /// Measure the harms of one change of a group of three under a steady
+    /// load instead: join, leave, crash, kill or rolling-upgrade (the script
+    /// `cluster/harms/CHANGE.json`). Every run reports its harms; these
+    /// scripts are made for it.
+    #[arg(long, value_name = "CHANGE", conflicts_with_all = ["scenario", "script", "orderly"])]
+    harms: Option<String>,
+    /// Run at RocketMQ's default timers: the script's scaled timers are
+    /// dropped (its store settings stay) and every wait lasts at least
+    /// 400 s.
+    #[arg(long)]
+    default_timers: bool,
     /// The RocketMQ version (5.3.3 or 5.5.0), from Maven Central.
     #[arg(long, default_value = "5.3.3")]
     rocketmq: String,
@@ -65,15 +79,18 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
     if !(0.0..=600.0).contains(&args.restart_downtime) {
         return bad_input("--restart-downtime must be 0..=600 seconds");
     }
-    let path = match (&args.script, &args.scenario) {
-        (Some(path), _) => path.clone(),
-        (None, Some(name)) => match script::scenario_path(name, args.orderly) {
-            Ok(path) => path,
-            Err(e) => return bad_input(e),
-        },
-        (None, None) => return bad_input("--scenario or --script is required"),
+    let path = match (&args.script, &args.scenario, &args.harms) {
+        (Some(path), _, _) => Ok(path.clone()),
+        (None, Some(name), _) => script::scenario_path(name, args.orderly),
+        (None, None, Some(change)) => script::harms_path(change),
+        (None, None, None) => Err("--scenario, --script or --harms is required".to_owned()),
+    };
+    let path = match path {
+        Ok(path) => path,
+        Err(e) => return bad_input(e),
     };
     let script = match Script::load(&path) {
+        Ok(s) if args.default_timers => s.with_default_timers(),
         Ok(s) => s,
         Err(e) => return bad_input(e),
     };
@@ -145,7 +162,10 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
     }
     let outcome = Outcome::judge(&result.observer, result.settled, script.orderly);
     let mismatches = compare(&report, &outcome, &script.drives);
+    let harms = harms::measure(&result.events, &result.observer, Script::TOPIC);
     let judged = Judged {
+        default_timers: args.default_timers,
+        harms: &harms,
         script: &script,
         result: &result,
         report: &report,
@@ -167,6 +187,8 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
 
 /// A run and its verdicts, beside the model's.
 struct Judged<'a> {
+    default_timers: bool,
+    harms: &'a Harms,
     script: &'a Script,
     result: &'a RunResult,
     report: &'a Report,
@@ -203,10 +225,103 @@ impl Judged<'_> {
             "duplicates": self.outcome.duplicates,
             "never_delivered": self.outcome.never_delivered,
             "ownership": self.outcome.ownership,
+            "default_timers": self.default_timers,
+            "harms": self.harms_json(),
             "matches_model": self.mismatches.is_empty(),
             "mismatches": self.mismatches,
             "trace": self.trace,
         })
+    }
+
+    /// What `rebalance compare` expects a hand-over to deliver again at
+    /// this run's load and persist interval.
+    fn estimate(&self) -> Option<(HarmParameters, f64)> {
+        let rate = self.script.stream_rate()?;
+        let persist_ms = self
+            .script
+            .timers
+            .client_config
+            .get("persistConsumerOffsetInterval")
+            .and_then(|v| v.as_f64());
+        let parameters = HarmParameters {
+            rate: f64::from(rate),
+            persist_interval: persist_ms
+                .map_or(HarmParameters::default().persist_interval, |ms| ms / 1000.0),
+            ..HarmParameters::default()
+        };
+        Some((parameters, parameters.duplicates_per_handover()))
+    }
+
+    fn harms_json(&self) -> serde_json::Value {
+        let mut harms = serde_json::to_value(self.harms).unwrap_or_default();
+        if let Some(object) = harms.as_object_mut() {
+            object.insert(
+                "compare_estimate".into(),
+                self.estimate().map_or(serde_json::Value::Null, |(p, d)| {
+                    json!({"duplicates_per_hand_over": d, "rate": p.rate,
+                           "persist_interval_s": p.persist_interval, "pull_batch": p.pull_batch})
+                }),
+            );
+            object.insert(
+                "model".into(),
+                serde_json::to_value(&self.report.harms).unwrap_or_default(),
+            );
+        }
+        harms
+    }
+
+    fn print_harms(&self) {
+        let h = self.harms;
+        if h.hand_overs.is_empty() {
+            return;
+        }
+        let figures = |f: &Option<Figures>, unit: &str| {
+            f.as_ref().map_or("none".to_owned(), |f| {
+                format!(
+                    "median {:.2}{unit}, mean {:.2}{unit}, max {:.2}{unit} (of {})",
+                    f.median, f.mean, f.max, f.count
+                )
+            })
+        };
+        println!("  harms, {} hand-overs:", h.hand_overs.len());
+        println!("    pause per moved queue: {}", figures(&h.pause_s, " s"));
+        println!(
+            "    delivered again per hand-over: {}",
+            figures(&h.duplicates_per_hand_over, "")
+        );
+        if let Some((p, d)) = self.estimate() {
+            println!(
+                "    rebalance compare expects {d:.1} a hand-over at {} messages a second a queue, persist every {} s",
+                p.rate, p.persist_interval
+            );
+        }
+        if let Some(m) = &self.report.harms {
+            println!(
+                "    the model: at most {} message(s) of one queue delivered twice, {} queue(s) paused at once",
+                m.max_duplicates_per_handover.value, m.max_paused_queues.value
+            );
+        }
+        if let Some(b) = &h.backlog {
+            println!(
+                "    backlog: {} before {}, peak {} ({:.1} s after it)",
+                b.steady, b.change, b.peak, b.peak_after_s
+            );
+        }
+        for o in &h.hand_overs {
+            println!(
+                "    {} {} -> {}{}: released {}, pause {}, {} again",
+                short_queue(&o.queue),
+                o.from,
+                o.to,
+                o.after
+                    .as_ref()
+                    .map_or(String::new(), |a| format!(" (after {a})")),
+                o.released_s
+                    .map_or("never".to_owned(), |r| format!("at {r:.1} s")),
+                o.pause_s.map_or("-".to_owned(), |p| format!("{p:.2} s")),
+                o.duplicates
+            );
+        }
     }
 
     fn print(&self) {
@@ -250,8 +365,9 @@ impl Judged<'_> {
         for line in &self.outcome.ownership {
             println!("    {line}");
         }
+        self.print_harms();
         if self.mismatches.is_empty() {
-            println!("the real self.outcome matches the model");
+            println!("the real outcome matches the model");
         } else {
             for m in self.mismatches.iter() {
                 println!(

@@ -69,6 +69,8 @@ fn real(scenario: &[&str]) -> serde_json::Value {
         "duplicates",
         "never_delivered",
         "ownership",
+        "default_timers",
+        "harms",
         "matches_model",
         "mismatches",
         "trace",
@@ -144,9 +146,32 @@ fn orderly_broker_restart_grants_a_lock_its_holder_still_trusts() {
 }
 
 #[test]
+fn a_join_under_load_hands_one_queue_over_with_a_measured_pause() {
+    if !java_and_maven() {
+        return;
+    }
+    let r = real(&["--harms", "join"]);
+    let harms = &r["harms"];
+    let hand_overs = harms["hand_overs"].as_array().expect("hand_overs");
+    // AVG over six queues: c4 joining c1 c2 c3 takes b2 from c3.
+    let b2 = hand_overs
+        .iter()
+        .find(|h| h["queue"] == "broker-b:2" && h["from"] == "c3" && h["to"] == "c4")
+        .unwrap_or_else(|| panic!("b2 not handed from c3 to c4: {harms:#}"));
+    assert!(b2["pause_s"].as_f64().is_some(), "{b2:#}");
+    assert!(harms["backlog"]["peak"].as_u64().is_some(), "{harms:#}");
+    assert_eq!(harms["compare_estimate"]["rate"], 10.0);
+    assert!(harms["model"]["max_duplicates_per_handover"]["value"].is_u64());
+    assert_eq!(r["never_delivered"], 0);
+}
+
+#[test]
 fn bad_input_exits_2_before_starting_anything() {
     for args in [
         &["--scenario", "no-such-scenario"][..],
+        &["--harms", "no-such-change"],
+        &["--harms", "join", "--orderly"],
+        &["--harms", "join", "--scenario", "healthy"],
         &["--scenario", "healthy", "--rocketmq", "4.9.0"],
         &["--scenario", "healthy", "--restart-downtime", "-1"],
         &["--script", "/nonexistent/script.json"],
@@ -193,10 +218,13 @@ fn a_harness_that_does_not_build_exits_3_with_its_log() {
 }
 
 #[test]
-fn every_scenario_script_parses_with_valid_model_flags() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../cluster/scenarios");
+fn every_scenario_and_harm_script_parses_with_valid_model_flags() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../cluster");
     let mut scripts = 0;
-    for entry in std::fs::read_dir(&dir).expect("the scenarios directory") {
+    let entries = ["scenarios", "harms"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(root.join(d)).expect("a scripts directory"));
+    for entry in entries {
         let path = entry.expect("an entry").path();
         // Without Java on the PATH a good script gets as far as the Java check.
         let out = Command::new(env!("CARGO_BIN_EXE_rebalance"))
@@ -214,5 +242,5 @@ fn every_scenario_script_parses_with_valid_model_flags() {
         );
         scripts += 1;
     }
-    assert!(scripts >= 4);
+    assert!(scripts >= 22);
 }

@@ -7,7 +7,8 @@
 //! orchestrator that drives it ([`run`]); the [`trace`] schema; the
 //! [`observe`]r, a fold of the trace that the orchestrator's waits and the
 //! verdicts share; and the [`outcome`], with its comparison against the
-//! model's report. Only [`run`] and [`harness`] do I/O.
+//! model's report; and the [`harms`] users fear (pauses, duplicates,
+//! backlog), measured on the run. Only [`run`] and [`harness`] do I/O.
 //!
 //! ```
 //! use rocketmq_rebalance_cluster::script::Script;
@@ -25,6 +26,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+pub mod harms;
 pub mod harness;
 pub mod observe;
 pub mod outcome;

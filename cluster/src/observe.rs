@@ -42,6 +42,16 @@ struct Member {
     trusted_until: BTreeMap<String, u64>,
     /// The brokers of its last route answer for the topic, once it has one.
     route: Option<BTreeSet<String>>,
+    /// It subscribes to the observed topic: only then does it rebalance it.
+    /// Brokers list every member of the group whatever it subscribes to.
+    subscribed: bool,
+}
+
+impl Member {
+    /// Running and subscribed to the topic: it allocates the topic's queues.
+    fn allocates(&self) -> bool {
+        self.life == Life::Running && self.subscribed
+    }
 }
 
 /// When and where something was seen.
@@ -151,6 +161,7 @@ impl Observer {
                         open: BTreeMap::new(),
                         trusted_until: BTreeMap::new(),
                         route: None,
+                        subscribed: true,
                     };
                     (name.clone(), member)
                 })
@@ -190,14 +201,20 @@ impl Observer {
             .iter()
             .map(|c| (c.name.clone(), c.client_id()))
             .collect();
-        Observer::new(
+        let mut observer = Observer::new(
             Script::TOPIC,
             &script.broker_names(),
             script.queues,
             &consumers,
             validity,
             script.from_settled,
-        )
+        );
+        for c in &script.consumers {
+            if let (Some(topics), Some(m)) = (&c.topics, observer.members.get_mut(&c.name)) {
+                m.subscribed = topics.iter().any(|t| t == Script::TOPIC);
+            }
+        }
+        observer
     }
 
     /// A consumer's life.
@@ -322,6 +339,18 @@ impl Observer {
             return true;
         };
         let t = e.t;
+        if e.str("topic") == Some(&self.topic) {
+            let subscribed = e.str("action") == Some("subscribe");
+            if let Some(m) = self.members.get_mut(&name) {
+                m.subscribed = subscribed;
+            }
+            // Its next rebalance drops the topic's queues (RocketMQ truncates
+            // what it no longer subscribes to); taken as dropped now.
+            if !subscribed {
+                self.gone(&name, t);
+            }
+            return true;
+        }
         let life = match e.str("action") {
             Some("stop") => Life::Paused,
             Some("cont") => Life::Running,
@@ -377,7 +406,7 @@ impl Observer {
         let Some(m) = self.members.get_mut(&e.p) else {
             return false;
         };
-        if !m.life.alive() {
+        if !m.life.alive() || !m.subscribed {
             return false;
         }
         let result: BTreeSet<String> = e.strings("result").into_iter().collect();
@@ -590,11 +619,7 @@ impl Observer {
     /// lists a stale entry either ([`Observer::stale_channels`]): one that
     /// will expire is a change still to come.
     pub fn settled(&self, rounds: u32) -> bool {
-        let mut running = self
-            .members
-            .values()
-            .filter(|m| m.life == Life::Running)
-            .peekable();
+        let mut running = self.members.values().filter(|m| m.allocates()).peekable();
         running.peek().is_some()
             && running.all(|m| m.allocated && m.rounds >= rounds)
             && self.stale_channels().is_empty()
@@ -621,6 +646,15 @@ impl Observer {
             }
         }
         stale
+    }
+
+    /// Every lock `consumer` was granted is past its trust by the latest
+    /// stamp seen (true for a consumer that trusts none).
+    pub fn trust_lapsed(&self, consumer: &str) -> bool {
+        let now = self.span.map_or(0, |(_, last)| last);
+        self.members.get(consumer).map_or(true, |m| {
+            m.trusted_until.values().all(|&until| until <= now)
+        })
     }
 
     /// Every message sent has been delivered at least once.
@@ -654,15 +688,11 @@ impl Observer {
         !clients.is_empty()
             && self.double_owned_now().is_empty()
             && self.orphaned_now().is_empty()
-            && self
-                .members
-                .values()
-                .filter(|m| m.life == Life::Running)
-                .all(|m| {
-                    let mut seen = m.cid_all.clone();
-                    seen.sort();
-                    m.allocated && seen == clients
-                })
+            && self.members.values().filter(|m| m.allocates()).all(|m| {
+                let mut seen = m.cid_all.clone();
+                seen.sort();
+                m.allocated && seen == clients
+            })
     }
 
     /// Every running consumer allocated with the list of running consumers,
@@ -670,14 +700,11 @@ impl Observer {
     /// what the model's quiescence asks of member tables.
     pub fn member_lists_agree(&self) -> bool {
         let clients = self.running_clients();
-        self.members
-            .values()
-            .filter(|m| m.life == Life::Running)
-            .all(|m| {
-                let mut seen = m.cid_all.clone();
-                seen.sort();
-                seen == clients && self.asked_by(m).all(|b| self.listed(b) == seen)
-            })
+        self.members.values().filter(|m| m.allocates()).all(|m| {
+            let mut seen = m.cid_all.clone();
+            seen.sort();
+            seen == clients && self.asked_by(m).all(|b| self.listed(b) == seen)
+        })
     }
 
     /// The running brokers a consumer may ask: those of its last route
@@ -784,6 +811,37 @@ mod tests {
             o.apply(&alloc(t + 1, "c2", &["c1", "c2"], &["broker-a:1"]));
         }
         o
+    }
+
+    #[test]
+    fn a_member_that_does_not_subscribe_orphans_its_share_and_is_not_waited_for() {
+        let mut o = observer();
+        o.members.get_mut("c2").expect("c2").subscribed = false;
+        o.apply(&event(
+            1,
+            "cluster",
+            "b.life",
+            json!({"broker": "broker-a", "state": "started"}),
+        ));
+        for c in ["c1", "c2"] {
+            o.apply(&event(2, c, "c.life", json!({"state": "starting"})));
+        }
+        o.apply(&event(
+            3,
+            "cluster",
+            "b.member",
+            json!({"broker": "broker-a", "kind": "CLIENT_REGISTER",
+            "members": ["127.0.0.1@c1", "127.0.0.1@c2"]}),
+        ));
+        for t in [10, 20, 30] {
+            o.apply(&alloc(t, "c1", &["c1", "c2"], &["broker-a:0"]));
+        }
+        // c2 rebalances only its own topic: the group is at rest without it,
+        // the lists agree (brokers list the whole group), and a1 is nobody's.
+        assert!(o.settled(2) && o.member_lists_agree());
+        assert!(!o.converged());
+        assert_eq!(o.orphaned_now(), ["broker-a:1"]);
+        assert!(!o.rest_unconverged.is_empty());
     }
 
     #[test]

@@ -186,7 +186,9 @@ pub fn run(
         "relays": script.relays.iter().map(|r| json!({"name": r.name, "port": relay_ports[r.name.as_str()],
                                                         "target_port": ns_ports[&r.name_server]})).collect::<Vec<_>>(),
         "brokers": broker_specs,
-        "topics": [{"name": Script::TOPIC, "queues": script.queues, "brokers": brokers}],
+        "topics": script.topics().iter()
+            .map(|t| json!({"name": t, "queues": script.queues, "brokers": brokers}))
+            .collect::<Vec<_>>(),
         "broker_config": script.timers.broker_config,
         "store_config": script.timers.store_config,
         "name_server_config": script.timers.name_server_config,
@@ -231,7 +233,7 @@ pub fn run(
                 "namesrv": format!("127.0.0.1:{}", ns_ports[ns]),
                 "topics": c.topics.clone().unwrap_or_else(|| vec![Script::TOPIC.to_owned()]),
                 "orderly": script.orderly, "strategy": script.strategy,
-                "consume_from": script.consume_from,
+                "consume_from": script.consume_from, "consume_ms": c.consume_ms,
                 "broker_pick": script.broker_pick, "peers": peers,
                 "client_config": script.timers.client_config,
             });
@@ -571,6 +573,11 @@ impl Orchestrator {
                     "produce",
                     json!({"topic": Script::TOPIC, "count": n}),
                 )?,
+                Step::Stream(rate) => self.command(
+                    "cluster",
+                    "stream",
+                    json!({"topic": Script::TOPIC, "rate": rate}),
+                )?,
                 Step::Subscribe { consumer, topic } | Step::Unsubscribe { consumer, topic } => {
                     let cmd = if matches!(step, Step::Subscribe { .. }) {
                         "subscribe"
@@ -620,6 +627,7 @@ impl Orchestrator {
                     let met = |o: &Orchestrator| match what {
                         Awaited::Named(Condition::Settled) => o.observer.settled(2),
                         Awaited::Named(Condition::Delivered) => o.observer.all_delivered(),
+                        Awaited::Lapsed(l) => o.observer.trust_lapsed(&l.lapsed),
                         Awaited::Event(pattern) => {
                             o.arrived[mark..].iter().any(|e| e.matches(pattern))
                         }
@@ -629,6 +637,7 @@ impl Orchestrator {
                             let what = match what {
                                 Awaited::Named(Condition::Settled) => "settled".to_owned(),
                                 Awaited::Named(Condition::Delivered) => "delivered".to_owned(),
+                                Awaited::Lapsed(l) => format!("{{\"lapsed\":\"{}\"}}", l.lapsed),
                                 Awaited::Event(p) => Value::Object(p.clone()).to_string(),
                             };
                             self.emit("await.timeout", json!({"for": what}));

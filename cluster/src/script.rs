@@ -4,7 +4,7 @@
 //! in `docs/cluster.md`). Every field is checked when it is read: an
 //! unknown field, step or consumer is bad input, never ignored.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -119,6 +119,11 @@ pub struct ConsumerSpec {
     /// Topics it subscribes to at start (default: the scenario's topic).
     #[serde(default)]
     pub topics: Option<Vec<String>>,
+    /// Milliseconds the application works on each message it is given
+    /// (default 0), so that a steady load keeps a backlog in its process
+    /// queue.
+    #[serde(default)]
+    pub consume_ms: u64,
 }
 
 impl ConsumerSpec {
@@ -200,6 +205,10 @@ pub enum Step {
     Heal(String),
     /// Send this many messages to every queue of the topic.
     Produce(u32),
+    /// A steady load while the script goes on: this many messages a second
+    /// to every queue of the topic; 0 stops it (the acknowledgement follows
+    /// the last message sent).
+    Stream(u32),
     /// A consumer subscribes to a topic.
     Subscribe {
         /// The consumer.
@@ -269,9 +278,21 @@ pub enum Awaited {
     /// periodic rounds) since the last change of membership or allocation;
     /// `"delivered"`: every message sent has been delivered.
     Named(Condition),
+    /// `{"lapsed": "c1"}`: see [`Lapsed`].
+    Lapsed(Lapsed),
     /// An event whose fields include these (values compared as JSON), seen
     /// after the last action step began.
     Event(serde_json::Map<String, Value>),
+}
+
+/// Every lock the consumer was granted is past its trust
+/// (`rocketmq.client.rebalance.lockMaxLiveTime` after the grant) by the
+/// stamp of the latest event: it consumes nothing more under those locks.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lapsed {
+    /// The consumer.
+    pub lapsed: String,
 }
 
 /// A named condition.
@@ -289,14 +310,48 @@ pub fn scenarios_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
 }
 
+/// The directory of the harm scripts: one change of a group under a
+/// steady load each.
+pub fn harms_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("harms")
+}
+
 /// The script of a named scenario: `NAME.json`, or `NAME-orderly.json`.
 pub fn scenario_path(name: &str, orderly: bool) -> Result<PathBuf, String> {
     let file = format!("{name}{}.json", if orderly { "-orderly" } else { "" });
-    let path = scenarios_dir().join(&file);
+    let path = scenarios_dir().join(file);
     if path.is_file() {
         return Ok(path);
     }
-    let mut known: Vec<String> = std::fs::read_dir(scenarios_dir())
+    let known: Vec<String> = script_names(&scenarios_dir())
+        .into_iter()
+        .map(|n| match n.strip_suffix("-orderly") {
+            Some(base) => format!("{base} --orderly"),
+            None => n,
+        })
+        .collect();
+    Err(format!(
+        "no real-cluster script for {name}{}; scripts: {}",
+        if orderly { " --orderly" } else { "" },
+        known.join(", ")
+    ))
+}
+
+/// The harm script of a change of the group: `harms/CHANGE.json`.
+pub fn harms_path(change: &str) -> Result<PathBuf, String> {
+    let path = harms_dir().join(format!("{change}.json"));
+    if path.is_file() {
+        return Ok(path);
+    }
+    Err(format!(
+        "no harm script for {change}; changes: {}",
+        script_names(&harms_dir()).join(", ")
+    ))
+}
+
+/// The names of the scripts in `dir`, sorted.
+pub fn script_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
@@ -306,18 +361,16 @@ pub fn scenario_path(name: &str, orderly: bool) -> Result<PathBuf, String> {
                 .strip_suffix(".json")
                 .map(str::to_owned)
         })
-        .map(|n| match n.strip_suffix("-orderly") {
-            Some(base) => format!("{base} --orderly"),
-            None => n,
-        })
         .collect();
-    known.sort();
-    Err(format!(
-        "no real-cluster script for {name}{}; scripts: {}",
-        if orderly { " --orderly" } else { "" },
-        known.join(", ")
-    ))
+    names.sort();
+    names
 }
+
+/// The least timeout of every await of a run at RocketMQ's default timers:
+/// the slowest change a script waits for there is a silent consumer's
+/// expiry (120 s, and up to 10 s for the broker's scan) followed by two
+/// periodic rebalances (20 s each).
+pub const DEFAULT_TIMERS_AWAIT_S: u64 = 400;
 
 impl Script {
     /// Reads and checks a script file.
@@ -354,6 +407,52 @@ impl Script {
     /// The consumer named `name`.
     pub fn consumer(&self, name: &str) -> Option<&ConsumerSpec> {
         self.consumers.iter().find(|c| c.name == name)
+    }
+
+    /// The script at RocketMQ's default timers: every timer it scales is
+    /// dropped (the store's settings stay: they size its files and schedule
+    /// the deletions an eviction relies on), and every await waits at least
+    /// [`DEFAULT_TIMERS_AWAIT_S`].
+    pub fn with_default_timers(mut self) -> Script {
+        self.timers = Timers {
+            store_config: std::mem::take(&mut self.timers.store_config),
+            ..Timers::default()
+        };
+        for step in &mut self.steps {
+            if let Step::Await { timeout_s, .. } = step {
+                *timeout_s = (*timeout_s).max(DEFAULT_TIMERS_AWAIT_S);
+            }
+        }
+        self
+    }
+
+    /// Every topic it names: the observed one, those its consumers
+    /// subscribe to at start and in its steps, sorted.
+    pub fn topics(&self) -> Vec<String> {
+        let mut topics: BTreeSet<String> = self
+            .consumers
+            .iter()
+            .flat_map(|c| c.topics.iter().flatten().cloned())
+            .collect();
+        topics.insert(Self::TOPIC.to_owned());
+        for step in &self.steps {
+            if let Step::Subscribe { topic, .. } | Step::Unsubscribe { topic, .. } = step {
+                topics.insert(topic.clone());
+            }
+        }
+        topics.into_iter().collect()
+    }
+
+    /// The highest steady load of its `stream` steps, messages a second to
+    /// each queue.
+    pub fn stream_rate(&self) -> Option<u32> {
+        self.steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Stream(rate) => Some(*rate),
+                _ => None,
+            })
+            .max()
     }
 
     fn validate(&self) -> Result<(), String> {
@@ -455,6 +554,13 @@ impl Script {
                 } => consumer(c)?,
                 Step::Await { timeout_s, .. } if *timeout_s == 0 || *timeout_s > 600 => {
                     return Err("an await's timeout_s must be 1..=600".into())
+                }
+                Step::Await {
+                    what: Awaited::Lapsed(Lapsed { lapsed }),
+                    ..
+                } => consumer(lapsed)?,
+                Step::Stream(rate) if *rate > 1000 => {
+                    return Err("a stream's rate must be 0..=1000 messages a second".into())
                 }
                 _ => {}
             }

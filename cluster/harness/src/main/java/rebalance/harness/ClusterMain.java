@@ -11,6 +11,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import org.apache.rocketmq.broker.BrokerController;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
@@ -35,7 +39,7 @@ import org.apache.rocketmq.store.config.MessageStoreConfig;
  * <p>Argument: the path of the run's cluster file (JSON, written by the orchestrator). Hooks are
  * installed between {@code initialize()} and {@code start()}. It traces {@code ready} once every
  * broker's queues are in every name server's route, then serves commands (see {@link Commands}):
- * {@code produce}, {@code restart_broker}, {@code stop_broker}, {@code start_broker}, {@code cut},
+ * {@code produce}, {@code stream}, {@code restart_broker}, {@code stop_broker}, {@code start_broker}, {@code cut},
  * {@code heal}, {@code rule}, {@code release}, {@code snapshot}.
  */
 public final class ClusterMain {
@@ -45,6 +49,9 @@ public final class ClusterMain {
     private final Map<String, BrokerController> brokers = new LinkedHashMap<>();
     private final Map<String, Relay> relays = new LinkedHashMap<>();
     private DefaultMQProducer producer;
+    /** The steady producer of {@code stream}: one round of sends a period, while it runs. */
+    private final ScheduledExecutorService streamer = Executors.newSingleThreadScheduledExecutor();
+    private ScheduledFuture<?> stream;
 
     private ClusterMain(JSONObject spec) {
         this.spec = spec;
@@ -239,7 +246,13 @@ public final class ClusterMain {
 
     private void handle(String cmd, JSONObject args) throws Exception {
         switch (cmd) {
-            case "produce" -> produce(args);
+            case "produce" -> {
+                JSONObject topic = topic(args.getString("topic"));
+                for (int i = 0; i < args.getIntValue("count"); i++) {
+                    sendRound(topic);
+                }
+            }
+            case "stream" -> stream(args);
             case "stop_broker" -> stopBroker(args.getString("broker"));
             case "start_broker" -> {
                 startBroker(brokerSpec(args.getString("broker")));
@@ -313,40 +326,64 @@ public final class ClusterMain {
         return relay;
     }
 
-    /** Sends {@code count} messages to each queue of the topic on the running brokers. */
-    private void produce(JSONObject args) throws Exception {
-        String topic = args.getString("topic");
-        int count = args.getIntValue("count");
-        JSONObject t = null;
+    private JSONObject topic(String name) {
         for (Object o : spec.getJSONArray("topics")) {
-            if (((JSONObject) o).getString("name").equals(topic)) {
-                t = (JSONObject) o;
+            if (((JSONObject) o).getString("name").equals(name)) {
+                return (JSONObject) o;
             }
         }
-        if (t == null) {
-            throw new IllegalArgumentException("no topic " + topic);
-        }
+        throw new IllegalArgumentException("no topic " + name);
+    }
+
+    /** Sends one message to each queue of the topic on the running brokers. */
+    private void sendRound(JSONObject topic) throws Exception {
+        String name = topic.getString("name");
         // The producer's own route poll is 30 s apart: a broker that joined
         // since must be in its route before a message can go there.
         producer.getDefaultMQProducerImpl().getMqClientFactory()
-                .updateTopicRouteInfoFromNameServer(topic);
-        for (int i = 0; i < count; i++) {
-            for (Object b : t.getJSONArray("brokers")) {
-                if (!brokers.containsKey((String) b)) {
-                    continue;
-                }
-                // The broker's queues now, which a route step may have changed.
-                int queues = brokers.get((String) b).getTopicConfigManager()
-                        .selectTopicConfig(topic).getWriteQueueNums();
-                for (int q = 0; q < queues; q++) {
-                    MessageQueue mq = new MessageQueue(topic, (String) b, q);
-                    Message msg = new Message(topic, ("m" + i).getBytes(StandardCharsets.UTF_8));
-                    SendResult sent = producer.send(msg, mq);
-                    Trace.emit("p.sent", "queue", b + ":" + q, "topic", topic, "offset",
-                            sent.getQueueOffset(), "msg", sent.getMsgId());
-                }
+                .updateTopicRouteInfoFromNameServer(name);
+        for (Object b : topic.getJSONArray("brokers")) {
+            BrokerController broker = brokers.get((String) b);
+            if (broker == null) {
+                continue;
+            }
+            // The broker's queues now, which a route step may have changed.
+            int queues = broker.getTopicConfigManager().selectTopicConfig(name).getWriteQueueNums();
+            for (int q = 0; q < queues; q++) {
+                MessageQueue mq = new MessageQueue(name, (String) b, q);
+                Message msg = new Message(name, "m".getBytes(StandardCharsets.UTF_8));
+                SendResult sent = producer.send(msg, mq);
+                Trace.emit("p.sent", "queue", b + ":" + q, "topic", name, "offset",
+                        sent.getQueueOffset(), "msg", sent.getMsgId());
             }
         }
+    }
+
+    /**
+     * Starts (or, at rate 0, stops) a steady load: {@code rate} rounds a second, each one
+     * message to every queue, on a thread of its own while the script goes on. A round that
+     * fails (a broker going away) is traced as {@code p.failed} and the load goes on.
+     */
+    private void stream(JSONObject args) throws Exception {
+        int rate = args.getIntValue("rate");
+        if (stream != null) {
+            stream.cancel(false);
+            stream = null;
+            // One thread: once this no-op has run, no round is under way, so the
+            // acknowledgement follows the last message sent.
+            streamer.submit(() -> { }).get();
+        }
+        if (rate <= 0) {
+            return;
+        }
+        JSONObject topic = topic(args.getString("topic"));
+        stream = streamer.scheduleAtFixedRate(() -> {
+            try {
+                sendRound(topic);
+            } catch (Exception e) {
+                Trace.emit("p.failed", "topic", topic.getString("name"), "reason", String.valueOf(e));
+            }
+        }, 0, 1_000_000_000L / rate, TimeUnit.NANOSECONDS);
     }
 
     /** Each running broker's member list for the group, one entry a channel. */
@@ -362,6 +399,7 @@ public final class ClusterMain {
     }
 
     private void shutdown() {
+        streamer.shutdownNow();
         producer.shutdown();
         for (String name : new ArrayList<>(brokers.keySet())) {
             stopBroker(name);

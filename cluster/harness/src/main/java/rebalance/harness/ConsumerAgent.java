@@ -109,6 +109,15 @@ public final class ConsumerAgent {
         }
         Trace.emit("c.consume.begin", "topic", mq.getTopic(), "queue", queue, "offsets", offsets);
         Rules.at("listener", 0, clientId, mq.getBrokerName(), queue);
+        long work = spec.getLongValue("consume_ms") * msgs.size();
+        if (work > 0) {
+            // The application's work on the batch, the workload of the script.
+            try {
+                Thread.sleep(work);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         Trace.emit("c.consume.end", "topic", mq.getTopic(), "queue", queue, "offsets", offsets);
     }
 
