@@ -33,10 +33,10 @@ pub struct ClusterArgs {
     /// A script file instead of a named scenario.
     #[arg(long, value_name = "FILE", conflicts_with = "scenario")]
     script: Option<PathBuf>,
-    /// Measure the harms of one change of a group of three under a steady
-    /// load instead: join, leave, crash, kill or rolling-upgrade (the script
-    /// `cluster/harms/CHANGE.json`). Every run reports its harms; these
-    /// scripts are made for it.
+    /// Measure the harms of one change of a group under a steady load
+    /// instead: the script `cluster/harms/CHANGE.json` (join, leave, crash,
+    /// kill, rolling-upgrade, orderly-broker-restart). Every run reports its
+    /// harms; these scripts are made for it.
     #[arg(long, value_name = "CHANGE", conflicts_with_all = ["scenario", "script", "orderly"])]
     harms: Option<String>,
     /// Run at RocketMQ's default timers: the script's scaled timers are

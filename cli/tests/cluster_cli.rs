@@ -243,4 +243,14 @@ fn every_scenario_and_harm_script_parses_with_valid_model_flags() {
         scripts += 1;
     }
     assert!(scripts >= 22);
+    // The help names every harm script.
+    let help = String::from_utf8_lossy(&rebalance(&["--help"]).stdout).into_owned();
+    for entry in std::fs::read_dir(root.join("harms")).expect("the harms directory") {
+        let path = entry.expect("an entry").path();
+        let name = path
+            .file_stem()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        assert!(help.contains(name), "--help does not name {name}");
+    }
 }
