@@ -161,7 +161,7 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
         }
     }
     let outcome = Outcome::judge(&result.observer, result.settled, script.orderly);
-    let mismatches = compare(&report, &outcome, &script.drives);
+    let mismatches = compare(&report, &outcome, &script);
     let harms = harms::measure(&result.events, &result.observer, Script::TOPIC);
     let judged = Judged {
         default_timers: args.default_timers,

@@ -108,6 +108,8 @@ pub struct Observer {
     pub rest_disagree: Vec<Sighting>,
     /// The first settled, converged state with every consumer started.
     pub full_convergence: Option<u64>,
+    /// The first moment at rest (settled), converged or not.
+    pub first_at_rest: Option<u64>,
     /// Each start of a batch on a queue where another live consumer has one
     /// running.
     pub consumed_by_two: Vec<Sighting>,
@@ -174,6 +176,7 @@ impl Observer {
             rest_unconverged: Vec::new(),
             rest_disagree: Vec::new(),
             full_convergence: None,
+            first_at_rest: None,
             consumed_by_two: Vec::new(),
             two_live_locks: Vec::new(),
             deliveries: BTreeMap::new(),
@@ -248,7 +251,12 @@ impl Observer {
                     self.broker_members
                         .insert(b.to_owned(), e.strings("members"));
                 }
-                matches!(e.str("kind"), Some("CLIENT_REGISTER" | "CLIENT_UNREGISTER"))
+                // CHANGE without a new member is the subscription table
+                // changing: the broker notifies the group, which rebalances.
+                matches!(
+                    e.str("kind"),
+                    Some("CLIENT_REGISTER" | "CLIENT_UNREGISTER" | "CHANGE")
+                )
             }
             "b.life" => {
                 let broker = e.str("broker").unwrap_or_default().to_owned();
@@ -524,6 +532,9 @@ impl Observer {
             };
         note_episodes(&mut self.orphaned, &mut self.orphaned_set, orphaned);
         self.judge_at_rest(t);
+        if self.first_at_rest.is_none() && self.settled(2) {
+            self.first_at_rest = Some(t);
+        }
         let all_started = self.members.values().all(|m| m.life != Life::Idle);
         if self.full_convergence.is_none() && all_started && self.settled(2) && self.converged() {
             self.full_convergence = Some(t);

@@ -12,6 +12,11 @@ use rocketmq_rebalance_model::properties::{
 };
 
 use crate::observe::{Observer, Sighting};
+use crate::script::Script;
+
+/// The claim of a script whose model group never rests (`rests: false`),
+/// named as a property in a mismatch.
+pub const NEVER_AT_REST: &str = "the group never comes to rest";
 use crate::trace::short_queue;
 
 /// One property as the real run shows it.
@@ -42,6 +47,8 @@ pub struct Outcome {
     pub sent: usize,
     /// Whether the run ended settled (its last wait was met).
     pub settled: bool,
+    /// The first moment at rest, seconds from the start of the trace.
+    pub first_at_rest_s: Option<f64>,
     /// Each queue's owners over time: `queue: consumer from–until s, ...`
     /// (seconds from the start of the trace).
     pub ownership: Vec<String>,
@@ -235,6 +242,7 @@ impl Outcome {
             never_delivered,
             sent: obs.produced.len(),
             settled,
+            first_at_rest_s: obs.first_at_rest.map(|t| secs(t, t0)),
             ownership,
         }
     }
@@ -271,14 +279,28 @@ pub struct Mismatch {
 ///   (else the model misses it); one the script `drives` must be shown by
 ///   the run (else the replay failed);
 /// - a verdict the run could not give (`unknown`) is a mismatch: the run
-///   did not reach rest.
-pub fn compare(model: &Report, real: &Outcome, drives: &[String]) -> Vec<Mismatch> {
+///   did not reach rest; unless the script says the model's group never
+///   rests (`rests: false`), where `unknown` agrees with the model's
+///   vacuous `holds` and a real moment at rest is the mismatch.
+pub fn compare(model: &Report, real: &Outcome, script: &Script) -> Vec<Mismatch> {
     let mut mismatches = Vec::new();
+    if let (false, Some(at)) = (script.rests, real.first_at_rest_s) {
+        mismatches.push(Mismatch {
+            property: NEVER_AT_REST.into(),
+            model: Status::Holds,
+            real: Status::Violated,
+            wrong: format!(
+                "the script's claim or the model: RocketMQ's group came to rest at {at:.1} s, \
+                 which the script says the model's never does"
+            ),
+        });
+    }
     for p in &model.properties {
         let Some(real_status) = real.status(&p.name) else {
             continue;
         };
         let wrong = match (p.expectation, p.status, real_status) {
+            (_, Status::Holds, Status::Unknown) if !script.rests => None,
             (_, _, Status::Unknown) => Some("neither: the run never came to rest, so the real verdict is unknown"),
             (Expectation::Always, m, r) if m == r => None,
             (Expectation::Always, Status::Holds, Status::Violated) => {
@@ -290,7 +312,9 @@ pub fn compare(model: &Report, real: &Outcome, drives: &[String]) -> Vec<Mismatc
             (Expectation::Sometimes, Status::NotFound, Status::Found) => {
                 Some("the model: RocketMQ reaches a state the model never reaches")
             }
-            (Expectation::Sometimes, Status::Found, Status::NotFound) if drives.contains(&p.name) => {
+            (Expectation::Sometimes, Status::Found, Status::NotFound)
+                if script.drives.contains(&p.name) =>
+            {
                 Some("the replay: the script drives this hazard and the run did not show it")
             }
             _ => None,

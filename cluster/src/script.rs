@@ -36,6 +36,13 @@ pub struct Script {
     /// false for a cold start.
     #[serde(default = "yes")]
     pub from_settled: bool,
+    /// Whether the model's group comes to rest in this scenario (default
+    /// true). False where it never does (each subscription-table flip
+    /// notifies the group, a notification always in flight): the model's
+    /// verdicts of rest then hold vacuously, the run's are `unknown` and
+    /// agree with them, and a real moment at rest is a mismatch.
+    #[serde(default = "yes")]
+    pub rests: bool,
     /// Brokers, `broker-a`, `broker-b`, ... (default 2).
     #[serde(default = "two")]
     pub brokers: usize,

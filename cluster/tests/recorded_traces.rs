@@ -4,15 +4,18 @@
 
 use std::path::Path;
 
+use rocketmq_rebalance::strategy_from_name;
+use rocketmq_rebalance_cluster::harms;
 use rocketmq_rebalance_cluster::observe::Observer;
-use rocketmq_rebalance_cluster::outcome::Outcome;
+use rocketmq_rebalance_cluster::outcome::{compare, Outcome};
 use rocketmq_rebalance_cluster::script::{scenario_path, Script};
 use rocketmq_rebalance_cluster::trace;
 use rocketmq_rebalance_model::Status;
+use rocketmq_rebalance_model::{check_strategy, CheckOptions, Scenario};
 
-fn judge(script: &str, orderly: bool, trace_file: &str) -> Outcome {
-    let script =
-        Script::load(&scenario_path(script, orderly).expect("a script")).expect("it parses");
+/// The script, the trace's events and the observer that folded them.
+fn fold(script: &Path, trace_file: &str) -> (Script, Vec<trace::Event>, Observer) {
+    let script = Script::load(script).expect("it parses");
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(trace_file);
     let text = std::fs::read_to_string(&path).expect("the trace reads");
     let events = trace::parse(&text).expect("a trace of this schema");
@@ -20,7 +23,84 @@ fn judge(script: &str, orderly: bool, trace_file: &str) -> Outcome {
     for e in &events {
         observer.apply(e);
     }
+    (script, events, observer)
+}
+
+fn judge(script: &str, orderly: bool, trace_file: &str) -> Outcome {
+    let (script, _, observer) = fold(
+        &scenario_path(script, orderly).expect("a script"),
+        trace_file,
+    );
     Outcome::judge(&observer, observer.settled(2), script.orderly)
+}
+
+#[test]
+fn a_subscription_table_that_flaps_never_lets_the_group_rest_and_agrees_with_the_model() {
+    let (script, _, observer) = fold(
+        &scenario_path("subscription-flap", false).expect("a script"),
+        "traces/subscription-flap.ndjson",
+    );
+    let o = Outcome::judge(&observer, observer.settled(2), false);
+    assert_eq!(
+        o.first_at_rest_s, None,
+        "every flip is a change still to come"
+    );
+    assert_eq!(status(&o, "converged when quiescent"), Status::Unknown);
+    assert_eq!(status(&o, "transient orphaned queue"), Status::Found);
+    assert_eq!(
+        (o.sent, o.never_delivered),
+        (12, 12),
+        "pulls fail while the table lacks TopicTest"
+    );
+    let report = check_strategy(
+        strategy_from_name("AVG").expect("AVG").into(),
+        Scenario::SubscriptionFlap,
+        None,
+        &CheckOptions::default(),
+    )
+    .expect("a valid configuration");
+    assert!(!script.rests);
+    assert!(
+        compare(&report, &o, &script).is_empty(),
+        "{:?}",
+        compare(&report, &o, &script)
+    );
+    // A script that says the model's group rests calls the same run a mismatch.
+    let rests = Script {
+        rests: true,
+        ..script
+    };
+    assert!(!compare(&report, &o, &rests).is_empty());
+}
+
+#[test]
+fn a_kill_under_load_hands_its_queues_over_within_a_second() {
+    let path = rocketmq_rebalance_cluster::script::harms_path("kill").expect("the kill script");
+    let (_, events, observer) = fold(&path, "traces/harms-kill.ndjson");
+    let h = harms::measure(&events, &observer, Script::TOPIC);
+    let moved: Vec<(&str, &str, &str)> = h
+        .hand_overs
+        .iter()
+        .map(|o| (o.queue.as_str(), o.from.as_str(), o.to.as_str()))
+        .collect();
+    assert_eq!(
+        moved,
+        [
+            ("broker-a:0", "c1", "c2"),
+            ("broker-a:1", "c1", "c2"),
+            ("broker-b:0", "c2", "c3")
+        ]
+    );
+    for o in &h.hand_overs {
+        assert_eq!(o.after.as_deref(), Some("kill c1"));
+        let pause = o.pause_s.expect("the new owner delivered");
+        assert!((0.0..1.5).contains(&pause), "{o:?}");
+    }
+    // The killed consumer's last batch ends with it: nobody consumed a queue
+    // at once with a dead process.
+    assert!(h.consumed_by_two.is_empty(), "{:?}", h.consumed_by_two);
+    let backlog = h.backlog.expect("a load ran");
+    assert!(backlog.peak > backlog.steady, "{backlog:?}");
 }
 
 fn status(outcome: &Outcome, property: &str) -> Status {
