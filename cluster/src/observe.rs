@@ -798,9 +798,8 @@ mod tests {
         )
     }
 
-    /// Both consumers running on broker-a, balanced and settled.
-    fn balanced() -> Observer {
-        let mut o = observer();
+    /// Both consumers running and registered on broker-a.
+    fn registered(mut o: Observer) -> Observer {
         o.apply(&event(
             1,
             "cluster",
@@ -817,6 +816,12 @@ mod tests {
             json!({"broker": "broker-a", "kind": "CLIENT_REGISTER",
             "members": ["127.0.0.1@c1", "127.0.0.1@c2"]}),
         ));
+        o
+    }
+
+    /// Both consumers running on broker-a, balanced and settled.
+    fn balanced() -> Observer {
+        let mut o = registered(observer());
         for t in [10, 20, 30] {
             o.apply(&alloc(t, "c1", &["c1", "c2"], &["broker-a:0"]));
             o.apply(&alloc(t + 1, "c2", &["c1", "c2"], &["broker-a:1"]));
@@ -828,22 +833,7 @@ mod tests {
     fn a_member_that_does_not_subscribe_orphans_its_share_and_is_not_waited_for() {
         let mut o = observer();
         o.members.get_mut("c2").expect("c2").subscribed = false;
-        o.apply(&event(
-            1,
-            "cluster",
-            "b.life",
-            json!({"broker": "broker-a", "state": "started"}),
-        ));
-        for c in ["c1", "c2"] {
-            o.apply(&event(2, c, "c.life", json!({"state": "starting"})));
-        }
-        o.apply(&event(
-            3,
-            "cluster",
-            "b.member",
-            json!({"broker": "broker-a", "kind": "CLIENT_REGISTER",
-            "members": ["127.0.0.1@c1", "127.0.0.1@c2"]}),
-        ));
+        let mut o = registered(o);
         for t in [10, 20, 30] {
             o.apply(&alloc(t, "c1", &["c1", "c2"], &["broker-a:0"]));
         }
