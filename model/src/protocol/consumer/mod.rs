@@ -28,6 +28,7 @@ use crate::config::{
 };
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 use crate::protocol::process_queue::ProcessQueues;
+use crate::protocol::subscription;
 
 /// Life cycle of a consumer process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -263,7 +264,7 @@ impl ConsumerState {
         let spec = &cfg.consumers[me];
         let timers = [
             (cfg.periodic_ticks, Timer::Tick),
-            (cfg.protocol.subscription_table, Timer::Heartbeat),
+            (subscription::periodic_heartbeats(cfg), Timer::Heartbeat),
             (cfg.messages(), Timer::Persist),
             (cfg.orderly().is_some(), Timer::LockAll),
         ]
