@@ -3,8 +3,7 @@
 //! between states. It decides nothing about the protocol: it hands each
 //! delivery, timer and fault to the sans-IO machine it concerns
 //! ([`crate::protocol`]), offers the clock's tick when the protocol's
-//! [`clock`](crate::protocol::clock) says one may come, and carries out the
-//! machines' outputs.
+//! [`clock`] says one may come, and carries out the machines' outputs.
 //!
 //! Its semantics are those of Stateright's `ActorModel` (a step that changes
 //! nothing is no step; on an ordered network a delivery always consumes its
