@@ -29,12 +29,10 @@ impl ConsumerState {
         if cfg.orderly().is_none() {
             return Vec::new();
         }
-        self.targets(cfg, me)
-            .filter_map(|broker| {
-                let queues = self.table() & cfg.broker_queues(usize::from(broker)) as u8;
+        self.by_broker(cfg, me, self.table())
+            .map(|(broker, queues)| {
                 let epoch = self.epoch(broker);
-                let unlock = Message::UnlockBatch { queues, epoch };
-                (queues != 0).then_some(Output::Send(Peer::Broker(broker), unlock))
+                Output::Send(Peer::Broker(broker), Message::UnlockBatch { queues, epoch })
             })
             .collect()
     }
@@ -162,20 +160,31 @@ impl ConsumerState {
         outputs: &mut Vec<Output>,
     ) -> u8 {
         let mut asked = 0;
-        for broker in self.targets(cfg, me) {
-            let of_broker = queues & cfg.broker_queues(usize::from(broker)) as u8;
-            if of_broker != 0 {
-                let epoch = self.epoch(broker);
-                let lock = Message::LockBatch {
-                    queues: of_broker,
-                    epoch,
-                };
-                outputs.push(Output::Send(Peer::Broker(broker), lock));
-                asked |= of_broker;
-            }
+        for (broker, of_broker) in self.by_broker(cfg, me, queues) {
+            let epoch = self.epoch(broker);
+            let lock = Message::LockBatch {
+                queues: of_broker,
+                epoch,
+            };
+            outputs.push(Output::Send(Peer::Broker(broker), lock));
+            asked |= of_broker;
         }
         self.locking |= asked;
         asked
+    }
+
+    /// `queues` by the broker that holds them, for each broker it reaches
+    /// that holds any: a batch call's queues.
+    fn by_broker<'a>(
+        &'a self,
+        cfg: &'a Config,
+        me: usize,
+        queues: u8,
+    ) -> impl Iterator<Item = (u8, u8)> + 'a {
+        self.targets(cfg, me).filter_map(move |broker| {
+            let of_broker = queues & cfg.broker_queues(usize::from(broker)) as u8;
+            (of_broker != 0).then_some((broker, of_broker))
+        })
     }
 
     /// A broker's answer to a lock call: a new queue enters the table
