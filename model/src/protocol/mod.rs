@@ -8,13 +8,17 @@
 //! - [`broker`]: `ConsumerManager`, `ConsumerGroupInfo`: one member table.
 //! - [`consumer`]: `RebalanceImpl`, `RebalanceService`, `MQClientInstance`;
 //!   with messages, [`process_queue`]: `ProcessQueue` and its offset.
+//! - [`clock`]: orderly consumption's clock, which ticks every machine.
+//! - [`subscription`]: the rules of the subscription table.
 //! - [`message`]: what they say to each other.
 
 pub mod broker;
+pub mod clock;
 pub mod consumer;
 pub mod message;
 pub mod name_server;
 pub mod process_queue;
+pub mod subscription;
 
 pub use broker::{BrokerState, LockTable};
 pub use consumer::{ConsumerState, Phase};

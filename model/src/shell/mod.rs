@@ -1,8 +1,9 @@
 //! The Stateright shell: the state of the whole system (every process's
 //! state machine, the messages in flight, the armed timers) and the steps
 //! between states. It decides nothing about the protocol: it hands each
-//! delivery and timer to the sans-IO machine it concerns
-//! ([`crate::protocol`]) and carries out that machine's outputs.
+//! delivery, timer and fault to the sans-IO machine it concerns
+//! ([`crate::protocol`]), offers the clock's tick when the protocol's
+//! [`clock`] says one may come, and carries out the machines' outputs.
 //!
 //! Its semantics are those of Stateright's `ActorModel` (a step that changes
 //! nothing is no step; on an ordered network a delivery always consumes its
@@ -19,7 +20,8 @@ use std::sync::Arc;
 
 use crate::config::{Config, NetworkKind};
 use crate::protocol::{
-    BrokerState, ConsumerState, Fault, Message, NameServerState, Output, Peer, Phase, Step, Timer,
+    clock, subscription, BrokerState, ConsumerState, Fault, NameServerState, Output, Peer, Step,
+    Timer,
 };
 use crate::search::ShardRoots;
 
@@ -53,9 +55,9 @@ pub enum Action {
     Timeout(Peer, Timer),
     /// The environment makes the actor's armed fault happen.
     Fault(Peer, Fault),
-    /// Orderly consumption only: a tick of the clock, 10 s of RocketMQ's.
-    /// Every clock advances, except, with clock drift, that of the
-    /// `lagging` consumer, which falls one tick behind.
+    /// Orderly consumption only: a tick of the clock, 10 s of RocketMQ's
+    /// ([`clock::tick`]). Every clock advances, except, with clock drift,
+    /// that of the `lagging` consumer, which falls one tick behind.
     Elapse {
         /// The consumer whose clock stands still, if any.
         lagging: Option<u8>,
@@ -174,32 +176,14 @@ impl RebalanceModel {
             actions.extend(timers.iter().map(|timer| Action::Timeout(peer, timer)));
             actions.extend(timers.faults().map(|fault| Action::Fault(peer, fault)));
         }
-        if self.time_may_pass(state) {
+        let in_flight = state.network.iter().map(|env| &env.msg);
+        if clock::may_tick(&self.cfg, &state.consumers, in_flight) {
             actions.push(Action::Elapse { lagging: None });
             actions.extend(
-                (0..state.consumers.len())
-                    .filter(|&c| {
-                        let consumer = &state.consumers[c];
-                        consumer.phase == Phase::Running
-                            && consumer.lag < self.cfg.consumers[c].max_clock_lag
-                    })
-                    .map(|c| Action::Elapse {
-                        lagging: Some(c as u8),
-                    }),
+                clock::may_lag(&self.cfg, &state.consumers)
+                    .map(|c| Action::Elapse { lagging: Some(c) }),
             );
         }
-    }
-
-    /// Whether the clock may tick: only with orderly consumption, and not
-    /// while a timed step is due or a lock call is in flight (a synchronous
-    /// call with a 1 s timeout, well within a tick).
-    pub fn time_may_pass(&self, state: &SystemState) -> bool {
-        self.cfg.orderly().is_some()
-            && !state.consumers.iter().any(|c| c.deadline(&self.cfg))
-            && !state
-                .network
-                .iter()
-                .any(|env| matches!(env.msg, Message::LockBatch { .. } | Message::Locked { .. }))
     }
 
     /// The state after `action`, or `None` when it changes nothing.
@@ -249,14 +233,8 @@ impl RebalanceModel {
                 Some(next)
             }
             Action::Elapse { lagging } => {
-                let cfg = &*self.cfg;
                 let mut next = state.clone();
-                for broker in &mut next.brokers {
-                    *broker = broker.elapse(cfg);
-                }
-                for (c, consumer) in next.consumers.iter_mut().enumerate() {
-                    *consumer = consumer.elapse(cfg, lagging != Some(c as u8));
-                }
+                clock::tick(&self.cfg, &mut next.brokers, &mut next.consumers, lagging);
                 // Once every age has saturated, a tick changes nothing.
                 (next != *state).then_some(next)
             }
@@ -280,7 +258,7 @@ impl RebalanceModel {
     /// Whether some periodic message of a running consumer would change
     /// something now: its periodic heartbeat is work still to do.
     pub fn periodic_work_pending(&self, state: &SystemState) -> bool {
-        self.cfg.protocol.subscription_table
+        subscription::periodic_heartbeats(&self.cfg)
             && (0..state.consumers.len()).any(|c| {
                 let peer = Peer::Consumer(c as u8);
                 self.on_timer(state, peer, &Timer::Heartbeat)
@@ -380,10 +358,7 @@ impl RebalanceModel {
                         dst,
                         msg,
                     };
-                    // Only a flipping subscription table notifies without
-                    // end; elsewhere changes, so notifications, are bounded
-                    // and kept apart.
-                    let merged = self.cfg.protocol.subscription_table
+                    let merged = subscription::wake_ups_merge(&self.cfg)
                         && state.network.iter().any(|e| *e == env);
                     if !merged {
                         state.network.send(self.cfg.network, env);

@@ -1,0 +1,53 @@
+//! Orderly consumption's clock: a tick of real time (10 s of RocketMQ's),
+//! which no other layer has. When a tick may come, whose clock may fall
+//! behind at it, and what it ages are protocol rules; the shell only
+//! offers the tick as a step.
+
+use crate::config::Config;
+use crate::protocol::{BrokerState, ConsumerState, Message, Phase};
+
+/// Whether the clock may tick: only with orderly consumption, and not
+/// while a timed step is due or a lock call is in flight (a synchronous
+/// call with a 1 s timeout, well within a tick).
+pub fn may_tick<'a>(
+    cfg: &Config,
+    consumers: &[ConsumerState],
+    in_flight: impl IntoIterator<Item = &'a Message>,
+) -> bool {
+    cfg.orderly().is_some()
+        && !consumers.iter().any(|c| c.deadline(cfg))
+        && !in_flight
+            .into_iter()
+            .any(|msg| matches!(msg, Message::LockBatch { .. } | Message::Locked { .. }))
+}
+
+/// With clock drift, the consumers whose clock may stand still at a tick:
+/// running ones not yet as far behind as they may fall.
+pub fn may_lag<'a>(
+    cfg: &'a Config,
+    consumers: &'a [ConsumerState],
+) -> impl Iterator<Item = u8> + 'a {
+    consumers
+        .iter()
+        .enumerate()
+        .filter(|(c, consumer)| {
+            consumer.phase == Phase::Running && consumer.lag < cfg.consumers[*c].max_clock_lag
+        })
+        .map(|(c, _)| c as u8)
+}
+
+/// One tick: every broker's clock advances, and every consumer's but the
+/// `lagging` one's, which falls a tick behind.
+pub fn tick(
+    cfg: &Config,
+    brokers: &mut [BrokerState],
+    consumers: &mut [ConsumerState],
+    lagging: Option<u8>,
+) {
+    for broker in brokers {
+        *broker = broker.elapse(cfg);
+    }
+    for (c, consumer) in consumers.iter_mut().enumerate() {
+        *consumer = consumer.elapse(cfg, lagging != Some(c as u8));
+    }
+}

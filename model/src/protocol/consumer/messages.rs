@@ -1,0 +1,267 @@
+//! Messages and offsets, when messages are modelled: the consumer pulls
+//! batches of its queues, its application consumes them, and it reads,
+//! persists and commits each queue's offset (`ProcessQueue`,
+//! `ConsumeMessageConcurrentlyService`, `RemoteBrokerOffsetStore`).
+
+use super::ConsumerState;
+use crate::config::{members_of, Commit, Config, ConsumeFrom, Fault, QueueSet};
+use crate::protocol::message::{Message, Output, Peer, Step, Timer, NO_OFFSET};
+use crate::protocol::process_queue::ProcessQueue;
+
+impl ConsumerState {
+    /// `ConsumeMessageConcurrentlyService` on a pulled batch: the next
+    /// messages of an owned, started queue whose broker it reaches (at most
+    /// `pullBatchSize`), when no batch runs and, with synchronous commit,
+    /// the last one is acknowledged. Orderly
+    /// (`ConsumeMessageOrderlyService.ConsumeRequest`), only under a lock it
+    /// trusts; otherwise it locks the queue again (`lockOneMQ`).
+    pub(super) fn pull(&self, cfg: &Config, me: usize, q: usize) -> Step<Self> {
+        let pq = &self.queues[q];
+        let end = cfg.sizes.messages as u8;
+        let pullable = self.owned & 1 << q != 0
+            && !pq.reading_offset
+            && !pq.running()
+            && !pq.awaiting_ack
+            && pq.cursor < end
+            && self.target_set(cfg, me) & 1 << cfg.broker_of(q) != 0;
+        if !pullable {
+            return None;
+        }
+        if !self.may_consume(cfg, q) {
+            return self.lock_one(cfg, me, q);
+        }
+        let mut next = *self;
+        let outputs = vec![Output::Arm(Timer::Pull { queue: q as u8 })];
+        let to = (pq.cursor + cfg.sizes.pull_batch as u8).min(end);
+        next.queues[q] = ProcessQueue {
+            from: pq.cursor,
+            to,
+            cursor: to,
+            batch_age: 0,
+            ..*pq
+        };
+        Some((next, outputs))
+    }
+
+    /// The application finishes the running batch: its messages were
+    /// delivered. The queue's offset moves on unless it was dropped
+    /// meanwhile (`processConsumeResult` checks `isDropped`); with
+    /// synchronous commit it is committed before the next pull.
+    pub(super) fn done(&self, cfg: &Config, q: usize) -> Step<Self> {
+        let pq = self.queues[q];
+        if !pq.running() {
+            return None;
+        }
+        let mut next = *self;
+        let mut outputs = vec![
+            Output::Delivered {
+                queue: q as u8,
+                from: pq.from,
+                to: pq.to,
+            },
+            Output::Arm(Timer::Done { queue: q as u8 }),
+        ];
+        let owned = self.owned & 1 << q != 0;
+        // Orderly, a dropped queue stays in the table until unlocked.
+        next.queues[q] = if owned || pq.dropped {
+            ProcessQueue {
+                from: 0,
+                to: 0,
+                batch_age: 0,
+                ..pq
+            }
+        } else {
+            ProcessQueue::default()
+        };
+        if owned && !pq.reading_offset && cfg.protocol.commit == Commit::Sync {
+            let broker = cfg.broker_of(q);
+            outputs.push(Output::Send(
+                Peer::Broker(broker),
+                Message::CommitOffset {
+                    queue: q as u8,
+                    offset: pq.cursor,
+                    epoch: self.epoch(broker),
+                },
+            ));
+            next.queues[q].awaiting_ack = true;
+        }
+        Some((next, outputs))
+    }
+
+    /// `CommitAck`: the synchronous commit of queue `q`'s last batch is
+    /// acknowledged, and its next pull may go.
+    pub(super) fn commit_acknowledged(&self, q: usize) -> Step<Self> {
+        self.queues[q].awaiting_ack.then(|| {
+            let mut next = *self;
+            next.queues[q].awaiting_ack = false;
+            (next, Vec::new())
+        })
+    }
+
+    /// `MQClientInstance.persistAllConsumerOffset`, every 5 s, one-way: the
+    /// offset of every queue it consumes. One may be lost.
+    pub(super) fn persist(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
+        if self.faults.contains(Fault::LosePersist) {
+            let next = Self {
+                faults: self.faults.without(Fault::LosePersist),
+                ..*self
+            };
+            return (next, vec![Output::Arm(Timer::Persist)]);
+        }
+        let mut outputs: Vec<Output> = self
+            .offset_updates(cfg, me)
+            .map(|(broker, msg)| Output::SendPeriodic(broker, msg))
+            .collect();
+        outputs.push(Output::Arm(Timer::Persist));
+        (*self, outputs)
+    }
+
+    /// The offset updates of every queue it consumes
+    /// ([`ConsumerState::offset_update`]).
+    pub(super) fn offset_updates<'a>(
+        &'a self,
+        cfg: &'a Config,
+        me: usize,
+    ) -> impl Iterator<Item = (Peer, Message)> + 'a {
+        members_of(self.owned).filter_map(move |q| self.offset_update(cfg, me, q))
+    }
+
+    /// The offset update of queue `q` it would send: the lowest offset still
+    /// in flight, to the queue's broker if it talks to it; none for a queue
+    /// whose offset it has not read yet.
+    pub(super) fn offset_update(
+        &self,
+        cfg: &Config,
+        me: usize,
+        q: usize,
+    ) -> Option<(Peer, Message)> {
+        let pq = &self.queues[q];
+        let broker = cfg.broker_of(q);
+        (cfg.messages() && !pq.reading_offset && self.target_set(cfg, me) & 1 << broker != 0).then(
+            || {
+                let msg = Message::UpdateOffset {
+                    queue: q as u8,
+                    offset: pq.local_offset(),
+                    epoch: self.epoch(broker),
+                };
+                (Peer::Broker(broker), msg)
+            },
+        )
+    }
+
+    /// The broker's answer to an offset read
+    /// (`computePullFromWhereWithException`): the stored offset, else the
+    /// `ConsumeFromWhere` rule. A read that fails leaves the queue out of
+    /// this round.
+    pub(super) fn offset_read(
+        &self,
+        cfg: &Config,
+        me: usize,
+        q: usize,
+        stored: u8,
+        in_memory: bool,
+    ) -> Step<Self> {
+        let pq = self.queues[q];
+        if self.owned & 1 << q == 0 || !pq.reading_offset {
+            return None;
+        }
+        let mut next = *self;
+        if self.faults.contains(Fault::FailOffsetRead) {
+            next.faults.remove(Fault::FailOffsetRead);
+            next.owned &= !(1 << q);
+            // A queue whose offset is being read has pulled nothing and
+            // awaits no acknowledgement: only a running batch is kept.
+            next.queues[q].reading_offset = false;
+            next.due |= 1 << cfg.queues[q].topic;
+            let mut outputs = self.retry_later(&mut next, cfg, me);
+            outputs.extend(next.schedule(cfg, me));
+            return Some((next, outputs));
+        }
+        let start = match (stored, cfg.protocol.consume_from) {
+            (NO_OFFSET, ConsumeFrom::First) => 0,
+            // The broker answers 0 while the first message is in memory;
+            // otherwise the client starts at the queue's max offset.
+            (NO_OFFSET, ConsumeFrom::Last) if in_memory => 0,
+            (NO_OFFSET, ConsumeFrom::Last) => cfg.sizes.messages as u8,
+            (offset, _) => offset,
+        };
+        next.queues[q] = ProcessQueue {
+            reading_offset: false,
+            cursor: start,
+            ..pq
+        };
+        Some((next, Vec::new()))
+    }
+
+    /// `updateProcessQueueTableInRebalance` with messages: a dropped queue's
+    /// offset is persisted (one-way, `removeUnnecessaryMessageQueue`) and its
+    /// running batch, if any, finishes unrecorded; a new queue's offset is
+    /// read from its broker before it is consumed. Consuming orderly, the
+    /// locks hand the queues over instead
+    /// ([`ConsumerState::hand_over_locked`]).
+    pub(super) fn hand_over(&mut self, cfg: &Config, me: usize, before: QueueSet) -> Vec<Output> {
+        if !cfg.messages() {
+            return Vec::new();
+        }
+        let mut outputs = Vec::new();
+        let removed = before & !self.owned;
+        for q in members_of(removed) {
+            if let Some((broker, msg)) = self.offset_update(cfg, me, q) {
+                if self.faults.contains(Fault::LosePersist) {
+                    self.faults.remove(Fault::LosePersist);
+                } else {
+                    outputs.push(Output::Send(broker, msg));
+                }
+            }
+        }
+        if let Some(timing) = cfg.orderly() {
+            self.hand_over_locked(cfg, me, before, timing, &mut outputs);
+            return outputs;
+        }
+        for q in members_of(removed) {
+            let pq = self.queues[q];
+            self.queues[q] = ProcessQueue {
+                from: pq.from,
+                to: pq.to,
+                ..ProcessQueue::default()
+            };
+        }
+        for q in members_of(self.owned & !before) {
+            outputs.push(self.read_offset(cfg, q));
+        }
+        outputs
+    }
+
+    /// A queue starts being consumed: its offset is read from its broker
+    /// first. A batch still running from an earlier hold goes on.
+    pub(super) fn read_offset(&mut self, cfg: &Config, q: usize) -> Output {
+        let pq = self.queues[q];
+        self.queues[q] = ProcessQueue {
+            from: pq.from,
+            to: pq.to,
+            batch_age: pq.batch_age,
+            ..ProcessQueue::reading()
+        };
+        let broker = cfg.broker_of(q);
+        Output::Send(
+            Peer::Broker(broker),
+            Message::QueryOffset {
+                queue: q as u8,
+                epoch: self.epoch(broker),
+            },
+        )
+    }
+
+    /// Queues in its process-queue table: those it consumes and, orderly,
+    /// those dropped but not yet unlocked (bit set of queue indices).
+    pub fn table(&self) -> u8 {
+        self.owned as u8 | self.dropped()
+    }
+}
+
+/// With messages, the pull and finish of every queue: armed for good, each
+/// a step only when it can happen.
+pub(super) fn consumption_timers(cfg: &Config) -> impl Iterator<Item = Timer> {
+    let queues = if cfg.messages() { cfg.queues.len() } else { 0 };
+    (0..queues as u8).flat_map(|queue| [Timer::Pull { queue }, Timer::Done { queue }])
+}
