@@ -374,11 +374,6 @@ impl Config {
         self.of_topic[topic]
     }
 
-    /// Consumers that poll name server `n`.
-    pub fn polling(&self, n: usize) -> ConsumerSet {
-        set_of(self.consumers.len(), |c| self.consumers[c].name_server == n) as ConsumerSet
-    }
-
     /// Consumers that never join, crash or leave: registered from the start.
     pub fn initial_members(&self) -> ConsumerSet {
         set_of(self.consumers.len(), |c| !self.consumers[c].joins()) as ConsumerSet
