@@ -16,7 +16,7 @@ pub mod message;
 pub mod name_server;
 pub mod process_queue;
 
-pub use broker::{BrokerState, LockTable};
+pub use broker::{BrokerDisk, BrokerMemory, BrokerState, LockTable};
 pub use consumer::{ConsumerState, Phase};
 pub use message::{Fault, Message, Output, Peer, Step, Timer};
 pub use name_server::NameServerState;
