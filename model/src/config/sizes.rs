@@ -181,8 +181,9 @@ impl Sizes {
 
 /// One number of a configuration (a field of [`Sizes`] or of
 /// [`LockTiming`](super::LockTiming)), to say which one a
-/// [`ConfigError`](super::ConfigError) is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// [`ConfigError`](super::ConfigError) is about. Ordered as declared: the
+/// order in which reports list the budgets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Size {
     /// [`Sizes::consumers`].
     Consumers,
