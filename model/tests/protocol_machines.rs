@@ -247,6 +247,44 @@ fn a_restart_loses_the_table_and_closes_every_member_connection() {
     assert_eq!(back.memory.members, 0b10);
 }
 
+/// A disk loss is a restart that loses the offset table too: a queue's
+/// next owner is told no offset is stored.
+#[test]
+fn a_disk_loss_restarts_the_broker_without_its_offsets() {
+    use rocketmq_rebalance_model::protocol::message::NO_OFFSET;
+    let cfg = config(Sizes {
+        consumers: 2,
+        queues: 1,
+        joins: Some(0),
+        messages: 2,
+        disk_losses: 1,
+        ..Sizes::default()
+    });
+    let (broker, out) = BrokerState::start(&cfg, 0);
+    assert_eq!(out, [Output::ArmFault(Fault::DiskLoss)]);
+    assert_eq!(broker.offset(0), 0, "a running group has its offsets");
+    let (lost, out) = broker.on_fault(Fault::DiskLoss).unwrap();
+    let (restarted, restart_out) = broker.on_fault(Fault::Restart).unwrap();
+    assert_eq!((lost.memory, &out), (restarted.memory, &restart_out));
+    assert_eq!(restarted.disk, broker.disk, "a restart keeps the disk");
+    assert_eq!(lost.offset(0), NO_OFFSET);
+    assert_eq!(lost.disk.evicted, broker.disk.evicted, "the log is kept");
+    let query = Message::QueryOffset { queue: 0, epoch: 1 };
+    let (_, answer) = lost.on_message(&cfg, Peer::Consumer(1), &query).unwrap();
+    assert_eq!(
+        sends(&answer),
+        [(
+            Peer::Consumer(1),
+            Message::Offset {
+                queue: 0,
+                stored: NO_OFFSET,
+                in_memory: true,
+                epoch: 1,
+            }
+        )]
+    );
+}
+
 #[test]
 fn a_consumer_that_sees_its_connection_close_fails_its_question_and_reconnects() {
     let cfg = common::config(Scenario::ZombieConsumer);

@@ -150,6 +150,26 @@ pub struct BrokerDisk {
     pub evicted: bool,
 }
 
+impl BrokerDisk {
+    /// The disk that replaces a lost one. Every field is named, so that a
+    /// new one is a decision here: no offset is stored for any queue
+    /// (RocketMQ starts with an empty table when `consumerOffset.json` and
+    /// its backup are missing). The commit log is restored, as from a
+    /// replica: the model's logs are written before the run and its pulls
+    /// read them without asking the broker, so it has no log to lose, and
+    /// `evicted`, a fact of the log, is kept.
+    pub fn lost(&self) -> Self {
+        Self {
+            offsets: NONE_STORED,
+            evicted: self.evicted,
+        }
+    }
+}
+
+/// An offset table with [`NO_OFFSET`] for every queue.
+const NONE_STORED: u32 = u32::MAX;
+const _: () = assert!(NO_OFFSET == 0xF);
+
 /// How a message's connection compares with the newest the broker knows.
 #[derive(Debug, PartialEq, Eq)]
 enum Connection {
@@ -222,6 +242,7 @@ impl BrokerState {
     pub fn on_fault(&self, fault: Fault) -> Step<Self> {
         match fault {
             Fault::Restart => Some(self.restart()),
+            Fault::DiskLoss => Some(self.lose_disk()),
             Fault::Evict => (!self.disk.evicted).then(|| {
                 let mut next = *self;
                 next.disk.evicted = true;
@@ -259,6 +280,17 @@ impl BrokerState {
                 Output::Send(Peer::Consumer(c as u8), Message::ConnectionClosed { epoch })
             })
             .collect();
+        (next, outputs)
+    }
+
+    /// The broker restarts on a replaced disk (its volume lost, its host
+    /// replaced): what a restart loses, and its disk too.
+    fn lose_disk(&self) -> (Self, Vec<Output>) {
+        let (restarted, outputs) = self.restart();
+        let next = Self {
+            memory: restarted.memory,
+            disk: self.disk.lost(),
+        };
         (next, outputs)
     }
 
