@@ -171,6 +171,8 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
             needs(Size::Topics, sizes.topics, 2)
         }
         Scenario::DuplicateClientId => needs(Size::Consumers, sizes.consumers, 2),
+        // A disk loss is a loss of offsets: without messages, there are none.
+        Scenario::BrokerDiskLoss => needs(Size::Messages, sizes.messages, 1),
         _ => Ok(()),
     }
 }
