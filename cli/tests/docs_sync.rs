@@ -8,7 +8,8 @@
 //!   above it (the run's timings aside);
 //! - `docs/spec.md`'s table of faults has a row for every fault, with its
 //!   budget's flag, and every scenario is named in the specification, in
-//!   the scenario list of `docs/cli.md` and in `--scenario`'s help.
+//!   the scenario list of `docs/cli.md`, in `--scenario`'s help and in
+//!   `docs/performance.md`.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -188,12 +189,15 @@ fn the_specs_table_of_faults_has_every_fault_and_its_flags() {
 }
 
 /// Each scenario is named where users look for it: the specification, the
-/// list of `docs/cli.md` and the help of `--scenario`.
+/// list of `docs/cli.md` and the help of `--scenario`; and its default
+/// check has a row in `docs/performance.md`.
 #[test]
 fn every_scenario_is_named_in_the_docs_and_the_help() {
     let spec = std::fs::read_to_string(repo_file("docs/spec.md")).expect("docs/spec.md reads");
     let cli = std::fs::read_to_string(repo_file("docs/cli.md")).expect("docs/cli.md reads");
     let listed = cli.split(GENERATED).next().expect("a written part");
+    let performance =
+        std::fs::read_to_string(repo_file("docs/performance.md")).expect("performance.md reads");
     let check = help(&["check", "--help"]);
     // The words of `--scenario`'s help (its line after the flag's).
     let help: Vec<&str> = check
@@ -207,6 +211,10 @@ fn every_scenario_is_named_in_the_docs_and_the_help() {
         let name = format!("`{}`", scenario.name());
         assert!(spec.contains(&name), "{name} not in docs/spec.md");
         assert!(listed.contains(&name), "{name} not in docs/cli.md's list");
+        assert!(
+            performance.contains(&format!("\n| {name} ")),
+            "{name}: no row in docs/performance.md"
+        );
         assert!(
             help.contains(&scenario.name()),
             "{name} not in --scenario's help"
