@@ -16,9 +16,10 @@ pub struct ModelArgs {
     /// Situation to check: healthy, inconsistent-subscription,
     /// duplicate-client-id, crash, route-change, partial-partition,
     /// graceful-shutdown, broker-scale-out, broker-scale-in, queue-scale-in,
-    /// nameserver-partition, stale-route, broker-restart, rolling-upgrade,
-    /// zombie-consumer, subscription-flap, and (orderly consumption)
-    /// slow-batch, clock-drift.
+    /// nameserver-partition, stale-route, broker-restart, broker-disk-loss
+    /// (with messages), rolling-upgrade, zombie-consumer,
+    /// subscription-flap, and (orderly consumption) slow-batch,
+    /// clock-drift.
     #[arg(long, default_value = "healthy")]
     pub scenario: Scenario,
     /// Consumers in the group (scenario default: 3).
@@ -157,6 +158,12 @@ pub struct ModelArgs {
     /// last, starts at the queue's end).
     #[arg(long)]
     pub evictions: Option<usize>,
+    /// With messages, brokers (the first ones) that may restart on a
+    /// replaced disk: their offset tables are lost with their memory, their
+    /// commit logs restored (then a queue that changes hands starts where
+    /// --consume-from says; broker-disk-loss: 1).
+    #[arg(long)]
+    pub disk_losses: Option<usize>,
     /// Consumers (the first ones) that may each lose one
     /// NOTIFY_CONSUMER_IDS_CHANGED (default 0).
     #[arg(long)]
@@ -246,6 +253,7 @@ impl ModelArgs {
         set(&mut sizes.lost_persists, self.lost_persists);
         set(&mut sizes.failed_offset_reads, self.failed_offset_reads);
         set(&mut sizes.evictions, self.evictions);
+        set(&mut sizes.disk_losses, self.disk_losses);
         set(&mut sizes.lost_notifications, self.lost_notifications);
         set(&mut sizes.failed_queries, self.failed_queries);
         if self.joins.is_some() {
@@ -329,6 +337,7 @@ fn flag(size: Size) -> &'static str {
         Size::LostPersists => "--lost-persists",
         Size::FailedOffsetReads => "--failed-offset-reads",
         Size::Evictions => "--evictions",
+        Size::DiskLosses => "--disk-losses",
         Size::ClockDrift => "--clock-drift",
         Size::LostUnlocks => "--lost-unlocks",
         Size::FailedLocks => "--failed-locks",

@@ -5,10 +5,17 @@
 //!   regenerate it with
 //!   `REGENERATE_CLI_DOC=1 cargo test --release -p rocketmq-rebalance-cli --test docs_sync`;
 //! - the README's trace is what `rebalance check` prints for the command
-//!   above it (the run's timings aside).
+//!   above it (the run's timings aside);
+//! - `docs/spec.md`'s table of faults has a row for every fault, with its
+//!   budget's flag, and every scenario is named in the specification, in
+//!   the scenario list of `docs/cli.md`, in `--scenario`'s help and in
+//!   `docs/performance.md`.
 
 use std::path::PathBuf;
 use std::process::Command;
+
+use rocketmq_rebalance_model::config::{Dense, Fault, Pick};
+use rocketmq_rebalance_model::Scenario;
 
 /// The line after which `docs/cli.md` is generated, to its end.
 const GENERATED: &str = "<!-- Generated from `rebalance --help` and `rebalance SUBCOMMAND --help` by cli/tests/docs_sync.rs: do not edit below this line. -->";
@@ -141,5 +148,76 @@ fn the_readme_trace_is_what_check_prints() {
         } else {
             assert_eq!(line.as_str(), printed[i], "line {i} of the README's trace");
         }
+    }
+}
+
+/// The rows of `docs/spec.md`'s table of faults.
+fn fault_rows() -> Vec<String> {
+    let spec = std::fs::read_to_string(repo_file("docs/spec.md")).expect("docs/spec.md reads");
+    spec.split("\n| fault | owner | budget |\n")
+        .nth(1)
+        .expect("docs/spec.md has the table of faults")
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with('|'))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Each fault has a row, by its name, that names the flag of each of its
+/// budgets (the route script's are its steps, named in words).
+#[test]
+fn the_specs_table_of_faults_has_every_fault_and_its_flags() {
+    let rows = fault_rows();
+    for fault in Fault::all() {
+        let name = format!("`{fault:?}`");
+        let row = rows
+            .iter()
+            .find(|r| r.split('|').nth(1).is_some_and(|c| c.contains(&name)))
+            .unwrap_or_else(|| panic!("{fault:?}: no row in docs/spec.md's table of faults"));
+        if fault.spec().pick == Pick::Script {
+            continue;
+        }
+        for size in fault.spec().budgets {
+            let flag = format!("`--{}`", size.name().replace(' ', "-"));
+            assert!(
+                row.contains(&flag),
+                "{fault:?}: {flag} not in its row: {row}"
+            );
+        }
+    }
+}
+
+/// Each scenario is named where users look for it: the specification, the
+/// list of `docs/cli.md` and the help of `--scenario`; and its default
+/// check has a row in `docs/performance.md`.
+#[test]
+fn every_scenario_is_named_in_the_docs_and_the_help() {
+    let spec = std::fs::read_to_string(repo_file("docs/spec.md")).expect("docs/spec.md reads");
+    let cli = std::fs::read_to_string(repo_file("docs/cli.md")).expect("docs/cli.md reads");
+    let listed = cli.split(GENERATED).next().expect("a written part");
+    let performance =
+        std::fs::read_to_string(repo_file("docs/performance.md")).expect("performance.md reads");
+    let check = help(&["check", "--help"]);
+    // The words of `--scenario`'s help (its line after the flag's).
+    let help: Vec<&str> = check
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("--scenario <"))
+        .nth(1)
+        .expect("--scenario has a help")
+        .split(|c: char| !(c.is_ascii_lowercase() || c == '-'))
+        .collect();
+    for scenario in Scenario::ALL {
+        let name = format!("`{}`", scenario.name());
+        assert!(spec.contains(&name), "{name} not in docs/spec.md");
+        assert!(listed.contains(&name), "{name} not in docs/cli.md's list");
+        assert!(
+            performance.contains(&format!("\n| {name} ")),
+            "{name}: no row in docs/performance.md"
+        );
+        assert!(
+            help.contains(&scenario.name()),
+            "{name} not in --scenario's help"
+        );
     }
 }

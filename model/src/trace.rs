@@ -111,7 +111,7 @@ pub fn describe_broker(cfg: &Config, b: usize, broker: &BrokerState) -> String {
     format!(
         "{}: members {}",
         cfg.broker_names[b],
-        cfg.member_labels(broker.members)
+        cfg.member_labels(broker.memory.members)
     )
 }
 

@@ -205,17 +205,18 @@ impl StateView {
             .enumerate()
             .map(|(b, broker)| {
                 let mut line = describe_broker(cfg, b, broker);
-                if broker.closed != 0 {
-                    line += &format!(", closed connections {}", names(cfg, broker.closed));
+                let memory = &broker.memory;
+                if memory.closed != 0 {
+                    line += &format!(", closed connections {}", names(cfg, memory.closed));
                 }
                 if cfg.protocol.subscription_table {
                     line += &format!(
                         ", subscription table {}",
-                        topic_list(cfg, broker.subscription)
+                        topic_list(cfg, memory.subscription)
                     );
                 }
                 if cfg.protocol.assignment == Assignment::Server {
-                    line += &format!(", its route {}", describe_route(cfg, broker.route));
+                    line += &format!(", its route {}", describe_route(cfg, memory.route));
                 }
                 line
             })
@@ -328,7 +329,7 @@ fn locks(group: &Group, timing: &LockTiming) -> Vec<String> {
     let mut lines: Vec<String> = (0..cfg.queues.len())
         .map(|q| {
             let b = usize::from(cfg.broker_of(q));
-            let table = brokers[b].locks;
+            let table = brokers[b].memory.locks;
             let broker = match table.holder(q) {
                 Some(key) => format!(
                     "{} lock held by {} for {} more tick(s)",

@@ -41,14 +41,12 @@ fn sends(outputs: &[Output]) -> Vec<(Peer, Message)> {
 
 #[test]
 fn a_new_member_makes_the_broker_notify_every_member_itself_included() {
-    let broker = BrokerState {
-        members: 0b011,
-        ..BrokerState::start(&healthy(), 0).0
-    };
+    let mut broker = BrokerState::start(&healthy(), 0).0;
+    broker.memory.members = 0b011;
     let (next, out) = broker
         .on_message(&healthy(), Peer::Consumer(2), &HEARTBEAT)
         .expect("a join changes the table");
-    assert_eq!(next.members, 0b111);
+    assert_eq!(next.memory.members, 0b111);
     let notified: Vec<Peer> = sends(&out).into_iter().map(|(to, _)| to).collect();
     assert_eq!(notified, [0, 1, 2].map(Peer::Consumer));
     assert!(sends(&out)
@@ -62,10 +60,8 @@ fn a_new_member_makes_the_broker_notify_every_member_itself_included() {
 
 #[test]
 fn expiry_notifies_nobody_but_unregistering_does() {
-    let broker = BrokerState {
-        members: 0b111,
-        ..BrokerState::start(&healthy(), 0).0
-    };
+    let mut broker = BrokerState::start(&healthy(), 0).0;
+    broker.memory.members = 0b111;
     let (expired, out) = broker
         .on_message(
             &healthy(),
@@ -76,7 +72,7 @@ fn expiry_notifies_nobody_but_unregistering_does() {
             },
         )
         .unwrap();
-    assert_eq!(expired.members, 0b110);
+    assert_eq!(expired.memory.members, 0b110);
     assert!(sends(&out).iter().all(|(_, m)| *m == Message::PeriodicTick));
     let (left, out) = broker
         .on_message(
@@ -85,7 +81,7 @@ fn expiry_notifies_nobody_but_unregistering_does() {
             &Message::Unregister { epoch: 0 },
         )
         .unwrap();
-    assert_eq!(left.members, 0b110);
+    assert_eq!(left.memory.members, 0b110);
     assert!(sends(&out)
         .iter()
         .all(|(_, m)| *m == Message::NotifyConsumerIdsChanged));
@@ -98,10 +94,8 @@ fn expiry_notifies_nobody_but_unregistering_does() {
 
 #[test]
 fn the_broker_lists_every_member_whatever_the_topic() {
-    let broker = BrokerState {
-        members: 0b101,
-        ..BrokerState::start(&healthy(), 0).0
-    };
+    let mut broker = BrokerState::start(&healthy(), 0).0;
+    broker.memory.members = 0b101;
     let (_, out) = broker
         .on_message(
             &healthy(),
@@ -212,7 +206,7 @@ fn a_broker_ignores_a_closed_connection_and_registers_a_new_one() {
     let (gone, out) = broker
         .on_message(&cfg, Peer::Consumer(0), &expired)
         .unwrap();
-    assert_eq!(gone.members, 0b010, "c1 expired, c3 not started");
+    assert_eq!(gone.memory.members, 0b010, "c1 expired, c3 not started");
     // The scan closes the channel, which the live consumer sees; the others
     // learn at their next tick.
     assert!(sends(&out).contains(&(Peer::Consumer(0), Message::ConnectionClosed { epoch: 0 })));
@@ -226,7 +220,7 @@ fn a_broker_ignores_a_closed_connection_and_registers_a_new_one() {
         topics: 1,
     };
     let (back, out) = gone.on_message(&cfg, Peer::Consumer(0), &again).unwrap();
-    assert_eq!(back.members, 0b011);
+    assert_eq!(back.memory.members, 0b011);
     assert_eq!(back.epoch(0), 1);
     assert_eq!(sends(&out).len(), 2, "both members notified");
 }
@@ -237,7 +231,7 @@ fn a_restart_loses_the_table_and_closes_every_member_connection() {
     let (broker, out) = BrokerState::start(&cfg, 0);
     assert_eq!(out, [Output::ArmFault(Fault::Restart)]);
     let (restarted, out) = broker.on_fault(Fault::Restart).unwrap();
-    assert_eq!(restarted.members, 0);
+    assert_eq!(restarted.memory.members, 0);
     assert_eq!(
         sends(&out),
         [0, 1].map(|c| (Peer::Consumer(c), Message::ConnectionClosed { epoch: 0 }))
@@ -250,7 +244,45 @@ fn a_restart_loses_the_table_and_closes_every_member_connection() {
     let (back, _) = restarted
         .on_message(&cfg, Peer::Consumer(1), &heartbeat)
         .unwrap();
-    assert_eq!(back.members, 0b10);
+    assert_eq!(back.memory.members, 0b10);
+}
+
+/// A disk loss is a restart that loses the offset table too: a queue's
+/// next owner is told no offset is stored.
+#[test]
+fn a_disk_loss_restarts_the_broker_without_its_offsets() {
+    use rocketmq_rebalance_model::protocol::message::NO_OFFSET;
+    let cfg = config(Sizes {
+        consumers: 2,
+        queues: 1,
+        joins: Some(0),
+        messages: 2,
+        disk_losses: 1,
+        ..Sizes::default()
+    });
+    let (broker, out) = BrokerState::start(&cfg, 0);
+    assert_eq!(out, [Output::ArmFault(Fault::DiskLoss)]);
+    assert_eq!(broker.offset(0), 0, "a running group has its offsets");
+    let (lost, out) = broker.on_fault(Fault::DiskLoss).unwrap();
+    let (restarted, restart_out) = broker.on_fault(Fault::Restart).unwrap();
+    assert_eq!((lost.memory, &out), (restarted.memory, &restart_out));
+    assert_eq!(restarted.disk, broker.disk, "a restart keeps the disk");
+    assert_eq!(lost.offset(0), NO_OFFSET);
+    assert_eq!(lost.disk.evicted, broker.disk.evicted, "the log is kept");
+    let query = Message::QueryOffset { queue: 0, epoch: 1 };
+    let (_, answer) = lost.on_message(&cfg, Peer::Consumer(1), &query).unwrap();
+    assert_eq!(
+        sends(&answer),
+        [(
+            Peer::Consumer(1),
+            Message::Offset {
+                queue: 0,
+                stored: NO_OFFSET,
+                in_memory: true,
+                epoch: 1,
+            }
+        )]
+    );
 }
 
 #[test]
@@ -320,7 +352,7 @@ fn a_killed_process_closes_its_connections_and_brokers_notify_at_once() {
             &Message::ChannelClosed { epoch: 0 },
         )
         .unwrap();
-    assert_eq!(after.members, 0b010);
+    assert_eq!(after.memory.members, 0b010);
     assert_eq!(
         sends(&out),
         [(Peer::Consumer(1), Message::NotifyConsumerIdsChanged)]
@@ -331,7 +363,7 @@ fn a_killed_process_closes_its_connections_and_brokers_notify_at_once() {
 fn every_heartbeat_replaces_the_groups_subscription_table_and_a_flip_notifies() {
     let cfg = common::config(Scenario::SubscriptionFlap);
     let broker = BrokerState::start(&cfg, 0).0;
-    assert_eq!(broker.subscription, 0b10, "the last member's topics");
+    assert_eq!(broker.memory.subscription, 0b10, "the last member's topics");
     let topic_a = Message::Heartbeat {
         epoch: 0,
         topics: 0b01,
@@ -339,7 +371,7 @@ fn every_heartbeat_replaces_the_groups_subscription_table_and_a_flip_notifies() 
     let (flipped, out) = broker
         .on_message(&cfg, Peer::Consumer(0), &topic_a)
         .unwrap();
-    assert_eq!(flipped.subscription, 0b01);
+    assert_eq!(flipped.memory.subscription, 0b01);
     assert_eq!(sends(&out).len(), 2, "both members notified");
     assert!(flipped
         .on_message(&cfg, Peer::Consumer(0), &topic_a)
@@ -396,7 +428,7 @@ fn a_running_orderly_group_starts_with_the_locks_of_what_it_consumes_on_each_bro
     let cfg = common::config_with(Scenario::Healthy, sizes, "AVG", orderly);
     let owner = |q: usize| (0..2).find(|&c| ConsumerState::start(&cfg, c).0.owned & 1 << q != 0);
     for broker in 0..2 {
-        let locks = BrokerState::start(&cfg, broker).0.locks;
+        let locks = BrokerState::start(&cfg, broker).0.memory.locks;
         for q in 0..cfg.queues.len() {
             let expected = (usize::from(cfg.broker_of(q)) == broker)
                 .then(|| owner(q).map(|c| cfg.lock_key(c)))
@@ -407,6 +439,7 @@ fn a_running_orderly_group_starts_with_the_locks_of_what_it_consumes_on_each_bro
     assert!(
         (0..2).all(|q| BrokerState::start(&cfg, usize::from(cfg.broker_of(q)))
             .0
+            .memory
             .locks
             .holder(q)
             .is_some())
@@ -532,19 +565,19 @@ fn every_field_of_a_broker_changes_its_fingerprint() {
     let mut variants = Variants::of(base);
     let mut vary = |change: &dyn Fn(&mut BrokerState)| variants.vary(change);
     for n in [1u8, 2, 3, 7, 255] {
-        vary(&|b| b.members = u16::from(n));
-        vary(&|b| b.members = u16::from(n) << 8);
-        vary(&|b| b.closed = u16::from(n));
-        vary(&|b| b.closed = u16::from(n) << 8);
-        vary(&|b| b.epochs = u64::from(n));
-        vary(&|b| b.epochs = u64::from(n) << 56);
-        vary(&|b| b.subscription = n);
-        vary(&|b| b.route.version = n);
-        vary(&|b| b.route.dropped = n);
-        vary(&|b| b.offsets = u32::from(n));
-        vary(&|b| b.offsets = u32::from(n) << 24);
+        vary(&|b| b.memory.members = u16::from(n));
+        vary(&|b| b.memory.members = u16::from(n) << 8);
+        vary(&|b| b.memory.closed = u16::from(n));
+        vary(&|b| b.memory.closed = u16::from(n) << 8);
+        vary(&|b| b.memory.epochs = u64::from(n));
+        vary(&|b| b.memory.epochs = u64::from(n) << 56);
+        vary(&|b| b.memory.subscription = n);
+        vary(&|b| b.memory.route.version = n);
+        vary(&|b| b.memory.route.dropped = n);
+        vary(&|b| b.disk.offsets = u32::from(n));
+        vary(&|b| b.disk.offsets = u32::from(n) << 24);
     }
-    vary(&|b| b.evicted = true);
+    vary(&|b| b.disk.evicted = true);
     variants.assert_fingerprints_distinct(50);
 }
 

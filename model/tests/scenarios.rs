@@ -4,9 +4,10 @@
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::check::Stopped;
 use rocketmq_rebalance_model::config::{ConfigError, Route, Size};
+use rocketmq_rebalance_model::config::{ConsumeFrom, ProtocolOptions};
 use rocketmq_rebalance_model::properties::{
-    Group, AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, FULL_CONVERGENCE, NO_DOUBLE_OWNERSHIP,
-    TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
+    Group, AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED,
+    FULL_CONVERGENCE, NO_DOUBLE_OWNERSHIP, NO_MESSAGE_SKIPPED, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
 };
 use rocketmq_rebalance_model::{
     build_model, check, CheckOptions, Config, NetworkKind, Report, Scenario, Sizes, Status,
@@ -186,6 +187,69 @@ fn partial_partition_never_settles_on_one_member_list() {
     );
 }
 
+/// A broker that loses its disk loses the group's offsets: the member that
+/// registers again first takes the queue, is told no offset is stored and
+/// the first message is not in memory, and, consuming from last, starts at
+/// the queue's end and commits it. The message before it is never
+/// consumed. A restart that keeps the disk skips nothing, and consuming
+/// from first delivers the queue again instead.
+#[test]
+fn a_broker_disk_loss_skips_what_consuming_from_last_jumps_over() {
+    let scenario = Scenario::BrokerDiskLoss;
+    let sizes = scenario.default_sizes();
+    let report = run(scenario, sizes);
+    assert!(report.complete());
+    assert_eq!(report.exit_code(), 1);
+    for name in [NO_DOUBLE_OWNERSHIP, CONVERGED_WHEN_QUIESCENT, AGREE_AT_REST] {
+        assert_eq!(status(&report, name), Status::Holds, "{name}");
+    }
+    assert_eq!(status(&report, NO_MESSAGE_SKIPPED), Status::Violated);
+    assert_eq!(status(&report, DUPLICATE_DELIVERY), Status::Found);
+    let trace = report
+        .property(NO_MESSAGE_SKIPPED)
+        .unwrap()
+        .trace
+        .clone()
+        .unwrap();
+    for words in [
+        "broker-a restarts on a replaced disk",
+        "offset of a0: none stored, first message not in memory",
+        "UPDATE_CONSUMER_OFFSET a0 = 1",
+    ] {
+        assert!(
+            trace.iter().any(|l| l.contains(words)),
+            "{words}: {trace:#?}"
+        );
+    }
+    assert!(!trace.iter().any(|l| l.contains("finishes consuming")));
+    // Under fairness the message is never consumed.
+    let fair = CheckOptions {
+        threads: 2,
+        liveness: true,
+        ..CheckOptions::default()
+    };
+    let live = check(config(scenario, sizes), &fair, |_| {});
+    assert_eq!(status(&live, EVERY_MESSAGE_CONSUMED), Status::Violated);
+    // The same restart on a disk that survives.
+    let restart = Sizes {
+        disk_losses: 0,
+        broker_restarts: 1,
+        ..sizes
+    };
+    let kept = run(Scenario::BrokerRestart, restart);
+    assert_eq!(status(&kept, NO_MESSAGE_SKIPPED), Status::Holds);
+    // Consuming from first: again from the start, nothing skipped.
+    let first = config(scenario, sizes)
+        .with_protocol(ProtocolOptions {
+            consume_from: ConsumeFrom::First,
+            ..ProtocolOptions::default()
+        })
+        .unwrap();
+    let first = check(first, &CheckOptions::default(), |_| {});
+    assert_eq!(status(&first, NO_MESSAGE_SKIPPED), Status::Holds);
+    assert_eq!(status(&first, DUPLICATE_DELIVERY), Status::Found);
+}
+
 #[test]
 fn an_incomplete_run_never_passes() {
     let options = CheckOptions {
@@ -256,6 +320,20 @@ fn bad_sizes_are_rejected_with_a_message() {
         }),
         Some(ConfigError::ExceedsConsumers { size: Size::Joins })
     );
+    let scenario = Scenario::BrokerDiskLoss;
+    let without_messages = Sizes {
+        messages: 0,
+        ..scenario.default_sizes()
+    };
+    let avg = Arc::from(strategy_from_name("AVG").unwrap());
+    assert_eq!(
+        Config::new(scenario, without_messages, NetworkKind::Ordered, avg).err(),
+        Some(ConfigError::ScenarioNeeds {
+            scenario,
+            size: Size::Messages,
+            min: 1
+        })
+    );
 }
 
 #[test]
@@ -301,13 +379,23 @@ fn every_scenarios_state_space_is_pinned() {
         (Scenario::NameserverPartition, 31_653, 123_158),
         (Scenario::StaleRoute, 1_031, 3_434),
         (Scenario::BrokerRestart, 1_542, 4_284),
+        (Scenario::BrokerDiskLoss, 84_946, 376_331),
         (Scenario::RollingUpgrade, 1_130_777, 5_629_193),
         (Scenario::ZombieConsumer, 47_063, 188_056),
         (Scenario::SubscriptionFlap, 41_530, 214_109),
     ];
     // The orderly scenarios are pinned in `orderly.rs`.
-    let unordered = Scenario::ALL.iter().filter(|s| !s.needs_orderly());
-    assert_eq!(expected.len(), unordered.count());
+    let pinned: Vec<Scenario> = expected.iter().map(|&(s, _, _)| s).collect();
+    let unpinned: Vec<&Scenario> = Scenario::ALL
+        .iter()
+        .filter(|s| !s.needs_orderly() && !pinned.contains(s))
+        .collect();
+    assert!(unpinned.is_empty(), "no pinned state space: {unpinned:?}");
+    let stray: Vec<&Scenario> = pinned
+        .iter()
+        .filter(|s| !Scenario::ALL.contains(s))
+        .collect();
+    assert!(stray.is_empty(), "pinned, not in Scenario::ALL: {stray:?}");
     for (scenario, unique, generated) in expected {
         let report = check(
             config(scenario, scenario.default_sizes()),

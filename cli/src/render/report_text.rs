@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use rocketmq_rebalance_model::check::{PropertyReport, Report, Status};
-use rocketmq_rebalance_model::config::Assignment;
+use rocketmq_rebalance_model::config::{Assignment, Dense, Fault, Layer, Size, Sizes};
 use rocketmq_rebalance_model::Config;
 
 /// The configuration in one line: always the sizes of the first model, then
@@ -28,26 +28,11 @@ pub fn summary(config: &Config) -> String {
         sizes.lost_notifications,
         sizes.failed_queries,
     );
-    let others = [
-        ("kills", sizes.kills),
-        ("expiries", sizes.expiries),
-        ("broker restarts", sizes.broker_restarts),
-        ("queue removals", sizes.queue_removals),
-        ("broker joins", sizes.broker_joins),
-        ("broker leaves", sizes.broker_leaves),
-        ("name server partitions", sizes.name_server_partitions),
-        ("stale routes", sizes.stale_routes),
-        ("subscription changes", sizes.subscription_changes),
-        ("messages", sizes.messages),
-        ("lost persists", sizes.lost_persists),
-        ("failed offset reads", sizes.failed_offset_reads),
-        ("evictions", sizes.evictions),
-    ];
     if sizes.name_servers > 1 {
         line += &format!(", name servers {}", sizes.name_servers);
     }
-    for (name, value) in others.into_iter().filter(|(_, v)| *v > 0) {
-        line += &format!(", {name} {value}");
+    for size in budgets(Size::Messages, false) {
+        line += &shown(sizes, size);
     }
     let protocol = &config.protocol;
     for (on, words) in [
@@ -74,17 +59,45 @@ pub fn summary(config: &Config) -> String {
              pull expiry {} ticks",
             t.renew, t.validity, t.lease, t.unlock_delay, t.batch, t.pull_expiry
         );
-        for (name, value) in [
-            ("clock drift", sizes.clock_drift),
-            ("lost unlocks", sizes.lost_unlocks),
-            ("failed locks", sizes.failed_locks),
-        ] {
-            if value > 0 {
-                line += &format!(", {name} {value}");
-            }
+        for size in budgets(Size::ClockDrift, true) {
+            line += &shown(sizes, size);
         }
     }
     line
+}
+
+/// The budgets the summary's first part always shows.
+const HEAD: [Size; 6] = [
+    Size::Joins,
+    Size::Crashes,
+    Size::Leaves,
+    Size::RouteChanges,
+    Size::LostNotifications,
+    Size::FailedQueries,
+];
+
+/// `extra` and every fault's budget but the head's, of orderly
+/// consumption's faults or of the others, in the order `Size` declares
+/// them: derived from `Fault::spec`, so that a new fault's budget is
+/// shown with no edit here.
+fn budgets(extra: Size, orderly: bool) -> Vec<Size> {
+    let mut sizes: Vec<Size> = Fault::all()
+        .filter(|f| (f.spec().layer == Layer::Orderly) == orderly)
+        .flat_map(|f| f.spec().budgets.iter().copied())
+        .chain([extra])
+        .filter(|size| !HEAD.contains(size))
+        .collect();
+    sizes.sort();
+    sizes.dedup();
+    sizes
+}
+
+/// `, evictions 1` for a budget that is not zero, else nothing.
+fn shown(sizes: &Sizes, size: Size) -> String {
+    match sizes.count(size) {
+        Some(value) if value > 0 => format!(", {size} {value}"),
+        _ => String::new(),
+    }
 }
 
 /// The verdict in the report's words.

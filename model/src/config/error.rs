@@ -73,22 +73,6 @@ pub enum ConfigError {
     },
 }
 
-impl ConfigError {
-    /// The size the problem is about.
-    pub fn size(&self) -> Size {
-        match self {
-            Self::OutOfRange { size, .. }
-            | Self::ExceedsConsumers { size }
-            | Self::ScenarioNeeds { size, .. }
-            | Self::OrderlyOnly { size } => *size,
-            Self::ScenarioNeedsOrderly { .. } => Size::Consumers,
-            Self::TooManyQueues { .. } => Size::Queues,
-            Self::UnsupportedServerStrategy { .. } | Self::NotTogether { .. } => Size::Consumers,
-            Self::TooManyMessageQueues { .. } => Size::Messages,
-        }
-    }
-}
-
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

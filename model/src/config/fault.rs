@@ -63,6 +63,10 @@ dense_enum! {
         /// Orderly: the consumer loses its connection for lock calls: every
         /// lock call times out from then on.
         FailLocks,
+        /// The broker restarts on a replaced disk: it loses what a restart
+        /// loses and its offset table; its commit log is restored (the
+        /// model has no log to lose, `BrokerDisk::lost`).
+        DiskLoss,
     }
 }
 
@@ -273,6 +277,14 @@ impl Fault {
                 Orderly,
                 Scheduled("every lock call times out"),
                 "loses its connection for lock calls: every lock call times out from now on",
+            ),
+            Self::DiskLoss => (
+                Broker,
+                &[Size::DiskLosses],
+                First,
+                Messages,
+                Now,
+                "restarts on a replaced disk: its tables in memory and its offsets lost, its commit log restored",
             ),
         };
         FaultSpec {

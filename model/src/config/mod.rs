@@ -171,6 +171,8 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
             needs(Size::Topics, sizes.topics, 2)
         }
         Scenario::DuplicateClientId => needs(Size::Consumers, sizes.consumers, 2),
+        // A disk loss is a loss of offsets: without messages, there are none.
+        Scenario::BrokerDiskLoss => needs(Size::Messages, sizes.messages, 1),
         _ => Ok(()),
     }
 }
@@ -372,11 +374,6 @@ impl Config {
     /// Queues of `topic` in any route version.
     pub fn topic_queues(&self, topic: usize) -> QueueSet {
         self.of_topic[topic]
-    }
-
-    /// Consumers that poll name server `n`.
-    pub fn polling(&self, n: usize) -> ConsumerSet {
-        set_of(self.consumers.len(), |c| self.consumers[c].name_server == n) as ConsumerSet
     }
 
     /// Consumers that never join, crash or leave: registered from the start.

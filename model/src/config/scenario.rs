@@ -43,6 +43,11 @@ pub enum Scenario {
     /// The first broker restarts (an upgrade): its member table is lost and
     /// members register again on their new connections.
     BrokerRestart,
+    /// With messages: the first broker, whose queues' first messages may
+    /// have left memory, restarts on a replaced disk and loses its offset
+    /// table; a queue that changes hands meanwhile starts where
+    /// `ConsumeFromWhere` says.
+    BrokerDiskLoss,
     /// A consumer upgrade: the first consumer shuts down and a new one (a
     /// new client id) joins, in either order.
     RollingUpgrade,
@@ -81,6 +86,7 @@ impl Scenario {
         Self::NameserverPartition,
         Self::StaleRoute,
         Self::BrokerRestart,
+        Self::BrokerDiskLoss,
         Self::RollingUpgrade,
         Self::ZombieConsumer,
         Self::SubscriptionFlap,
@@ -104,6 +110,7 @@ impl Scenario {
             Self::NameserverPartition => "nameserver-partition",
             Self::StaleRoute => "stale-route",
             Self::BrokerRestart => "broker-restart",
+            Self::BrokerDiskLoss => "broker-disk-loss",
             Self::RollingUpgrade => "rolling-upgrade",
             Self::ZombieConsumer => "zombie-consumer",
             Self::SubscriptionFlap => "subscription-flap",
@@ -297,6 +304,21 @@ impl Scenario {
                 consumers: 2,
                 broker_restarts: 1,
                 joins: Some(0),
+                ..base
+            },
+            // Messages are what it is about: one broker with one queue of
+            // one message, two consumers running, one owning it. The
+            // eviction lets the restored log's first message be out of
+            // memory, as after a disk is replaced; without it the broker
+            // answers a missing offset with 0.
+            Self::BrokerDiskLoss => Sizes {
+                consumers: 2,
+                brokers: 1,
+                queues: 1,
+                joins: Some(0),
+                messages: 1,
+                evictions: 1,
+                disk_losses: 1,
                 ..base
             },
             // Two consumers running and a third, the new version, joining:

@@ -77,6 +77,9 @@ pub struct Sizes {
     /// How many brokers (the first ones) may see their queues' first
     /// messages leave memory (`checkInMemByConsumeOffset` then fails).
     pub evictions: usize,
+    /// How many brokers (the first ones) may restart on a replaced disk,
+    /// losing their offset tables as well as their memory.
+    pub disk_losses: usize,
     /// With orderly consumption: how many ticks the first consumer's clock
     /// may fall behind the brokers' in a run.
     pub clock_drift: usize,
@@ -119,6 +122,7 @@ impl Sizes {
         lost_persists: 0,
         failed_offset_reads: 0,
         evictions: 0,
+        disk_losses: 0,
         clock_drift: 0,
         lost_unlocks: 0,
         failed_locks: 0,
@@ -167,6 +171,7 @@ impl Sizes {
             Size::LostPersists => self.lost_persists,
             Size::FailedOffsetReads => self.failed_offset_reads,
             Size::Evictions => self.evictions,
+            Size::DiskLosses => self.disk_losses,
             Size::ClockDrift => self.clock_drift,
             Size::LostUnlocks => self.lost_unlocks,
             Size::FailedLocks => self.failed_locks,
@@ -181,8 +186,9 @@ impl Sizes {
 
 /// One number of a configuration (a field of [`Sizes`] or of
 /// [`LockTiming`](super::LockTiming)), to say which one a
-/// [`ConfigError`](super::ConfigError) is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// [`ConfigError`](super::ConfigError) is about. Ordered as declared: the
+/// order in which reports list the budgets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Size {
     /// [`Sizes::consumers`].
     Consumers,
@@ -234,6 +240,8 @@ pub enum Size {
     FailedOffsetReads,
     /// [`Sizes::evictions`].
     Evictions,
+    /// [`Sizes::disk_losses`].
+    DiskLosses,
     /// [`Sizes::clock_drift`].
     ClockDrift,
     /// [`Sizes::lost_unlocks`].
@@ -281,6 +289,7 @@ impl Size {
             Self::LostPersists => "lost persists",
             Self::FailedOffsetReads => "failed offset reads",
             Self::Evictions => "evictions",
+            Self::DiskLosses => "disk losses",
             Self::ClockDrift => "clock drift",
             Self::LostUnlocks => "lost unlocks",
             Self::FailedLocks => "failed locks",

@@ -87,7 +87,7 @@ impl<'a> Group<'a> {
                 let pullable = c.targets(self.cfg, i).fold(0, |set, b| {
                     let broker = &self.state.brokers[usize::from(b)];
                     let topics = if self.cfg.protocol.subscription_table {
-                        members_of(u64::from(broker.subscription))
+                        members_of(u64::from(broker.memory.subscription))
                             .fold(0, |set, t| set | self.cfg.topic_queues(t))
                     } else {
                         !0
@@ -281,8 +281,8 @@ impl<'a> Group<'a> {
                             (!server && self.cfg.route_queues(c.route, t) == 0)
                                 || c.targets(self.cfg, i).all(|b| {
                                     let broker = &self.state.brokers[usize::from(b)];
-                                    c.views[t] == Some(broker.members)
-                                        && (!server || c.assigned[t] == broker.route)
+                                    c.views[t] == Some(broker.memory.members)
+                                        && (!server || c.assigned[t] == broker.memory.route)
                                 })
                         }))
             })
@@ -296,7 +296,7 @@ impl<'a> Group<'a> {
             || self
                 .brokers()
                 .enumerate()
-                .all(|(b, broker)| broker.route == self.name_server().route(b % servers))
+                .all(|(b, broker)| broker.memory.route == self.name_server().route(b % servers))
     }
 
     /// Quiescent: settled, and periodic work is a no-op. Environment

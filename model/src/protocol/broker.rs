@@ -80,10 +80,23 @@ impl LockTable {
     }
 }
 
-/// One broker's member table and what it knows of each consumer's
-/// connection.
+/// One broker, in two parts: what its process holds, which a restart
+/// loses, and what it keeps on disk across a restart. A restart builds its
+/// memory anew ([`BrokerMemory::restarted`]) and keeps its disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BrokerState {
+    /// Its process's tables.
+    pub memory: BrokerMemory,
+    /// Its store.
+    pub disk: BrokerDisk,
+}
+
+/// What a broker's process holds (`ConsumerManager`,
+/// `RebalanceLockManager`, `TopicRouteInfoManager`): the member table,
+/// what it knows of each consumer's connection, the subscription table,
+/// the cached route and the lock table. A restart loses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BrokerMemory {
     /// Registered consumers (channels), by consumer index.
     pub members: ConsumerSet,
     /// Consumers whose newest known connection is closed (unregistered or
@@ -98,15 +111,64 @@ pub struct BrokerState {
     /// Its cached route (`TopicRouteInfoManager`), which it allocates from
     /// with server-side assignment.
     pub route: Route,
-    /// With messages, the group's committed offset of each of its queues
-    /// (`ConsumerOffsetManager`), four bits a queue by queue index,
-    /// [`NO_OFFSET`] when none is stored.
-    pub offsets: u32,
-    /// Its queues' first messages have left memory.
-    pub evicted: bool,
     /// With orderly consumption, its lock table.
     pub locks: LockTable,
 }
+
+impl BrokerMemory {
+    /// The memory of the process started again. Every field is named, so
+    /// that a new one is a decision here: the tables are empty; what
+    /// carries over is the network's, kept here for want of another
+    /// place. The connections it knew are all gone (every member's is now
+    /// closed; their epochs are kept so that a late message on one is
+    /// known dead, as nothing sent on a closed socket arrives), and its
+    /// first route lookup gets the route it had from its name server.
+    pub fn restarted(&self) -> Self {
+        Self {
+            members: 0,
+            closed: self.closed | self.members,
+            epochs: self.epochs,
+            subscription: 0,
+            route: self.route,
+            locks: LockTable::default(),
+        }
+    }
+}
+
+/// What a broker keeps on disk, which a restart does not lose: the
+/// offset table (`ConsumerOffsetManager`, flushed to
+/// `consumerOffset.json`) and what the model knows of its commit log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BrokerDisk {
+    /// With messages, the group's committed offset of each of its queues,
+    /// four bits a queue by queue index, [`NO_OFFSET`] when none is
+    /// stored.
+    pub offsets: u32,
+    /// Its queues' first messages have left memory
+    /// (`checkInMemByConsumeOffset` fails): a fact of the log, which a
+    /// restart keeps.
+    pub evicted: bool,
+}
+
+impl BrokerDisk {
+    /// The disk that replaces a lost one. Every field is named, so that a
+    /// new one is a decision here: no offset is stored for any queue
+    /// (RocketMQ starts with an empty table when `consumerOffset.json` and
+    /// its backup are missing). The commit log is restored, as from a
+    /// replica: the model's logs are written before the run and its pulls
+    /// read them without asking the broker, so it has no log to lose, and
+    /// `evicted`, a fact of the log, is kept.
+    pub fn lost(&self) -> Self {
+        Self {
+            offsets: NONE_STORED,
+            evicted: self.evicted,
+        }
+    }
+}
+
+/// An offset table with [`NO_OFFSET`] for every queue.
+const NONE_STORED: u32 = u32::MAX;
+const _: () = assert!(NO_OFFSET == 0xF);
 
 /// How a message's connection compares with the newest the broker knows.
 #[derive(Debug, PartialEq, Eq)]
@@ -156,14 +218,18 @@ impl BrokerState {
             }
         }
         let state = Self {
-            members,
-            closed: 0,
-            epochs: 0,
-            subscription,
-            route: Route::default(),
-            offsets,
-            evicted: false,
-            locks,
+            memory: BrokerMemory {
+                members,
+                closed: 0,
+                epochs: 0,
+                subscription,
+                route: Route::default(),
+                locks,
+            },
+            disk: BrokerDisk {
+                offsets,
+                evicted: false,
+            },
         };
         let outputs = Fault::all()
             .filter(|&f| f.target() == Target::Broker && cfg.may(f, broker))
@@ -176,11 +242,10 @@ impl BrokerState {
     pub fn on_fault(&self, fault: Fault) -> Step<Self> {
         match fault {
             Fault::Restart => Some(self.restart()),
-            Fault::Evict => (!self.evicted).then(|| {
-                let next = Self {
-                    evicted: true,
-                    ..*self
-                };
+            Fault::DiskLoss => Some(self.lose_disk()),
+            Fault::Evict => (!self.disk.evicted).then(|| {
+                let mut next = *self;
+                next.disk.evicted = true;
                 (next, Vec::new())
             }),
             _ => None,
@@ -191,28 +256,25 @@ impl BrokerState {
     pub fn elapse(&self, cfg: &Config) -> Self {
         let mut next = *self;
         if let Some(timing) = cfg.orderly() {
-            next.locks.elapse(timing.lease);
+            next.memory.locks.elapse(timing.lease);
         }
         next
     }
 
     /// The committed offset of queue `queue`, [`NO_OFFSET`] when none.
     pub fn offset(&self, queue: usize) -> u8 {
-        (self.offsets >> (4 * queue) & 0xF) as u8
+        (self.disk.offsets >> (4 * queue) & 0xF) as u8
     }
 
-    /// The broker restarts (an upgrade): the member table, the
-    /// subscription table and the lock table are lost (all in memory), and
-    /// every member's connection closes, which the member sees.
+    /// The broker restarts (an upgrade): it loses its memory, the member,
+    /// subscription and lock tables, and every member's connection closes,
+    /// which the member sees. It keeps its disk.
     fn restart(&self) -> (Self, Vec<Output>) {
         let next = Self {
-            members: 0,
-            closed: self.closed | self.members,
-            subscription: 0,
-            locks: LockTable::default(),
-            ..*self
+            memory: self.memory.restarted(),
+            disk: self.disk,
         };
-        let outputs = members_of(u64::from(self.members))
+        let outputs = members_of(u64::from(self.memory.members))
             .map(|c| {
                 let epoch = self.epoch(c as u8);
                 Output::Send(Peer::Consumer(c as u8), Message::ConnectionClosed { epoch })
@@ -221,16 +283,27 @@ impl BrokerState {
         (next, outputs)
     }
 
+    /// The broker restarts on a replaced disk (its volume lost, its host
+    /// replaced): what a restart loses, and its disk too.
+    fn lose_disk(&self) -> (Self, Vec<Output>) {
+        let (restarted, outputs) = self.restart();
+        let next = Self {
+            memory: restarted.memory,
+            disk: self.disk.lost(),
+        };
+        (next, outputs)
+    }
+
     /// The newest connection epoch known of consumer `c`.
     pub fn epoch(&self, c: u8) -> u8 {
-        (self.epochs >> (4 * c) & 0xF) as u8
+        (self.memory.epochs >> (4 * c) & 0xF) as u8
     }
 
     fn connection(&self, c: u8, epoch: u8) -> Connection {
         let known = self.epoch(c);
         if epoch > known {
             Connection::New
-        } else if epoch < known || self.closed & 1 << c != 0 {
+        } else if epoch < known || self.memory.closed & 1 << c != 0 {
             Connection::Dead
         } else {
             Connection::Current
@@ -282,7 +355,7 @@ impl BrokerState {
                 let answer = Message::Offset {
                     queue: *queue,
                     stored: current.offset(usize::from(*queue)),
-                    in_memory: !current.evicted,
+                    in_memory: !current.disk.evicted,
                     epoch,
                 };
                 Some((current, vec![Output::Send(from, answer)]))
@@ -296,7 +369,10 @@ impl BrokerState {
             }
             Message::LockBatch { queues, .. } => {
                 let mut next = current;
-                let granted = next.locks.try_lock(cfg.lock_key(usize::from(c)), *queues);
+                let granted = next
+                    .memory
+                    .locks
+                    .try_lock(cfg.lock_key(usize::from(c)), *queues);
                 let answer = Message::Locked {
                     asked: *queues,
                     granted,
@@ -306,7 +382,9 @@ impl BrokerState {
             }
             Message::UnlockBatch { queues, .. } => {
                 let mut next = current;
-                next.locks.unlock(cfg.lock_key(usize::from(c)), *queues);
+                next.memory
+                    .locks
+                    .unlock(cfg.lock_key(usize::from(c)), *queues);
                 Some((next, Vec::new()))
             }
             _ => None,
@@ -318,11 +396,10 @@ impl BrokerState {
     /// A new connection of consumer `c`: its older ones are closed.
     fn open(&self, c: u8, epoch: u8) -> Self {
         let shift = 4 * u32::from(c);
-        Self {
-            closed: self.closed & !(1 << c),
-            epochs: self.epochs & !(0xF << shift) | u64::from(epoch) << shift,
-            ..*self
-        }
+        let mut next = *self;
+        next.memory.closed &= !(1 << c);
+        next.memory.epochs = self.memory.epochs & !(0xF << shift) | u64::from(epoch) << shift;
+        next
     }
 
     /// `ConsumerManager.registerConsumer`: a new channel in the group, or a
@@ -331,16 +408,11 @@ impl BrokerState {
     /// with the heartbeat's), notifies every member, the sender included. A
     /// heartbeat that changes neither changes nothing.
     fn register(&self, cfg: &Config, bit: ConsumerSet, topics: u8) -> Step<Self> {
-        let subscription = if cfg.protocol.subscription_table {
-            topics
-        } else {
-            self.subscription
-        };
-        let next = Self {
-            members: self.members | bit,
-            subscription,
-            ..*self
-        };
+        let mut next = *self;
+        next.memory.members |= bit;
+        if cfg.protocol.subscription_table {
+            next.memory.subscription = topics;
+        }
         (next != *self).then(|| (next, next.notify(next.change_notice(cfg))))
     }
 
@@ -374,7 +446,7 @@ impl BrokerState {
     fn consumer_list(&self, from: Peer, topic: u8, epoch: u8) -> (Self, Vec<Output>) {
         let answer = Message::ConsumerList {
             topic,
-            members: self.members,
+            members: self.memory.members,
             epoch,
         };
         (*self, vec![Output::Send(from, answer)])
@@ -394,10 +466,8 @@ impl BrokerState {
     /// `ConsumerOffsetManager.commitOffset`: the last write wins, a smaller
     /// offset over a larger one included (RocketMQ only logs a warning).
     fn store_offset(&self, queue: usize, offset: u8, outputs: Vec<Output>) -> Step<Self> {
-        let next = Self {
-            offsets: with_offset(self.offsets, queue, offset),
-            ..*self
-        };
+        let mut next = *self;
+        next.disk.offsets = with_offset(self.disk.offsets, queue, offset);
         (next != *self || !outputs.is_empty()).then_some((next, outputs))
     }
 
@@ -407,8 +477,8 @@ impl BrokerState {
     fn assignment(&self, from: Peer, topic: u8, epoch: u8) -> (Self, Vec<Output>) {
         let answer = Message::Assignment {
             topic,
-            members: self.members,
-            route: self.route,
+            members: self.memory.members,
+            route: self.memory.route,
             epoch,
         };
         (*self, vec![Output::Send(from, answer)])
@@ -417,16 +487,18 @@ impl BrokerState {
     /// `TopicRouteInfoManager` polls its name server: the route it
     /// allocates from with server-side assignment.
     fn cache_route(&self, route: Route) -> Step<Self> {
-        (route != self.route).then(|| (Self { route, ..*self }, Vec::new()))
+        (route != self.memory.route).then(|| {
+            let mut next = *self;
+            next.memory.route = route;
+            (next, Vec::new())
+        })
     }
 
     fn close(&self, bit: ConsumerSet, tell_members: Message) -> Step<Self> {
-        let next = Self {
-            members: self.members & !bit,
-            closed: self.closed | bit,
-            ..*self
-        };
-        let outputs = if self.members & bit != 0 {
+        let mut next = *self;
+        next.memory.members &= !bit;
+        next.memory.closed |= bit;
+        let outputs = if self.memory.members & bit != 0 {
             next.notify(tell_members)
         } else {
             Vec::new()
@@ -435,7 +507,7 @@ impl BrokerState {
     }
 
     fn notify(&self, msg: Message) -> Vec<Output> {
-        members_of(u64::from(self.members))
+        members_of(u64::from(self.memory.members))
             .map(|c| Output::SendWakeUp(Peer::Consumer(c as u8), msg))
             .collect()
     }
@@ -478,14 +550,18 @@ mod tests {
 
     fn table(members: ConsumerSet) -> BrokerState {
         BrokerState {
-            members,
-            closed: 0,
-            epochs: 0,
-            subscription: 0,
-            route: Route::default(),
-            offsets: 0,
-            evicted: false,
-            locks: LockTable::default(),
+            memory: BrokerMemory {
+                members,
+                closed: 0,
+                epochs: 0,
+                subscription: 0,
+                route: Route::default(),
+                locks: LockTable::default(),
+            },
+            disk: BrokerDisk {
+                offsets: 0,
+                evicted: false,
+            },
         }
     }
 
@@ -504,8 +580,12 @@ mod tests {
         );
         let closed = table(0b100).close(0b100, Message::NotifyConsumerIdsChanged);
         let (closed, _) = closed.expect("a member's close changes the table");
-        assert_eq!((closed.members, closed.closed), (0, 0b100));
-        assert_eq!(closed.open(2, 1).closed, 0, "a new connection is open");
+        assert_eq!((closed.memory.members, closed.memory.closed), (0, 0b100));
+        assert_eq!(
+            closed.open(2, 1).memory.closed,
+            0,
+            "a new connection is open"
+        );
     }
 
     #[test]
@@ -514,16 +594,16 @@ mod tests {
         let (after, outputs) = broker
             .close(0b100, Message::NotifyConsumerIdsChanged)
             .expect("the connection is marked closed");
-        assert_eq!((after.members, after.closed), (0b011, 0b100));
+        assert_eq!((after.memory.members, after.memory.closed), (0b011, 0b100));
         assert!(outputs.is_empty());
         let (twice, _) = after
             .close(0b100, Message::NotifyConsumerIdsChanged)
             .unwrap();
-        assert_eq!(twice.closed, 0b100, "closed stays closed");
+        assert_eq!(twice.memory.closed, 0b100, "closed stays closed");
         let (left, outputs) = broker
             .close(0b001, Message::NotifyConsumerIdsChanged)
             .unwrap();
-        assert_eq!(left.members, 0b010);
+        assert_eq!(left.memory.members, 0b010);
         assert_eq!(outputs.len(), 1, "the remaining member is told");
     }
 

@@ -20,7 +20,7 @@ pub mod name_server;
 pub mod process_queue;
 pub mod subscription;
 
-pub use broker::{BrokerState, LockTable};
+pub use broker::{BrokerDisk, BrokerMemory, BrokerState, LockTable};
 pub use consumer::{ConsumerState, Phase};
 pub use message::{Fault, Message, Output, Peer, Step, Timer};
 pub use name_server::NameServerState;

@@ -176,18 +176,19 @@ impl Hash for ConsumerState {
     }
 }
 
-/// Two words.
+/// Two words, memory and disk together.
 impl Hash for BrokerState {
     fn hash<H: Hasher>(&self, h: &mut H) {
+        let (memory, disk) = (&self.memory, &self.disk);
         h.write_u128(
-            u128::from(self.members)
-                | u128::from(self.closed) << 16
-                | u128::from(self.subscription) << 32
-                | self.route.packed() << 40
-                | u128::from(self.evicted) << 56
-                | u128::from(self.offsets) << 64,
+            u128::from(memory.members)
+                | u128::from(memory.closed) << 16
+                | u128::from(memory.subscription) << 32
+                | memory.route.packed() << 40
+                | u128::from(disk.evicted) << 56
+                | u128::from(disk.offsets) << 64,
         );
-        h.write_u128(u128::from(self.epochs) | u128::from(self.locks.bits()) << 64);
+        h.write_u128(u128::from(memory.epochs) | u128::from(memory.locks.bits()) << 64);
     }
 }
 

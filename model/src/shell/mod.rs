@@ -481,7 +481,7 @@ mod tests {
         let m = model(NetworkKind::Ordered);
         let state = m.initial_state();
         assert_eq!(state.name_server.route(0), Route::default());
-        assert!(state.brokers.iter().all(|b| b.members == 0b011));
+        assert!(state.brokers.iter().all(|b| b.memory.members == 0b011));
         let phases: Vec<Phase> = state.consumers.iter().map(|c| c.phase).collect();
         assert_eq!(phases, [Phase::Running, Phase::Running, Phase::Idle]);
         assert!(state.network.is_empty());
@@ -552,7 +552,7 @@ mod tests {
         state.network.send(NetworkKind::Ordered, heartbeat);
         assert!(!m.delivery_changes_nothing(&state, &heartbeat));
         let next = m.step(&state, Action::Deliver(heartbeat)).expect("a join");
-        assert_eq!(next.brokers[0].members, 0b111);
+        assert_eq!(next.brokers[0].memory.members, 0b111);
         assert_eq!(next.brokers[1], state.brokers[1]);
         let notify = |c| Envelope {
             src: Peer::Broker(0),
