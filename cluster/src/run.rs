@@ -540,6 +540,10 @@ impl Orchestrator {
                     self.emit("env", json!({"action": cmd, "broker": b}));
                     self.command("cluster", cmd, json!({ "broker": b }))?
                 }
+                Step::LoseDisk(b) => {
+                    self.emit("env", json!({"action": "lose_disk", "broker": b}));
+                    self.command("cluster", "lose_disk", json!({ "broker": b }))?
+                }
                 Step::Evict(b) => {
                     self.emit("env", json!({"action": "evict", "broker": b}));
                     self.command(

@@ -206,6 +206,10 @@ pub enum Step {
     /// first messages are gone (the eviction of the model's
     /// `--evictions`); waits until every queue there starts above 0.
     Evict(String),
+    /// A stopped broker loses its disk's consumer offsets (its offset table
+    /// and the table's backup are deleted): it starts again knowing no
+    /// offset, as after a replaced disk (the model's `--disk-losses`).
+    LoseDisk(String),
     /// Cut a relay: the broker's link to that name server closes.
     Cut(String),
     /// Heal a relay.
@@ -525,6 +529,7 @@ impl Script {
                 Step::RestartBroker { broker: b, .. }
                 | Step::StartBroker(b)
                 | Step::StopBroker(b)
+                | Step::LoseDisk(b)
                 | Step::Evict(b) => broker(b)?,
                 Step::Route { broker: b, queues } => {
                     broker(b)?;

@@ -269,6 +269,7 @@ public final class ClusterMain {
             case "route" -> route(args.getString("broker"), args.getString("topic"),
                     args.getIntValue("queues"));
             case "evict" -> evict(args.getString("broker"), args.getString("topic"));
+            case "lose_disk" -> loseDisk(args.getString("broker"));
             case "cut" -> relay(args).cut();
             case "heal" -> relay(args).heal();
             case "rule" -> Rules.install(args.getJSONObject("rule"));
@@ -316,6 +317,25 @@ public final class ClusterMain {
                     "min", store.getMinOffsetInQueue(topic, q),
                     "max", store.getMaxOffsetInQueue(topic, q));
         }
+    }
+
+    /**
+     * A stopped broker loses its disk's consumer offsets (what a replaced disk without a backup
+     * loses, the commit log aside): its offset table and the table's backup are deleted, so it
+     * starts knowing no group's offsets.
+     */
+    private void loseDisk(String broker) throws Exception {
+        if (brokers.containsKey(broker)) {
+            throw new IllegalStateException("broker " + broker + " is running: stop it first");
+        }
+        File config = new File(new File(spec.getString("run_dir"), broker), "config");
+        JSONArray lost = new JSONArray();
+        for (String name : new String[] {"consumerOffset.json", "consumerOffset.json.bak"}) {
+            if (Files.deleteIfExists(new File(config, name).toPath())) {
+                lost.add("config/" + name);
+            }
+        }
+        Trace.emit("b.disk", "broker", broker, "lost", lost);
     }
 
     private Relay relay(JSONObject args) {
