@@ -36,7 +36,8 @@ const LARGE_WITH_MESSAGES: [Scenario; 2] = [Scenario::BrokerScaleIn, Scenario::Z
 /// A scenario checked with messages, at its sizes for them, still shows what
 /// it is about: every ownership verdict is the one without messages.
 fn keeps_its_ownership_verdicts_with_messages(scenario: Scenario) {
-    use rocketmq_rebalance_model::properties::{Layer, PROPERTIES};
+    use rocketmq_rebalance_model::config::Layer;
+    use rocketmq_rebalance_model::properties::PROPERTIES;
     let without = scenario.default_sizes();
     let with = scenario.layered_sizes(1, false);
     if scenario.needs_orderly()
@@ -52,7 +53,7 @@ fn keeps_its_ownership_verdicts_with_messages(scenario: Scenario) {
         let report = run(config(scenario, sizes, "AVG", protocol), false);
         PROPERTIES
             .iter()
-            .filter(|p| p.layer == Layer::Ownership)
+            .filter(|p| p.layer == Layer::Rebalance)
             .map(|p| status(&report, p.name))
             .collect::<Vec<Status>>()
     };

@@ -7,31 +7,9 @@ pub use group::Group;
 
 use stateright::Expectation;
 
+use crate::config::Layer;
 use crate::protocol::Phase;
 use crate::shell::{RebalanceModel, SystemState};
-
-/// Which part of the model a property speaks of: a property of a part that
-/// is not modelled is not checked (nor reported).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Layer {
-    /// Membership, routes and ownership: always modelled.
-    Ownership,
-    /// Messages and offsets (`--messages`).
-    Messages,
-    /// Orderly consumption: locks, leases and the clock (`--orderly`).
-    Orderly,
-}
-
-impl Layer {
-    /// Whether `cfg` models this part.
-    pub fn modelled(self, cfg: &crate::config::Config) -> bool {
-        match self {
-            Self::Ownership => true,
-            Self::Messages => cfg.messages(),
-            Self::Orderly => cfg.orderly().is_some(),
-        }
-    }
-}
 
 /// One property of the model.
 pub struct ModelProperty {
@@ -84,14 +62,14 @@ pub const EVERY_QUEUE_CONSUMED_AGAIN: &str = "every queue consumed again";
 
 /// The properties `model` checks: those of the parts it models.
 pub fn checked(model: &RebalanceModel) -> impl Iterator<Item = &'static ModelProperty> + '_ {
-    PROPERTIES.iter().filter(|p| p.layer.modelled(&model.cfg))
+    PROPERTIES.iter().filter(|p| p.layer.modelled_with(&model.cfg.sizes, &model.cfg.protocol))
 }
 
 /// Every property Stateright checks, in report order.
 pub const PROPERTIES: &[ModelProperty] = &[
     ModelProperty {
         name: NO_DOUBLE_OWNERSHIP,
-        layer: Layer::Ownership,
+        layer: Layer::Rebalance,
         expectation: Expectation::Always,
         condition: |model, state| {
             let g = Group::of(model, state);
@@ -100,7 +78,7 @@ pub const PROPERTIES: &[ModelProperty] = &[
     },
     ModelProperty {
         name: CONVERGED_WHEN_QUIESCENT,
-        layer: Layer::Ownership,
+        layer: Layer::Rebalance,
         expectation: Expectation::Always,
         condition: |model, state| {
             let g = Group::of(model, state);
@@ -109,7 +87,7 @@ pub const PROPERTIES: &[ModelProperty] = &[
     },
     ModelProperty {
         name: AGREE_AT_REST,
-        layer: Layer::Ownership,
+        layer: Layer::Rebalance,
         expectation: Expectation::Always,
         condition: |model, state| {
             let g = Group::of(model, state);
@@ -118,7 +96,7 @@ pub const PROPERTIES: &[ModelProperty] = &[
     },
     ModelProperty {
         name: TRANSIENT_DOUBLE,
-        layer: Layer::Ownership,
+        layer: Layer::Rebalance,
         expectation: Expectation::Sometimes,
         // Evaluated on every state for the whole run, so an exact bit test
         // rather than the `properties` crate, which decides the guarantee.
@@ -126,13 +104,13 @@ pub const PROPERTIES: &[ModelProperty] = &[
     },
     ModelProperty {
         name: TRANSIENT_ORPHAN,
-        layer: Layer::Ownership,
+        layer: Layer::Rebalance,
         expectation: Expectation::Sometimes,
         condition: |model, state| Group::of(model, state).has_orphan_after_rebalance(),
     },
     ModelProperty {
         name: FULL_CONVERGENCE,
-        layer: Layer::Ownership,
+        layer: Layer::Rebalance,
         expectation: Expectation::Sometimes,
         condition: |model, state| {
             let g = Group::of(model, state);
