@@ -1,5 +1,5 @@
 //! `rebalance explore`: Stateright's Explorer over the rebalance model, with
-//! the rebalance's own views (see `rocketmq_rebalance_model::explorer`).
+//! the rebalance's own views (see `rocketmq_rebalance_model::view`).
 
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::process::ExitCode;

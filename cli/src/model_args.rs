@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use clap::Args;
 use rocketmq_rebalance::StrategySpec;
-use rocketmq_rebalance_model::config::{
-    Assignment, Commit, ConsumeFrom, LockTiming, ProtocolOptions, Size,
+use rocketmq_rebalance_model::{
+    Assignment, Commit, Config, ConfigError, ConsumeFrom, LockTiming, NetworkKind, ProtocolOptions,
+    Scenario, Size,
 };
-use rocketmq_rebalance_model::{Config, ConfigError, NetworkKind, Scenario};
 
 /// Scenario, sizes, strategy, network and fault budgets.
 #[derive(Args, Debug)]
@@ -375,7 +375,7 @@ fn describe(error: &ConfigError) -> String {
 mod tests {
     use super::*;
     use clap::Parser;
-    use rocketmq_rebalance_model::config::{Dense, Fault};
+    use rocketmq_rebalance_model::{Dense, Fault};
 
     #[derive(Parser)]
     struct Flags {

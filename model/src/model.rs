@@ -13,15 +13,14 @@ use crate::search::{shard_roots, Shard};
 use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::{describe_action, describe_state};
 
-/// The model of `cfg`, with every property of the parts it models
-/// ([`checked`]).
+/// The model of `cfg`, with every property of the parts it models.
 pub fn build_model(cfg: Config) -> RebalanceModel {
     RebalanceModel::new(cfg)
 }
 
 impl RebalanceModel {
     /// The same model restricted to one shard of its state space
-    /// ([`crate::search::shard`]): it starts at the shard's prefix states
+    /// ([`Shard`]): it starts at the shard's prefix states
     /// and stops at the other shards'.
     pub fn sharded(self, shard: Shard) -> Self {
         let roots = shard_roots(&self, shard);

@@ -7,9 +7,9 @@ mod common;
 use std::sync::Arc;
 
 use rocketmq_rebalance::strategy_from_name;
-use rocketmq_rebalance_model::check::{LivenessStats, PropertyReport, Status};
-use rocketmq_rebalance_model::properties::CONVERGES;
-use rocketmq_rebalance_model::{check_strategy, CheckOptions, Scenario, Sizes};
+use rocketmq_rebalance_model::{
+    check_strategy, CheckOptions, LivenessStats, PropertyReport, Scenario, Sizes, Status, CONVERGES,
+};
 
 /// `check --liveness` of `scenario` (with `sizes`, or its own): the
 /// liveness verdict and the graph's figures.
@@ -103,8 +103,8 @@ fn lost_notifications_and_failed_queries_are_recovered_by_the_tick() {
 /// replay to a state that is one.
 #[test]
 fn one_exploration_decides_safety_as_stateright_does() {
-    use rocketmq_rebalance_model::check::{check_model, checked_model, Expectation};
-    use rocketmq_rebalance_model::search::replay;
+    use rocketmq_rebalance_model::internals::replay;
+    use rocketmq_rebalance_model::{check_model, checked_model, Expectation};
     use stateright::Model;
 
     let scenarios = [

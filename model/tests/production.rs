@@ -6,13 +6,11 @@
 use std::sync::Arc;
 
 use rocketmq_rebalance::strategy_from_name;
-use rocketmq_rebalance_model::check::{Report, Status};
-use rocketmq_rebalance_model::config::{Assignment, ProtocolOptions};
-use rocketmq_rebalance_model::properties::{
-    AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, FULL_CONVERGENCE, NO_DOUBLE_OWNERSHIP,
-    TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
+use rocketmq_rebalance_model::{
+    Assignment, Config, NetworkKind, ProtocolOptions, Report, Scenario, Status, AGREE_AT_REST,
+    CONVERGED_WHEN_QUIESCENT, CONVERGES, FULL_CONVERGENCE, NO_DOUBLE_OWNERSHIP, TRANSIENT_DOUBLE,
+    TRANSIENT_ORPHAN,
 };
-use rocketmq_rebalance_model::{Config, NetworkKind, Scenario};
 
 mod common;
 

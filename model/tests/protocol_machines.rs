@@ -1,12 +1,11 @@
 //! The sans-IO state machines on their own: one input, the exact outputs.
 
 use rocketmq_rebalance::strategy_from_name;
-use rocketmq_rebalance_model::config::{
-    Config, LockTiming, NetworkKind, ProtocolOptions, Route, Scenario, Sizes,
+use rocketmq_rebalance_model::internals::{
+    BrokerState, ConsumerState, Message, Output, Peer, Phase, ProcessQueue, Query, Route, Timer,
 };
-use rocketmq_rebalance_model::protocol::consumer::Query;
-use rocketmq_rebalance_model::protocol::{
-    BrokerState, ConsumerState, Fault, Message, Output, Peer, Phase, ProcessQueue, Timer,
+use rocketmq_rebalance_model::{
+    Config, Fault, LockTiming, NetworkKind, ProtocolOptions, Scenario, Sizes,
 };
 use std::sync::Arc;
 
@@ -251,7 +250,7 @@ fn a_restart_loses_the_table_and_closes_every_member_connection() {
 /// next owner is told no offset is stored.
 #[test]
 fn a_disk_loss_restarts_the_broker_without_its_offsets() {
-    use rocketmq_rebalance_model::protocol::message::NO_OFFSET;
+    use rocketmq_rebalance_model::internals::NO_OFFSET;
     let cfg = config(Sizes {
         consumers: 2,
         queues: 1,
@@ -472,7 +471,7 @@ impl<T: Copy + PartialEq + std::hash::Hash> Variants<T> {
     /// No two of the states, more than `at_least` of them, share a
     /// fingerprint.
     fn assert_fingerprints_distinct(&self, at_least: usize) {
-        use rocketmq_rebalance_model::search::fingerprint;
+        use rocketmq_rebalance_model::internals::fingerprint;
         let prints: std::collections::HashSet<u64> = self.all.iter().map(fingerprint).collect();
         assert!(self.all.len() > at_least, "{} variants", self.all.len());
         assert_eq!(
@@ -980,7 +979,7 @@ fn the_clock_ages_locks_of_the_table_batches_and_dropped_queues_each_to_its_cap(
 #[test]
 fn pull_finish_and_commit_of_the_second_queue() {
     let protocol = ProtocolOptions {
-        commit: rocketmq_rebalance_model::config::Commit::Sync,
+        commit: rocketmq_rebalance_model::Commit::Sync,
         ..ProtocolOptions::default()
     };
     let (mut cfg, c0) = with_messages(protocol);
@@ -1075,7 +1074,7 @@ fn pull_finish_and_commit_of_the_second_queue() {
 
 #[test]
 fn a_queue_taken_over_reads_its_offset_from_its_own_broker() {
-    use rocketmq_rebalance_model::protocol::message::NO_OFFSET;
+    use rocketmq_rebalance_model::internals::NO_OFFSET;
     let (cfg, c0) = with_messages(ProtocolOptions::default());
     let (next, out) = answered(&cfg, c0, 0b01);
     assert_eq!(next.owned, 0b11);
@@ -1333,7 +1332,7 @@ fn a_subscription_heartbeats_at_once_an_unsubscription_forgets_the_topic() {
 
 #[test]
 fn a_server_side_assignment_is_applied_only_when_awaited() {
-    use rocketmq_rebalance_model::config::Assignment;
+    use rocketmq_rebalance_model::Assignment;
     let (cfg, c0) = with_messages(ProtocolOptions {
         assignment: Assignment::Server,
         ..ProtocolOptions::default()

@@ -9,11 +9,10 @@
 //! protocol that moves one is a decision to record, as with the default
 //! check's pinned 56,916.
 
-use rocketmq_rebalance_model::check::{Expectation, Report, Status};
-use rocketmq_rebalance_model::config::{
-    Assignment, Commit, ConsumeFrom, LockTiming, ProtocolOptions,
+use rocketmq_rebalance_model::{
+    Assignment, Commit, Config, ConsumeFrom, Expectation, LockTiming, NetworkKind, ProtocolOptions,
+    Report, Scenario, Sizes, Status,
 };
-use rocketmq_rebalance_model::{Config, NetworkKind, Scenario, Sizes};
 use std::sync::Arc;
 
 use rocketmq_rebalance::strategy_from_name;

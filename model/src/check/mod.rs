@@ -49,7 +49,7 @@ pub struct CheckOptions {
     /// ([`Config::periodic_ticks`]), which both parts explore.
     pub liveness: bool,
     /// Explore only this shard of the state space
-    /// ([`crate::search::shard`]): exhaustive shards together are the
+    /// ([`Shard`]): exhaustive shards together are the
     /// whole space. Safety only: a sharded run checks no liveness and
     /// measures no harms (the command line refuses `--shard` with
     /// `--liveness`).

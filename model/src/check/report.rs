@@ -266,7 +266,7 @@ impl Report {
 }
 
 /// Which part of the state space a sharded run explored
-/// ([`crate::search::shard`]).
+/// ([`Shard`](crate::search::Shard)).
 #[derive(Clone, Copy, Debug, serde::Serialize)]
 pub struct ShardStats {
     /// Shard index, from 0.

@@ -24,7 +24,7 @@ pub use bits::{
     members_of, set_of, ConsumerSet, QueueSet, MAX_BROKERS, MAX_CONSUMERS, MAX_MESSAGES,
     MAX_MESSAGE_QUEUES, MAX_QUEUES, MAX_TOPICS,
 };
-pub use dense::{Dense, DenseIter, DenseSet};
+pub use dense::{Dense, DenseIter};
 pub use error::ConfigError;
 pub use fault::{picks, Effect, Fault, FaultSet, FaultSpec, Layer, Pick, Target};
 pub use network::{NetworkKind, UnknownNetwork};
@@ -390,7 +390,7 @@ impl Config {
     }
 
     /// Whether broker `broker` may have `fault` in this run (for a
-    /// consumer, see [`ConsumerSpec::may`]; the name servers are actor 0).
+    /// consumer, see `ConsumerSpec::may`; the name servers are actor 0).
     pub fn may(&self, fault: Fault, actor: usize) -> bool {
         let actors = match fault.target() {
             Target::NameServer => 1,

@@ -62,7 +62,9 @@ pub const EVERY_QUEUE_CONSUMED_AGAIN: &str = "every queue consumed again";
 
 /// The properties `model` checks: those of the parts it models.
 pub fn checked(model: &RebalanceModel) -> impl Iterator<Item = &'static ModelProperty> + '_ {
-    PROPERTIES.iter().filter(|p| p.layer.modelled_with(&model.cfg.sizes, &model.cfg.protocol))
+    PROPERTIES
+        .iter()
+        .filter(|p| p.layer.modelled_with(&model.cfg.sizes, &model.cfg.protocol))
 }
 
 /// Every property Stateright checks, in report order.

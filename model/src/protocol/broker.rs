@@ -82,7 +82,7 @@ impl LockTable {
 
 /// One broker, in two parts: what its process holds, which a restart
 /// loses, and what it keeps on disk across a restart. A restart builds its
-/// memory anew ([`BrokerMemory::restarted`]) and keeps its disk.
+/// memory anew (`BrokerMemory::restarted`) and keeps its disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BrokerState {
     /// Its process's tables.

@@ -56,7 +56,7 @@ pub enum Action {
     /// The environment makes the actor's armed fault happen.
     Fault(Peer, Fault),
     /// Orderly consumption only: a tick of the clock, 10 s of RocketMQ's
-    /// ([`clock::tick`]). Every clock advances, except, with clock drift,
+    /// (`clock::tick`). Every clock advances, except, with clock drift,
     /// that of the `lagging` consumer, which falls one tick behind.
     Elapse {
         /// The consumer whose clock stands still, if any.
