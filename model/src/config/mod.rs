@@ -342,7 +342,7 @@ impl Config {
     }
 
     /// The last version of the route script.
-    pub fn last_route(&self) -> u8 {
+    pub(crate) fn last_route(&self) -> u8 {
         (self.routes.len() - 1) as u8
     }
 
@@ -354,12 +354,12 @@ impl Config {
     }
 
     /// Every queue broker `broker` may host.
-    pub fn broker_queues(&self, broker: usize) -> QueueSet {
+    pub(crate) fn broker_queues(&self, broker: usize) -> QueueSet {
         self.on_broker[broker]
     }
 
     /// Brokers `route` lists.
-    pub fn route_brokers(&self, route: Route) -> u8 {
+    pub(crate) fn route_brokers(&self, route: Route) -> u8 {
         self.routes[usize::from(route.version)].brokers & !route.dropped
     }
 
@@ -377,13 +377,13 @@ impl Config {
     }
 
     /// Consumers that never join, crash or leave: registered from the start.
-    pub fn initial_members(&self) -> ConsumerSet {
+    pub(crate) fn initial_members(&self) -> ConsumerSet {
         set_of(self.consumers.len(), |c| !self.consumers[c].joins()) as ConsumerSet
     }
 
     /// Consumers that can reach `broker` (the network allows it; whether
     /// they talk to it depends on their routes).
-    pub fn reachable_from(&self, broker: usize) -> ConsumerSet {
+    pub(crate) fn reachable_from(&self, broker: usize) -> ConsumerSet {
         set_of(self.consumers.len(), |c| {
             self.consumers[c].unreachable & (1 << broker) == 0
         }) as ConsumerSet
@@ -391,7 +391,7 @@ impl Config {
 
     /// Whether broker `broker` may have `fault` in this run (for a
     /// consumer, see `ConsumerSpec::may`; the name servers are actor 0).
-    pub fn may(&self, fault: Fault, actor: usize) -> bool {
+    pub(crate) fn may(&self, fault: Fault, actor: usize) -> bool {
         let actors = match fault.target() {
             Target::NameServer => 1,
             Target::Broker => self.broker_names.len(),
@@ -408,13 +408,13 @@ impl Config {
     }
 
     /// Whether messages are modelled.
-    pub fn messages(&self) -> bool {
+    pub(crate) fn messages(&self) -> bool {
         self.sizes.messages > 0
     }
 
     /// Orderly consumption's durations, when it is modelled (and with it the
     /// clock).
-    pub fn orderly(&self) -> Option<&LockTiming> {
+    pub(crate) fn orderly(&self) -> Option<&LockTiming> {
         self.protocol.orderly.as_ref()
     }
 
@@ -434,15 +434,8 @@ impl Config {
         self.queues[queue].broker as u8
     }
 
-    /// The retry topic's index, when it is modelled.
-    pub fn retry_topic(&self) -> Option<usize> {
-        self.protocol
-            .retry_topic
-            .then(|| self.topic_names.len() - 1)
-    }
-
     /// Names of the queues in `set`, for traces: `[a0 b1]`.
-    pub fn queue_labels(&self, set: QueueSet) -> String {
+    pub(crate) fn queue_labels(&self, set: QueueSet) -> String {
         let labels: Vec<&str> = members_of(set)
             .map(|i| self.queues[i].label.as_str())
             .collect();
@@ -451,7 +444,7 @@ impl Config {
 
     /// Names of the consumers in `set` as brokers report them (client ids):
     /// `[c1 c2]`.
-    pub fn member_labels(&self, set: ConsumerSet) -> String {
+    pub(crate) fn member_labels(&self, set: ConsumerSet) -> String {
         let labels: Vec<&str> = members_of(u64::from(set))
             .map(|i| self.consumers[i].client_id.as_str())
             .collect();
