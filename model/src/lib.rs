@@ -94,8 +94,8 @@
 mod config;
 mod check;
 mod explorer;
+mod guarantees;
 mod model;
-mod properties;
 mod protocol;
 mod search;
 mod shell;
@@ -113,12 +113,12 @@ pub use config::{
     Target, UnknownAssignment, UnknownCommit, UnknownConsumeFrom, UnknownNetwork, UnknownScenario,
 };
 pub use explorer::{sequence_svg, Svg};
-pub use model::build_model;
-pub use properties::{
+pub use guarantees::{
     AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED,
     EVERY_QUEUE_CONSUMED_AGAIN, FULL_CONVERGENCE, NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP,
     NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK, PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
 };
+pub use model::build_model;
 pub use search::{BadShard, Cutoff, Shard};
 pub use shell::{Action, RebalanceModel, SystemState};
 
@@ -129,7 +129,7 @@ pub use shell::{Action, RebalanceModel, SystemState};
 pub mod internals {
     pub use crate::check::liveness::{fairness, timer_fairness, Fairness, RebalanceFairness};
     pub use crate::config::Route;
-    pub use crate::properties::{Group, PROPERTIES};
+    pub use crate::guarantees::{Group, PROPERTIES};
     pub use crate::protocol::consumer::Query;
     pub use crate::protocol::message::NO_OFFSET;
     pub use crate::protocol::{

@@ -1,5 +1,5 @@
 //! The checked model as Stateright sees it: the shell's states and steps
-//! ([`crate::shell`]), the guarantees ([`crate::properties`]), and the
+//! ([`crate::shell`]), the guarantees ([`crate::guarantees`]), and the
 //! explorer's readable views ([`crate::trace`], [`crate::explorer`]).
 
 use stateright::{Model, Path, Property};
@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::explorer::path_svg;
-use crate::properties::checked;
+use crate::guarantees::checked;
 use crate::search::{shard_roots, Shard};
 use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::{describe_action, describe_state};

@@ -3,7 +3,7 @@
 use stateright::Path;
 
 use crate::config::{members_of, Config, Route, RouteStep};
-use crate::properties::Group;
+use crate::guarantees::Group;
 use crate::protocol::message::NO_OFFSET;
 use crate::protocol::name_server::partitioned;
 use crate::protocol::{

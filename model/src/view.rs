@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::Serialize;
 
 use crate::config::{members_of, Assignment, Config, Effect, LockTiming, NetworkKind, QueueSet};
-use crate::properties::Group;
+use crate::guarantees::Group;
 use crate::protocol::message::NO_OFFSET;
 use crate::protocol::{BrokerState, ConsumerState, Peer, Phase};
 use crate::search::{encode_path, replay};

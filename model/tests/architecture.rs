@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["config"],
     &["protocol"],
     &["shell"],
-    &["properties"],
+    &["guarantees"],
     &["trace"],
     &["view"],
     &["explorer"],

@@ -19,7 +19,7 @@
 
 use serde::Serialize;
 
-use crate::properties::Group;
+use crate::guarantees::Group;
 use crate::search::{encode_path, explorer_indices, Classify, Graph, Limits, StateId};
 use crate::shell::{Action, RebalanceModel, SystemState};
 

@@ -27,7 +27,7 @@ use stateright::{Model, Property};
 
 use crate::check::report::{Expectation, LivenessStats, PropertyReport, Report, Status, Stopped};
 use crate::check::{new_report, safety_report, Progress, Search};
-use crate::properties::{Group, CONVERGES, EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN};
+use crate::guarantees::{Group, CONVERGES, EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN};
 use crate::protocol::Timer;
 use crate::search::{
     encode_path, explorer_indices, find_fair_cycle_missing, fingerprint, path_of, Classify, Cutoff,

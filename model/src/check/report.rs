@@ -7,7 +7,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
 use crate::config::{NetworkKind, ProtocolOptions, Scenario, Sizes};
-use crate::properties::FULL_CONVERGENCE;
+use crate::guarantees::FULL_CONVERGENCE;
 use crate::search::Cutoff;
 
 /// Why a run ended.
