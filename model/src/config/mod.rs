@@ -1,7 +1,7 @@
 //! What one model run checks: the scenario, sizes and budgets a user picks
-//! ([`scenario`], [`sizes`], [`network`]), validated ([`error`]), and what
-//! is derived from them once ([`universe`], [`allocation`]) so that actors
-//! stay small and fast ([`bits`]).
+//! ([`scenario`], [`sizes`], [`network_kind`]), validated ([`error`]), and
+//! what is derived from them once ([`universe`], [`allocation`]) so that
+//! actors stay small and fast ([`bits`]).
 
 pub mod allocation;
 pub mod bits;
@@ -9,7 +9,7 @@ pub mod bits;
 pub mod dense;
 pub mod error;
 pub mod fault;
-pub mod network;
+pub mod network_kind;
 pub mod protocol_options;
 pub mod scenario;
 pub mod sizes;
@@ -27,7 +27,7 @@ pub use bits::{
 pub use dense::{Dense, DenseIter};
 pub use error::ConfigError;
 pub use fault::{picks, Effect, Fault, FaultSet, FaultSpec, Layer, Pick, Target};
-pub use network::{NetworkKind, UnknownNetwork};
+pub use network_kind::{NetworkKind, UnknownNetwork};
 pub use protocol_options::{
     Assignment, Commit, ConsumeFrom, LockTiming, ProtocolOptions, UnknownAssignment, UnknownCommit,
     UnknownConsumeFrom,
