@@ -6,7 +6,7 @@ use std::sync::Arc;
 use clap::Args;
 use rocketmq_rebalance::StrategySpec;
 use rocketmq_rebalance_model::{
-    Assignment, Commit, Config, ConfigError, ConsumeFrom, LockTiming, NetworkKind, ProtocolOptions,
+    Allocator, Commit, Config, ConfigError, ConsumeFrom, LockTiming, NetworkKind, ProtocolOptions,
     Scenario, Size,
 };
 
@@ -119,7 +119,7 @@ pub struct ModelArgs {
     /// Who computes a consumer's share: client (each consumer, the default)
     /// or server (the broker it asks, QUERY_ASSIGNMENT).
     #[arg(long, default_value = "client")]
-    pub assignment: Assignment,
+    pub assignment: Allocator,
     /// Messages in each queue's log: pulls, offsets and deliveries are
     /// modelled, with the properties no message skipped, duplicate delivery,
     /// paused queue and (with --liveness) every message consumed, and the

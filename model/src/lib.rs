@@ -55,7 +55,7 @@
 //!   [`Harms`], and the names of the properties (the table below).
 //! - The configuration: [`Config`], [`Scenario`], [`Sizes`] and [`Size`],
 //!   [`NetworkKind`], [`ProtocolOptions`] ([`LockTiming`], [`Commit`],
-//!   [`ConsumeFrom`], [`Assignment`]), the faults ([`Fault`], described by
+//!   [`ConsumeFrom`], [`Allocator`]), the faults ([`Fault`], described by
 //!   its [`FaultSpec`]), and a typed error for each ([`ConfigError`],
 //!   [`UnknownScenario`], ...).
 //! - The model as Stateright sees it: [`RebalanceModel`], whose states are
@@ -108,9 +108,9 @@ pub use check::{
     PropertyReport, Report, Search, ShardStats, Status, Stopped,
 };
 pub use config::{
-    Assignment, Commit, Config, ConfigError, ConsumeFrom, Dense, DenseIter, Effect, Fault,
+    Allocator, Commit, Config, ConfigError, ConsumeFrom, Dense, DenseIter, Effect, Fault,
     FaultSpec, Layer, LockTiming, NetworkKind, Pick, ProtocolOptions, Scenario, Size, Sizes,
-    Target, UnknownAssignment, UnknownCommit, UnknownConsumeFrom, UnknownNetwork, UnknownScenario,
+    Target, UnknownAllocator, UnknownCommit, UnknownConsumeFrom, UnknownNetwork, UnknownScenario,
 };
 pub use explorer::{sequence_svg, Svg};
 pub use guarantees::{

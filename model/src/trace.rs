@@ -288,7 +288,7 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
             cfg.topic_names[usize::from(*topic)],
             on_connection(*epoch)
         ),
-        Message::Assignment {
+        Message::BrokerAllocation {
             topic,
             members,
             route,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::{
-    Assignment, Config, NetworkKind, ProtocolOptions, Report, Scenario, Status, AGREE_AT_REST,
+    Allocator, Config, NetworkKind, ProtocolOptions, Report, Scenario, Status, AGREE_AT_REST,
     CONVERGED_WHEN_QUIESCENT, CONVERGES, FULL_CONVERGENCE, NO_DOUBLE_OWNERSHIP, TRANSIENT_DOUBLE,
     TRANSIENT_ORPHAN,
 };
@@ -146,7 +146,7 @@ fn a_flipping_subscription_table_never_lets_the_group_rest() {
 fn server_side_assignment_answers_from_a_stale_broker_route() {
     let cfg = config(Scenario::BrokerScaleOut)
         .with_protocol(ProtocolOptions {
-            assignment: Assignment::Server,
+            assignment: Allocator::Server,
             ..ProtocolOptions::default()
         })
         .unwrap();

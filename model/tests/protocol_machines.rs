@@ -1332,9 +1332,9 @@ fn a_subscription_heartbeats_at_once_an_unsubscription_forgets_the_topic() {
 
 #[test]
 fn a_server_side_assignment_is_applied_only_when_awaited() {
-    use rocketmq_rebalance_model::Assignment;
+    use rocketmq_rebalance_model::Allocator;
     let (cfg, c0) = with_messages(ProtocolOptions {
-        assignment: Assignment::Server,
+        assignment: Allocator::Server,
         ..ProtocolOptions::default()
     });
     let asking = ConsumerState {
@@ -1345,7 +1345,7 @@ fn a_server_side_assignment_is_applied_only_when_awaited() {
         }),
         ..c0
     };
-    let answer = |epoch| Message::Assignment {
+    let answer = |epoch| Message::BrokerAllocation {
         topic: 0,
         members: 0b01,
         route: Route::default(),

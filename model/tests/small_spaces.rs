@@ -10,7 +10,7 @@
 //! check's pinned 56,916.
 
 use rocketmq_rebalance_model::{
-    Assignment, Commit, Config, ConsumeFrom, Expectation, LockTiming, NetworkKind, ProtocolOptions,
+    Allocator, Commit, Config, ConsumeFrom, Expectation, LockTiming, NetworkKind, ProtocolOptions,
     Report, Scenario, Sizes, Status,
 };
 use std::sync::Arc;
@@ -284,7 +284,7 @@ fn every_network() {
             "server assignment, kills",
             Sizes { kills: 1, ..SMALL },
             ProtocolOptions {
-                assignment: Assignment::Server,
+                assignment: Allocator::Server,
                 ..p
             },
         ),
@@ -468,7 +468,7 @@ fn every_fault_budget_and_protocol_switch() {
             "server assignment, kills",
             Sizes { kills: 1, ..SMALL },
             ProtocolOptions {
-                assignment: Assignment::Server,
+                assignment: Allocator::Server,
                 ..p
             },
         ),
@@ -479,7 +479,7 @@ fn every_fault_budget_and_protocol_switch() {
                 ..SMALL
             },
             ProtocolOptions {
-                assignment: Assignment::Server,
+                assignment: Allocator::Server,
                 ..p
             },
         ),
@@ -494,7 +494,7 @@ fn every_fault_budget_and_protocol_switch() {
                 ..SMALL
             },
             ProtocolOptions {
-                assignment: Assignment::Server,
+                assignment: Allocator::Server,
                 ..p
             },
         ),

@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use rocketmq_rebalance_model::{
-    Assignment, Config, Dense, Fault, Layer, PropertyReport, Report, Size, Sizes, Status,
+    Allocator, Config, Dense, Fault, Layer, PropertyReport, Report, Size, Sizes, Status,
 };
 
 /// The configuration in one line: always the sizes of the first model, then
@@ -44,7 +44,7 @@ pub fn summary(config: &Config) -> String {
             line += &format!(", {words}");
         }
     }
-    if protocol.assignment != Assignment::Client {
+    if protocol.assignment != Allocator::Client {
         line += &format!(", assignment {}", protocol.assignment);
     }
     if sizes.messages > 0 {

@@ -29,7 +29,7 @@ pub use error::ConfigError;
 pub use fault::{picks, Effect, Fault, FaultSet, FaultSpec, Layer, Pick, Target};
 pub use network_kind::{NetworkKind, UnknownNetwork};
 pub use protocol_options::{
-    Assignment, Commit, ConsumeFrom, LockTiming, ProtocolOptions, UnknownAssignment, UnknownCommit,
+    Allocator, Commit, ConsumeFrom, LockTiming, ProtocolOptions, UnknownAllocator, UnknownCommit,
     UnknownConsumeFrom,
 };
 pub use scenario::{Scenario, UnknownScenario};
@@ -277,7 +277,7 @@ impl Config {
     ) -> Result<Self, ConfigError> {
         validate(scenario, &sizes)?;
         validate_orderly(scenario, &sizes, protocol.orderly)?;
-        if protocol.assignment == Assignment::Server
+        if protocol.assignment == Allocator::Server
             && !matches!(strategy.name(), "AVG" | "AVG_BY_CIRCLE")
         {
             return Err(ConfigError::UnsupportedServerStrategy {

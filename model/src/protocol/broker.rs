@@ -350,7 +350,9 @@ impl BrokerState {
             Message::GetConsumerList { topic, .. } => {
                 Some(current.consumer_list(from, *topic, epoch))
             }
-            Message::QueryAssignment { topic, .. } => Some(current.assignment(from, *topic, epoch)),
+            Message::QueryAssignment { topic, .. } => {
+                Some(current.allocate_for(from, *topic, epoch))
+            }
             Message::QueryOffset { queue, .. } => {
                 let answer = Message::Offset {
                     queue: *queue,
@@ -474,8 +476,8 @@ impl BrokerState {
     /// `QueryAssignmentProcessor.doLoadBalance`: the broker allocates the
     /// topic for the asking consumer from its own member list and its own
     /// cached route.
-    fn assignment(&self, from: Peer, topic: u8, epoch: u8) -> (Self, Vec<Output>) {
-        let answer = Message::Assignment {
+    fn allocate_for(&self, from: Peer, topic: u8, epoch: u8) -> (Self, Vec<Output>) {
+        let answer = Message::BrokerAllocation {
             topic,
             members: self.memory.members,
             route: self.memory.route,

@@ -71,11 +71,12 @@ pub enum Message {
         /// Connection epoch.
         epoch: u8,
     },
-    /// The answer: what the broker allocated to the consumer
-    /// (`QueryAssignmentProcessor.doLoadBalance`). It carries what the broker
-    /// allocated from, its member list and its cached route: the allocation
-    /// is the same pure function of them, computed where it is received.
-    Assignment {
+    /// The answer to `QUERY_ASSIGNMENT`: the broker's allocation for the
+    /// consumer (`QueryAssignmentProcessor.doLoadBalance`). It carries what
+    /// the broker allocated from, its member list and its cached route: the
+    /// allocation is the same pure function of them, computed where it is
+    /// received.
+    BrokerAllocation {
         /// Topic index being rebalanced.
         topic: u8,
         /// The broker's member list.

@@ -72,7 +72,7 @@ impl Packed for Message {
                 epoch,
             } => (4, [topic.into(), members, epoch.into(), 0]),
             QueryAssignment { topic, epoch } => (5, [topic.into(), epoch.into(), 0, 0]),
-            Assignment {
+            BrokerAllocation {
                 topic,
                 members,
                 route,
@@ -222,7 +222,7 @@ mod tests {
                         epoch: x,
                     },
                     QueryAssignment { topic: x, epoch: y },
-                    Assignment {
+                    BrokerAllocation {
                         topic: x,
                         members,
                         route,

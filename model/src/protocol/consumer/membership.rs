@@ -4,7 +4,7 @@
 //! (`RebalanceService`, `RebalanceImpl`, `MQClientInstance`).
 
 use super::{locks, with_epoch, ConsumerState, Phase, Query};
-use crate::config::{members_of, Assignment, Config, ConsumerSet, Fault, Route};
+use crate::config::{members_of, Allocator, Config, ConsumerSet, Fault, Route};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 use rocketmq_rebalance::plan_update;
 
@@ -296,8 +296,8 @@ impl ConsumerState {
             .collect();
         let epoch = self.epoch(broker);
         let question = match cfg.protocol.assignment {
-            Assignment::Client => Message::GetConsumerList { topic, epoch },
-            Assignment::Server => Message::QueryAssignment { topic, epoch },
+            Allocator::Client => Message::GetConsumerList { topic, epoch },
+            Allocator::Server => Message::QueryAssignment { topic, epoch },
         };
         outputs.push(Output::Send(Peer::Broker(broker), question));
         Some((next, outputs))
@@ -376,7 +376,7 @@ impl ConsumerState {
 
     /// `QUERY_ASSIGNMENT`'s answer: allocated as a member list is, on the
     /// broker's route, which is recorded for the properties.
-    pub(super) fn assignment(
+    pub(super) fn broker_allocation(
         &self,
         cfg: &Config,
         me: usize,

@@ -215,14 +215,14 @@ impl ConsumerState {
             }
             (
                 Phase::Running,
-                Message::Assignment {
+                Message::BrokerAllocation {
                     topic,
                     members,
                     route,
                     epoch,
                 },
             ) if self.answers(broker, *topic, *epoch) => {
-                Some(self.assignment(cfg, me, usize::from(*topic), *members, *route))
+                Some(self.broker_allocation(cfg, me, usize::from(*topic), *members, *route))
             }
             (
                 Phase::Running,
