@@ -22,7 +22,7 @@ use rocketmq_rebalance_model::{
 /// Every timer's fairness, by variant name.
 const TIMERS: &[(&str, Fairness)] = &[
     ("Rebalance", Fairness::Strong),
-    ("Tick", Fairness::Weak),
+    ("PeriodicRebalance", Fairness::Weak),
     ("Connect", Fairness::Weak),
     ("Heal", Fairness::Weak),
     ("Heartbeat", Fairness::Weak),

@@ -72,7 +72,9 @@ fn expiry_notifies_nobody_but_unregistering_does() {
         )
         .unwrap();
     assert_eq!(expired.memory.members, 0b110);
-    assert!(sends(&out).iter().all(|(_, m)| *m == Message::PeriodicTick));
+    assert!(sends(&out)
+        .iter()
+        .all(|(_, m)| *m == Message::LaterRebalance));
     let (left, out) = broker
         .on_message(
             &healthy(),
@@ -207,9 +209,9 @@ fn a_broker_ignores_a_closed_connection_and_registers_a_new_one() {
         .unwrap();
     assert_eq!(gone.memory.members, 0b010, "c1 expired, c3 not started");
     // The scan closes the channel, which the live consumer sees; the others
-    // learn at their next tick.
+    // learn at their next periodic rebalance.
     assert!(sends(&out).contains(&(Peer::Consumer(0), Message::ConnectionClosed { epoch: 0 })));
-    assert!(sends(&out).contains(&(Peer::Consumer(1), Message::PeriodicTick)));
+    assert!(sends(&out).contains(&(Peer::Consumer(1), Message::LaterRebalance)));
     // Nothing more arrives on the closed connection...
     let old = Message::GetConsumerList { topic: 0, epoch: 0 };
     assert!(gone.on_message(&cfg, Peer::Consumer(0), &old).is_none());
@@ -656,7 +658,7 @@ const UNLOCK_1: (Peer, Message) = (
     },
 );
 
-const RETRY: Output = Output::SendPeriodic(Peer::Consumer(0), Message::PeriodicTick);
+const RETRY: Output = Output::SendPeriodic(Peer::Consumer(0), Message::LaterRebalance);
 
 #[test]
 fn an_idle_dropped_orderly_queue_is_persisted_unlocked_and_forgotten() {
@@ -732,7 +734,7 @@ fn a_dropped_orderly_queue_with_a_running_batch_waits_unless_its_lock_is_old() {
     assert_eq!(next.table(), 0b01);
 }
 
-const RETRY_SEND: (Peer, Message) = (Peer::Consumer(0), Message::PeriodicTick);
+const RETRY_SEND: (Peer, Message) = (Peer::Consumer(0), Message::LaterRebalance);
 
 #[test]
 fn a_queue_allocated_again_while_dropped_waits_for_its_pull_expiry_then_is_locked_afresh() {
@@ -1138,7 +1140,7 @@ fn a_queue_taken_over_reads_its_offset_from_its_own_broker() {
             ..ProcessQueue::default()
         }
     );
-    assert_eq!(sends(&out), [(Peer::Consumer(0), Message::PeriodicTick)]);
+    assert_eq!(sends(&out), [(Peer::Consumer(0), Message::LaterRebalance)]);
     // A queue given up keeps only its running batch; its offset goes to
     // its broker.
     let giving_up = holding_both(
@@ -1398,14 +1400,14 @@ fn a_failed_query_uses_up_its_fault_and_ends_the_round() {
     assert_eq!(
         out,
         [
-            Output::Send(Peer::Consumer(0), Message::PeriodicTick),
+            Output::Send(Peer::Consumer(0), Message::LaterRebalance),
             Output::Disarm(Timer::Rebalance { broker: 0 }),
             Output::Disarm(Timer::Rebalance { broker: 1 }),
         ]
     );
     // The next round asks.
     let (woken, _) = failed
-        .on_message(&cfg, 0, Peer::Consumer(0), &Message::PeriodicTick)
+        .on_message(&cfg, 0, Peer::Consumer(0), &Message::LaterRebalance)
         .unwrap();
     let (asking, _) = woken
         .on_timer(&cfg, 0, &Timer::Rebalance { broker: 0 })

@@ -151,8 +151,8 @@ fn every_scenario_with_two_consumers() {
     );
 }
 
-/// With the periodic tick and the fair-cycle search: the tick's own steps
-/// (a periodic rebalance, a later route poll) exist only here.
+/// With the periodic rebalance and the fair-cycle search: its own steps (a
+/// periodic rebalance, a later route poll) exist only here.
 #[test]
 fn every_layer_under_fairness() {
     let p = ProtocolOptions::default();

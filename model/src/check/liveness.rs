@@ -91,7 +91,7 @@ pub enum Fairness {
 pub fn timer_fairness(timer: &Timer) -> Fairness {
     match timer {
         Timer::Rebalance { .. } => Fairness::Strong,
-        Timer::Tick
+        Timer::PeriodicRebalance
         | Timer::Connect { .. }
         | Timer::Heal
         | Timer::Heartbeat
@@ -164,7 +164,7 @@ impl Classify<RebalanceModel> for RebalanceFairness {
     }
 }
 
-/// Checks `model` (with the periodic tick) in one exploration: the
+/// Checks `model` (with the periodic rebalance) in one exploration: the
 /// liveness graph, built breadth-first, decides the safety properties (a
 /// shortest (counter)example each) and then the `eventually` ones. Call it
 /// when [`decides_safety`] says it can. `progress` is called about every
@@ -219,9 +219,9 @@ pub fn check(
 
 /// Checks that every fair execution of `model` reaches a converged state and
 /// stays converged (see [`crate::search::fair_cycle`]). The model should have
-/// [`Config::periodic_ticks`](crate::config::Config) set: without the tick a
-/// consumer only rebalances when woken, and no endless rebalancing exists to
-/// find.
+/// [`Config::periodic_rebalance`](crate::config::Config) set: without it a
+/// consumer only rebalances when woken, and no endless rebalancing exists
+/// to find.
 ///
 /// With messages, it also checks that every fair execution delivers every
 /// message in the end (`every message consumed`), on the same graph.

@@ -53,11 +53,11 @@ pub struct Config {
     pub strategy: Arc<dyn AllocateStrategy>,
     /// The optional parts of the protocol this run models.
     pub protocol: ProtocolOptions,
-    /// Consumers wake up periodically (the rebalance service's 20 s tick)
+    /// Consumers wake up periodically (the rebalance service's 20 s wait)
     /// instead of only when notified: needed to see endless rebalancing
     /// (liveness), not for the safety properties at rest. Off unless set
-    /// with [`Config::with_periodic_ticks`].
-    pub periodic_ticks: bool,
+    /// with [`Config::with_periodic_rebalance`].
+    pub periodic_rebalance: bool,
     /// Consumer group name passed to the strategy.
     pub group: String,
     /// Topic names.
@@ -89,7 +89,7 @@ impl fmt::Debug for Config {
             .field("network", &self.network)
             .field("strategy", &self.strategy.name())
             .field("protocol", &self.protocol)
-            .field("periodic_ticks", &self.periodic_ticks)
+            .field("periodic_rebalance", &self.periodic_rebalance)
             .finish()
     }
 }
@@ -254,7 +254,7 @@ impl Config {
 
     /// The same configuration with other protocol options.
     pub fn with_protocol(self, protocol: ProtocolOptions) -> Result<Self, ConfigError> {
-        let periodic_ticks = self.periodic_ticks;
+        let periodic_rebalance = self.periodic_rebalance;
         Self::new_with(
             self.scenario,
             self.sizes,
@@ -262,7 +262,7 @@ impl Config {
             self.strategy,
             protocol,
         )
-        .map(|cfg| cfg.with_periodic_ticks(periodic_ticks))
+        .map(|cfg| cfg.with_periodic_rebalance(periodic_rebalance))
     }
 
     /// Like [`Config::new`], with `protocol` instead of the scenario's
@@ -319,7 +319,7 @@ impl Config {
             network,
             strategy,
             protocol,
-            periodic_ticks: false,
+            periodic_rebalance: false,
             group,
             consumers: universe::consumer_specs(scenario, &sizes, &protocol),
             script,
@@ -334,10 +334,10 @@ impl Config {
         })
     }
 
-    /// The same configuration with the periodic rebalance tick modelled or
-    /// not (see [`Config::periodic_ticks`]).
-    pub fn with_periodic_ticks(mut self, on: bool) -> Self {
-        self.periodic_ticks = on;
+    /// The same configuration with the periodic rebalance modelled or
+    /// not (see [`Config::periodic_rebalance`]).
+    pub fn with_periodic_rebalance(mut self, on: bool) -> Self {
+        self.periodic_rebalance = on;
         self
     }
 

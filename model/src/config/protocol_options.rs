@@ -150,7 +150,7 @@ pub struct ProtocolOptions {
     pub retry_topic: bool,
     /// Brokers send `NOTIFY_CONSUMER_IDS_CHANGED`
     /// (`notifyConsumerIdsChangedEnable`, on by default); off, the group
-    /// relies on the periodic tick alone.
+    /// relies on the periodic rebalance alone.
     pub notify: bool,
     /// Who computes a consumer's share.
     pub assignment: Allocator,

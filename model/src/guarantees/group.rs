@@ -266,9 +266,9 @@ impl<'a> Group<'a> {
 
     /// Periodic work is a no-op: every live consumer holds the route its
     /// name server serves, and every broker it talks to lists the members
-    /// its last allocation used, so a route poll or a rebalance tick,
+    /// its last allocation used, so a route poll or a periodic rebalance,
     /// whichever broker it asks, changes nothing.
-    pub fn ticks_are_no_ops(&self) -> bool {
+    pub fn periodic_work_is_no_op(&self) -> bool {
         let server = self.cfg.protocol.assignment == Allocator::Server;
         self.brokers_routes_current()
             && self.consumers().enumerate().all(|(i, c)| {
@@ -304,7 +304,7 @@ impl<'a> Group<'a> {
     /// happen) do not matter: the environment may never use them, so the
     /// group must be right while it waits.
     pub fn quiescent(&self) -> bool {
-        self.settled() && self.ticks_are_no_ops()
+        self.settled() && self.periodic_work_is_no_op()
     }
 
     /// Converged: every live consumer holds the route in force and the list

@@ -93,7 +93,7 @@ pub const PROPERTIES: &[ModelProperty] = &[
         expectation: Expectation::Always,
         condition: |model, state| {
             let g = Group::of(model, state);
-            !g.settled() || g.ticks_are_no_ops()
+            !g.settled() || g.periodic_work_is_no_op()
         },
     },
     ModelProperty {

@@ -432,10 +432,11 @@ impl BrokerState {
     }
 
     /// `ConsumerManager.scanNotActiveChannel` removes a channel silent for
-    /// 120 s and notifies nobody: members find out at their next tick. It
+    /// 120 s and notifies nobody: members find out at their next periodic
+    /// rebalance. It
     /// closes the channel too, which a consumer still alive sees.
     fn expire(&self, from: Peer, bit: ConsumerSet, epoch: u8, alive: bool) -> Step<Self> {
-        let (next, mut outputs) = self.close(bit, Message::PeriodicTick)?;
+        let (next, mut outputs) = self.close(bit, Message::LaterRebalance)?;
         if alive {
             outputs.push(Output::Send(from, Message::ConnectionClosed { epoch }));
         }
@@ -456,12 +457,12 @@ impl BrokerState {
 
     /// How members hear of a change: `NOTIFY_CONSUMER_IDS_CHANGED`, or, with
     /// notifications switched off (`notifyConsumerIdsChangedEnable=false`),
-    /// only at their next periodic tick.
+    /// only at their next periodic rebalance.
     fn change_notice(&self, cfg: &Config) -> Message {
         if cfg.protocol.notify {
             Message::NotifyConsumerIdsChanged
         } else {
-            Message::PeriodicTick
+            Message::LaterRebalance
         }
     }
 

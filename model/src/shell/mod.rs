@@ -533,7 +533,10 @@ mod tests {
             .step(&state, Action::Fault(Peer::Broker(0), Fault::Join))
             .is_none());
         assert!(m
-            .step(&state, Action::Timeout(Peer::Broker(0), Timer::Tick))
+            .step(
+                &state,
+                Action::Timeout(Peer::Broker(0), Timer::PeriodicRebalance)
+            )
             .is_none());
     }
 
