@@ -69,12 +69,29 @@
 //!
 //! # The properties
 //!
-//! | property | promise |
-//! |---|---|
-//! | `no queue stays double-owned` | at rest, no queue is consumed by two consumers |
-//! | `converged when quiescent` | at rest, the group agrees and every queue has exactly one owner |
-//! | `member lists agree at rest` | when messages stop, no broker contradicts what a consumer used |
-//! | `converges and stays converged` | under fairness, every run ends converged for ever (`--liveness`) |
+//! Every property the checker reports, under its name in the report (each
+//! name a constant at the crate root, and a contract): `always` must hold
+//! in every state, `sometimes` must be reached by some state (proving the
+//! model reaches the hazard), `eventually` must hold on every fair run
+//! (`--liveness`). A property of a part of the model that is not modelled
+//! is not checked, nor reported.
+//!
+//! | property | expectation (part) | promise |
+//! |---|---|---|
+//! | `no queue stays double-owned` ([`NO_DOUBLE_OWNERSHIP`]) | always | at rest, no queue is consumed by two live consumers |
+//! | `converged when quiescent` ([`CONVERGED_WHEN_QUIESCENT`]) | always | at rest, the group agrees and every queue has exactly one owner |
+//! | `member lists agree at rest` ([`AGREE_AT_REST`]) | always | when messages stop, no broker a consumer may ask contradicts the member list it used |
+//! | `transient double ownership` ([`TRANSIENT_DOUBLE`]) | sometimes | some state has a queue consumed by two live consumers |
+//! | `transient orphaned queue` ([`TRANSIENT_ORPHAN`]) | sometimes | some state has a queue of the route in force consumed by nobody, after a subscriber rebalanced |
+//! | `full convergence` ([`FULL_CONVERGENCE`]) | sometimes | some state is at rest and converged, every consumer started |
+//! | `converges and stays converged` ([`CONVERGES`]) | eventually | every fair run ends converged, for ever |
+//! | `no message skipped` ([`NO_MESSAGE_SKIPPED`]) | always (`--messages`) | every message below its queue's committed offset was delivered at least once |
+//! | `duplicate delivery` ([`DUPLICATE_DELIVERY`]) | sometimes (`--messages`) | some message is delivered twice |
+//! | `paused queue` ([`PAUSED_QUEUE`]) | sometimes (`--messages`) | some queue with a message waiting is consumed by nobody, after a subscriber rebalanced |
+//! | `every message consumed` ([`EVERY_MESSAGE_CONSUMED`]) | eventually (`--messages`) | every fair run delivers every message of every topic a live consumer subscribes to |
+//! | `no queue consumed by two at once` ([`NO_CONCURRENT_CONSUMPTION`]) | always (`--orderly`) | in every state, no queue has a batch running at two live consumers |
+//! | `one live lock per queue` ([`ONE_LIVE_LOCK`]) | always (`--orderly`) | no two live consumers trust a lock of one queue at once |
+//! | `every queue consumed again` ([`EVERY_QUEUE_CONSUMED_AGAIN`]) | eventually (`--orderly`) | every fair run ends with every subscribed queue held, under a trusted lock, by the consumer it is allocated to |
 //!
 //! # Check your own strategy
 //!
@@ -87,8 +104,9 @@
 //! ```
 #![forbid(unsafe_code)]
 
-// Every module is private: the API is what this file re-exports, so that
-// moving code between modules breaks no user (as ripgrep's `globset` does).
+// Every module but `view` is private: the API is what this file re-exports,
+// so that moving code between modules breaks no user (as ripgrep's
+// `globset` does).
 // `config` comes first, as its `dense_enum!` is used by the modules after it.
 #[macro_use]
 mod config;

@@ -27,7 +27,7 @@ use stateright::{Model, Property};
 
 use crate::check::report::{Expectation, LivenessStats, PropertyReport, Report, Status, Stopped};
 use crate::check::{new_report, safety_report, Progress, Search};
-use crate::guarantees::{Group, CONVERGES, EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN};
+use crate::guarantees::{Group, LIVENESS};
 use crate::protocol::Timer;
 use crate::search::{
     encode_path, explorer_indices, find_fair_cycle_missing, fingerprint, path_of, Classify, Cutoff,
@@ -240,18 +240,12 @@ pub fn check_liveness(
 /// The verdicts on the `eventually` properties of `model` on its liveness
 /// graph.
 fn liveness_reports(model: &RebalanceModel, graph: &Graph, threads: usize) -> Vec<PropertyReport> {
-    let goals: &[(u8, &str)] = match (model.cfg.messages(), model.cfg.orderly()) {
-        (_, Some(_)) => &[
-            (0, CONVERGES),
-            (1, EVERY_MESSAGE_CONSUMED),
-            (2, EVERY_QUEUE_CONSUMED_AGAIN),
-        ],
-        (true, None) => &[(0, CONVERGES), (1, EVERY_MESSAGE_CONSUMED)],
-        (false, None) => &[(0, CONVERGES)],
-    };
-    goals
+    let cfg = &model.cfg;
+    LIVENESS
         .iter()
-        .map(|&(goal, name)| {
+        .zip(0u8..)
+        .filter(|((_, layer), _)| layer.modelled_with(&cfg.sizes, &cfg.protocol))
+        .map(|(&(name, _), goal)| {
             let lasso = match graph.cutoff {
                 None => find_fair_cycle_missing(graph, goal, threads)
                     .map(|lasso| lasso.in_explorer_indices(model)),

@@ -60,6 +60,15 @@ pub const ONE_LIVE_LOCK: &str = "one live lock per queue";
 /// it).
 pub const EVERY_QUEUE_CONSUMED_AGAIN: &str = "every queue consumed again";
 
+/// The `eventually` properties, which the liveness check's fair-cycle
+/// search decides (`--liveness`), in report order: property `i` is the
+/// check's goal bit `i`, checked when its part of the model is modelled.
+pub const LIVENESS: &[(&str, Layer)] = &[
+    (CONVERGES, Layer::Rebalance),
+    (EVERY_MESSAGE_CONSUMED, Layer::Messages),
+    (EVERY_QUEUE_CONSUMED_AGAIN, Layer::Orderly),
+];
+
 /// The properties `model` checks: those of the parts it models.
 pub fn checked(model: &RebalanceModel) -> impl Iterator<Item = &'static ModelProperty> + '_ {
     PROPERTIES
@@ -153,3 +162,56 @@ pub const PROPERTIES: &[ModelProperty] = &[
         condition: |model, state| Group::of(model, state).trusted_twice() == 0,
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::{LIVENESS, PROPERTIES};
+
+    /// The names declared here (`pub const NAME: &str = "name";`), read
+    /// from the source so that a new one cannot be left out of the lists.
+    fn declared() -> BTreeSet<&'static str> {
+        include_str!("mod.rs")
+            .lines()
+            .filter(|line| line.starts_with("pub const ") && line.contains(": &str = \""))
+            .map(|line| line.split('"').nth(1).expect("a quoted name"))
+            .collect()
+    }
+
+    /// The first cell of each row of the crate doc's table of properties.
+    fn crate_doc_rows() -> BTreeSet<&'static str> {
+        let doc = include_str!("../lib.rs");
+        let table = doc
+            .split("//! # The properties")
+            .nth(1)
+            .expect("the crate doc has a section of properties");
+        // The heading's own line first, then the section to the doc's end.
+        table
+            .lines()
+            .skip(1)
+            .take_while(|line| line.starts_with("//!"))
+            .filter(|line| line.starts_with("//! | `"))
+            .map(|line| line.split('`').nth(1).expect("a name in backticks"))
+            .collect()
+    }
+
+    /// Every name is a property the report has (Stateright's or the
+    /// liveness check's), and every one has a row in the crate doc's
+    /// table, which lists nothing else: the table went stale silently
+    /// before (4 rows of 14).
+    #[test]
+    fn the_crate_docs_table_lists_every_property_reported() {
+        let reported: BTreeSet<&str> = PROPERTIES
+            .iter()
+            .map(|p| p.name)
+            .chain(LIVENESS.iter().map(|&(name, _)| name))
+            .collect();
+        assert_eq!(declared(), reported, "declared names against the report's");
+        assert_eq!(
+            crate_doc_rows(),
+            reported,
+            "src/lib.rs's table against the report's"
+        );
+    }
+}
