@@ -1,9 +1,7 @@
 //! `rebalance check`: model-checks the rebalance protocol for a scenario.
 
 use clap::Args;
-use rocketmq_rebalance_model::check::{check_model, checked_model};
-use rocketmq_rebalance_model::search::Shard;
-use rocketmq_rebalance_model::{CheckOptions, Progress, Search};
+use rocketmq_rebalance_model::{check_model, checked_model, CheckOptions, Progress, Search, Shard};
 use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;

@@ -11,9 +11,7 @@ use rocketmq_rebalance_cluster::outcome::{compare, Mismatch, Outcome};
 use rocketmq_rebalance_cluster::run::{prepare, run, RunOptions, RunResult};
 use rocketmq_rebalance_cluster::script::{self, Script};
 use rocketmq_rebalance_cluster::trace::short_queue;
-use rocketmq_rebalance_model::check::check_model;
-use rocketmq_rebalance_model::check::checked_model;
-use rocketmq_rebalance_model::{CheckOptions, Report, Search};
+use rocketmq_rebalance_model::{check_model, checked_model, CheckOptions, Report, Search};
 use serde_json::json;
 
 use crate::compare::measure::HarmParameters;

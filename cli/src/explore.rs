@@ -1,5 +1,5 @@
 //! `rebalance explore`: Stateright's Explorer over the rebalance model, with
-//! the rebalance's own views (see `rocketmq_rebalance_model::explorer`).
+//! the rebalance's own views (see `rocketmq_rebalance_model::view`).
 
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::process::ExitCode;
@@ -38,7 +38,7 @@ pub fn run(args: ExploreArgs) -> ExitCode {
         return bad_input("--threads must be 1..=1024");
     }
     let config = match args.model.build_config() {
-        Ok(config) => config.with_periodic_ticks(args.liveness),
+        Ok(config) => config.with_periodic_rebalance(args.liveness),
         Err(message) => return bad_input(message),
     };
     let addresses: Vec<SocketAddr> = match args.addr.to_socket_addrs() {

@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use clap::Args;
 use rocketmq_rebalance::StrategySpec;
-use rocketmq_rebalance_model::config::{
-    Assignment, Commit, ConsumeFrom, LockTiming, ProtocolOptions, Size,
+use rocketmq_rebalance_model::{
+    Allocator, Commit, Config, ConfigError, ConsumeFrom, LockTiming, NetworkKind, ProtocolOptions,
+    Scenario, Size,
 };
-use rocketmq_rebalance_model::{Config, ConfigError, NetworkKind, Scenario};
 
 /// Scenario, sizes, strategy, network and fault budgets.
 #[derive(Args, Debug)]
@@ -119,7 +119,7 @@ pub struct ModelArgs {
     /// Who computes a consumer's share: client (each consumer, the default)
     /// or server (the broker it asks, QUERY_ASSIGNMENT).
     #[arg(long, default_value = "client")]
-    pub assignment: Assignment,
+    pub assignment: Allocator,
     /// Messages in each queue's log: pulls, offsets and deliveries are
     /// modelled, with the properties no message skipped, duplicate delivery,
     /// paused queue and (with --liveness) every message consumed, and the
@@ -375,7 +375,7 @@ fn describe(error: &ConfigError) -> String {
 mod tests {
     use super::*;
     use clap::Parser;
-    use rocketmq_rebalance_model::config::{Dense, Fault};
+    use rocketmq_rebalance_model::{Dense, Fault};
 
     #[derive(Parser)]
     struct Flags {

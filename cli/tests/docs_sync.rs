@@ -14,8 +14,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use rocketmq_rebalance_model::config::{Dense, Fault, Pick};
-use rocketmq_rebalance_model::Scenario;
+use rocketmq_rebalance_model::{Dense, Fault, Pick, Scenario};
 
 /// The line after which `docs/cli.md` is generated, to its end.
 const GENERATED: &str = "<!-- Generated from `rebalance --help` and `rebalance SUBCOMMAND --help` by cli/tests/docs_sync.rs: do not edit below this line. -->";

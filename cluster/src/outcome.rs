@@ -1,11 +1,10 @@
 //! The outcome of a real run in the words of `rebalance check`, and its
 //! comparison with the model's verdicts on the configuration it replays.
 
-use rocketmq_rebalance_model::check::Expectation;
-use rocketmq_rebalance_model::{Report, Status};
+use rocketmq_rebalance_model::{Expectation, Report, Status};
 use serde::Serialize;
 
-use rocketmq_rebalance_model::properties::{
+use rocketmq_rebalance_model::{
     AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, DUPLICATE_DELIVERY, FULL_CONVERGENCE,
     NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK,
     TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,

@@ -10,8 +10,7 @@ use rocketmq_rebalance_cluster::observe::Observer;
 use rocketmq_rebalance_cluster::outcome::{compare, Outcome};
 use rocketmq_rebalance_cluster::script::{scenario_path, Script};
 use rocketmq_rebalance_cluster::trace;
-use rocketmq_rebalance_model::Status;
-use rocketmq_rebalance_model::{check_strategy, CheckOptions, Scenario};
+use rocketmq_rebalance_model::{check_strategy, CheckOptions, Scenario, Status};
 
 /// The script, the trace's events and the observer that folded them.
 fn fold(script: &Path, trace_file: &str) -> (Script, Vec<trace::Event>, Observer) {

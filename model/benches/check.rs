@@ -14,8 +14,9 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use rocketmq_rebalance::strategy_from_name;
-use rocketmq_rebalance_model::config::{LockTiming, ProtocolOptions};
-use rocketmq_rebalance_model::{check, CheckOptions, Config, NetworkKind, Scenario, Sizes};
+use rocketmq_rebalance_model::{
+    check, CheckOptions, Config, LockTiming, NetworkKind, ProtocolOptions, Scenario, Sizes,
+};
 
 /// A configuration worth timing, with its name in the report.
 struct Case {

@@ -6,9 +6,9 @@
 //! Run with `cargo run --release -p rocketmq-rebalance-model --example check_custom_strategy`.
 
 use rocketmq_rebalance::{AllocateError, AllocateStrategy, MessageQueue};
-use rocketmq_rebalance_model::check::Expectation;
-use rocketmq_rebalance_model::properties::FULL_CONVERGENCE;
-use rocketmq_rebalance_model::{check_strategy, CheckOptions, Scenario};
+use rocketmq_rebalance_model::{
+    check_strategy, CheckOptions, Expectation, Scenario, FULL_CONVERGENCE,
+};
 use std::process::ExitCode;
 use std::sync::Arc;
 

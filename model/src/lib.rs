@@ -25,26 +25,73 @@
 //!
 //! # The model
 //!
-//! Each process is a sans-IO state machine ([`protocol`]); the shell
-//! ([`shell`]) runs them over a simulated network, and consumers allocate
-//! with the production code of [`rocketmq_rebalance`], so what is checked is
-//! what ships. A run is configured by a scenario, sizes and budgets of
-//! faults ([`config`]; each fault is defined once, in
-//! [`config::Fault::spec`], and `docs/contributing.md` is the recipe for
-//! adding one). The guarantees ([`properties`]) are
-//! checked on every reachable state; [`check()`] runs them, and liveness
-//! under fairness when asked, into a [`Report`]. [`search`] holds the
-//! model-agnostic searches (shortest counterexamples, fair cycles);
-//! [`trace`] describes states and paths in RocketMQ's words, [`view`] as
-//! data that [`explorer`] and the HTML report draw.
-//! `docs/spec.md` is the full specification.
+//! Each process is a sans-IO state machine (`src/protocol/`); the shell
+//! (`src/shell/`) runs them over a simulated network, and consumers
+//! allocate with the production code of [`rocketmq_rebalance`], so what is
+//! checked is what ships. A run is configured ([`Config`]) by a
+//! [`Scenario`], [`Sizes`] and budgets of faults (each fault is defined
+//! once, in [`Fault::spec`], and `docs/contributing.md` is the recipe for
+//! adding one). The guarantees below are checked on every reachable state;
+//! [`check()`] runs them, and liveness under fairness when asked, into a
+//! [`Report`]. The searches Stateright does not do itself (shortest
+//! counterexamples, fair cycles) are model-agnostic; the report describes
+//! states and paths in RocketMQ's words, and [`view`] as data that the
+//! explorer and the HTML report draw. `docs/spec.md` is the full
+//! specification; its architecture table names every source file.
 //!
-//! | property | promise |
-//! |---|---|
-//! | `no queue stays double-owned` | at rest, no queue is consumed by two consumers |
-//! | `converged when quiescent` | at rest, the group agrees and every queue has exactly one owner |
-//! | `member lists agree at rest` | when messages stop, no broker contradicts what a consumer used |
-//! | `converges and stays converged` | under fairness, every run ends converged for ever (`--liveness`) |
+//! # The API
+//!
+//! Every module but [`view`] is private: what the crate root re-exports is
+//! the API, all that the command line (`cli/`), the real-cluster runs
+//! (`cluster/`) and the examples use, so that code moves between modules
+//! without breaking them.
+//!
+//! - Checking: [`check_strategy`], [`check()`], [`check_model`] with
+//!   [`checked_model`] (for a caller that keeps the model to replay the
+//!   report's paths), [`build_model`], [`CheckOptions`], [`Search`],
+//!   [`Progress`], [`Shard`].
+//! - The report: [`Report`], [`PropertyReport`], [`Status`],
+//!   [`Expectation`], [`Stopped`], [`LivenessStats`], [`ShardStats`],
+//!   [`Harms`], and the names of the properties (the table below).
+//! - The configuration: [`Config`], [`Scenario`], [`Sizes`] and [`Size`],
+//!   [`NetworkKind`], [`ProtocolOptions`] ([`LockTiming`], [`Commit`],
+//!   [`ConsumeFrom`], [`Allocator`]), the faults ([`Fault`], described by
+//!   its [`FaultSpec`]), and a typed error for each ([`ConfigError`],
+//!   [`UnknownScenario`], ...).
+//! - The model as Stateright sees it: [`RebalanceModel`], whose states are
+//!   [`SystemState`] and steps [`Action`] (their fields are the model's
+//!   internals); a state and a path as data ([`view`]), and a path's
+//!   message sequence drawn ([`sequence_svg`]).
+//!
+//! The model's own tests reach further, into the machines, the shell and
+//! the searches, through a module hidden from these docs (`internals`),
+//! which is not the API and changes with any commit.
+//!
+//! # The properties
+//!
+//! Every property the checker reports, under its name in the report (each
+//! name a constant at the crate root, and a contract): `always` must hold
+//! in every state, `sometimes` must be reached by some state (proving the
+//! model reaches the hazard), `eventually` must hold on every fair run
+//! (`--liveness`). A property of a part of the model that is not modelled
+//! is not checked, nor reported.
+//!
+//! | property | expectation (part) | promise |
+//! |---|---|---|
+//! | `no queue stays double-owned` ([`NO_DOUBLE_OWNERSHIP`]) | always | at rest, no queue is consumed by two live consumers |
+//! | `converged when quiescent` ([`CONVERGED_WHEN_QUIESCENT`]) | always | at rest, the group agrees and every queue has exactly one owner |
+//! | `member lists agree at rest` ([`AGREE_AT_REST`]) | always | when messages stop, no broker a consumer may ask contradicts the member list it used |
+//! | `transient double ownership` ([`TRANSIENT_DOUBLE`]) | sometimes | some state has a queue consumed by two live consumers |
+//! | `transient orphaned queue` ([`TRANSIENT_ORPHAN`]) | sometimes | some state has a queue of the route in force consumed by nobody, after a subscriber rebalanced |
+//! | `full convergence` ([`FULL_CONVERGENCE`]) | sometimes | some state is at rest and converged, every consumer started |
+//! | `converges and stays converged` ([`CONVERGES`]) | eventually | every fair run ends converged, for ever |
+//! | `no message skipped` ([`NO_MESSAGE_SKIPPED`]) | always (`--messages`) | every message below its queue's committed offset was delivered at least once |
+//! | `duplicate delivery` ([`DUPLICATE_DELIVERY`]) | sometimes (`--messages`) | some message is delivered twice |
+//! | `paused queue` ([`PAUSED_QUEUE`]) | sometimes (`--messages`) | some queue with a message waiting is consumed by nobody, after a subscriber rebalanced |
+//! | `every message consumed` ([`EVERY_MESSAGE_CONSUMED`]) | eventually (`--messages`) | every fair run delivers every message of every topic a live consumer subscribes to |
+//! | `no queue consumed by two at once` ([`NO_CONCURRENT_CONSUMPTION`]) | always (`--orderly`) | in every state, no queue has a batch running at two live consumers |
+//! | `one live lock per queue` ([`ONE_LIVE_LOCK`]) | always (`--orderly`) | no two live consumers trust a lock of one queue at once |
+//! | `every queue consumed again` ([`EVERY_QUEUE_CONSUMED_AGAIN`]) | eventually (`--orderly`) | every fair run ends with every subscribed queue held, under a trusted lock, by the consumer it is allocated to |
 //!
 //! # Check your own strategy
 //!
@@ -57,22 +104,62 @@
 //! ```
 #![forbid(unsafe_code)]
 
-pub mod check;
+// Every module but `view` is private: the API is what this file re-exports,
+// so that moving code between modules breaks no user (as ripgrep's
+// `globset` does).
+// `config` comes first, as its `dense_enum!` is used by the modules after it.
 #[macro_use]
-pub mod config;
-pub mod explorer;
-pub mod model;
-pub mod properties;
-pub mod protocol;
-pub mod search;
-pub mod shell;
-pub mod trace;
+mod config;
+mod check;
+mod explorer;
+mod guarantees;
+mod model;
+mod protocol;
+mod search;
+mod shell;
+mod trace;
 pub mod view;
 
-pub use check::{check, CheckOptions, Progress, Report, Search, Status};
-pub use config::{Config, ConfigError, NetworkKind, Scenario, Sizes};
+pub use check::harms::{Harm, Harms};
+pub use check::{
+    check, check_model, checked_model, CheckOptions, Expectation, LivenessStats, Progress,
+    PropertyReport, Report, Search, ShardStats, Status, Stopped,
+};
+pub use config::{
+    Allocator, Commit, Config, ConfigError, ConsumeFrom, Dense, DenseIter, Effect, Fault,
+    FaultSpec, Layer, LockTiming, NetworkKind, Pick, ProtocolOptions, Scenario, Size, Sizes,
+    Target, UnknownAllocator, UnknownCommit, UnknownConsumeFrom, UnknownNetwork, UnknownScenario,
+};
+pub use explorer::{sequence_svg, Svg};
+pub use guarantees::{
+    AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED,
+    EVERY_QUEUE_CONSUMED_AGAIN, FULL_CONVERGENCE, NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP,
+    NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK, PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
+};
 pub use model::build_model;
-pub use shell::RebalanceModel;
+pub use search::{BadShard, Cutoff, Shard};
+pub use shell::{Action, RebalanceModel, SystemState};
+
+/// Not the API: what the model's own tests (`model/tests/`) reach into,
+/// the machines, the shell's parts, the searches and the guarantees'
+/// definitions. It may change with any commit.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::check::liveness::{fairness, timer_fairness, Fairness, RebalanceFairness};
+    pub use crate::config::Route;
+    pub use crate::guarantees::{Group, PROPERTIES};
+    pub use crate::protocol::consumer::Query;
+    pub use crate::protocol::message::NO_OFFSET;
+    pub use crate::protocol::{
+        BrokerState, ConsumerState, Message, NameServerState, Output, Peer, Phase, ProcessQueue,
+        Timer,
+    };
+    pub use crate::search::{
+        find_fair_cycle_missing, fingerprint, path_of, replay, Classify, Graph, Limits, STRONG,
+    };
+    pub use crate::shell::Envelope;
+    pub use crate::trace::describe_path;
+}
 
 use rocketmq_rebalance::AllocateStrategy;
 use std::sync::Arc;

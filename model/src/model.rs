@@ -1,5 +1,5 @@
 //! The checked model as Stateright sees it: the shell's states and steps
-//! ([`crate::shell`]), the guarantees ([`crate::properties`]), and the
+//! ([`crate::shell`]), the guarantees ([`crate::guarantees`]), and the
 //! explorer's readable views ([`crate::trace`], [`crate::explorer`]).
 
 use stateright::{Model, Path, Property};
@@ -8,20 +8,19 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::explorer::path_svg;
-use crate::properties::checked;
+use crate::guarantees::checked;
 use crate::search::{shard_roots, Shard};
 use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::{describe_action, describe_state};
 
-/// The model of `cfg`, with every property of the parts it models
-/// ([`checked`]).
+/// The model of `cfg`, with every property of the parts it models.
 pub fn build_model(cfg: Config) -> RebalanceModel {
     RebalanceModel::new(cfg)
 }
 
 impl RebalanceModel {
     /// The same model restricted to one shard of its state space
-    /// ([`crate::search::shard`]): it starts at the shard's prefix states
+    /// ([`Shard`]): it starts at the shard's prefix states
     /// and stops at the other shards'.
     pub fn sharded(self, shard: Shard) -> Self {
         let roots = shard_roots(&self, shard);

@@ -3,7 +3,7 @@
 use stateright::Path;
 
 use crate::config::{members_of, Config, Route, RouteStep};
-use crate::properties::Group;
+use crate::guarantees::Group;
 use crate::protocol::message::NO_OFFSET;
 use crate::protocol::name_server::partitioned;
 use crate::protocol::{
@@ -193,8 +193,10 @@ pub fn describe_action(
                 Message::ConnectionClosed { .. } => {
                     format!("{dst} sees {src} close its connection")
                 }
-                Message::PeriodicTick => {
-                    format!("{dst}: periodic rebalance tick (sees a change made at {src} without notice)")
+                Message::LaterRebalance => {
+                    format!(
+                        "{dst}: periodic rebalance (sees a change made at {src} without notice)"
+                    )
                 }
                 Message::LaterPoll { route } => format!(
                     "{dst}: a later route poll succeeds, {}",
@@ -288,7 +290,7 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
             cfg.topic_names[usize::from(*topic)],
             on_connection(*epoch)
         ),
-        Message::Assignment {
+        Message::BrokerAllocation {
             topic,
             members,
             route,
@@ -315,7 +317,7 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
         Message::ConnectionClosed { epoch } => {
             format!("(closes the channel{})", on_connection(*epoch))
         }
-        Message::PeriodicTick => "(periodic rebalance tick sees the expiry)".into(),
+        Message::LaterRebalance => "(periodic rebalance sees the expiry)".into(),
         Message::QueryOffset { queue, epoch } => format!(
             "QUERY_CONSUMER_OFFSET ({}){}",
             cfg.queues[usize::from(*queue)].label,
@@ -413,7 +415,7 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
                 cfg.name_server_names[n], cfg.broker_names[broker]
             )
         }
-        Timer::Tick => "periodic rebalance tick".into(),
+        Timer::PeriodicRebalance => "periodic rebalance".into(),
         Timer::LockAll => "renews its locks (lockAll)".into(),
         Timer::Heartbeat => "periodic heartbeat to every broker".into(),
         Timer::Pull { queue } => format!("pulls {}", cfg.queues[usize::from(*queue)].label),

@@ -16,8 +16,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
 
-use crate::config::{members_of, Assignment, Config, Effect, LockTiming, NetworkKind, QueueSet};
-use crate::properties::Group;
+use crate::config::{members_of, Allocator, Config, Effect, LockTiming, NetworkKind, QueueSet};
+use crate::guarantees::Group;
 use crate::protocol::message::NO_OFFSET;
 use crate::protocol::{BrokerState, ConsumerState, Peer, Phase};
 use crate::search::{encode_path, replay};
@@ -215,7 +215,7 @@ impl StateView {
                         topic_list(cfg, memory.subscription)
                     );
                 }
-                if cfg.protocol.assignment == Assignment::Server {
+                if cfg.protocol.assignment == Allocator::Server {
                     line += &format!(", its route {}", describe_route(cfg, memory.route));
                 }
                 line

@@ -1,7 +1,9 @@
 //! The layout is the architecture: every module of the model imports only
 //! from the layers below it, so the import graph between modules has no
 //! circle. Read from the source, so that a new `use crate::...` that makes
-//! one fails here, with the circle named.
+//! one fails here, with the circle named. `docs/spec.md`'s table of files
+//! names every source file, lowest layer first, so that a file added,
+//! moved or removed cannot leave it stale.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -13,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["config"],
     &["protocol"],
     &["shell"],
-    &["properties"],
+    &["guarantees"],
     &["trace"],
     &["view"],
     &["explorer"],
@@ -127,5 +129,78 @@ fn the_import_graph_has_no_circle() {
     let mut done = BTreeSet::new();
     for node in graph.keys() {
         visit(node, &graph, &mut Vec::new(), &mut done);
+    }
+}
+
+/// The opening of `docs/spec.md`'s table of every file of the model.
+const FILES_TABLE: &str = "Every file of the model (`model/src/`)";
+
+/// The files `docs/spec.md`'s table of files names, in order: every
+/// backticked path in the first cell of each of its rows.
+fn files_in_the_spec() -> Vec<String> {
+    let spec = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/spec.md");
+    let spec = std::fs::read_to_string(spec).expect("docs/spec.md reads");
+    let (_, after) = spec
+        .split_once(FILES_TABLE)
+        .expect("docs/spec.md has the table of files");
+    after
+        .lines()
+        .skip_while(|line| !line.starts_with('|'))
+        .take_while(|line| line.starts_with('|'))
+        .skip(2) // the heading and its rule
+        .flat_map(|row| {
+            let cell = row.split('|').nth(1).unwrap_or_default();
+            cell.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn the_specs_table_names_every_file_lowest_layer_first() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let on_disk: BTreeSet<String> = files
+        .iter()
+        .map(|file| {
+            let relative = file.strip_prefix(&src).expect("under src");
+            let parts: Vec<_> = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            parts.join("/")
+        })
+        .collect();
+    let named = files_in_the_spec();
+    let named_set: BTreeSet<String> = named.iter().cloned().collect();
+    let missing: Vec<_> = on_disk.difference(&named_set).collect();
+    let stale: Vec<_> = named_set.difference(&on_disk).collect();
+    assert!(
+        missing.is_empty() && stale.is_empty(),
+        "docs/spec.md's table of files: {missing:?} not named, {stale:?} no such file"
+    );
+    let layers: Vec<(usize, &String)> = named
+        .iter()
+        .filter(|file| *file != "lib.rs")
+        .map(|file| {
+            let module = file.split('/').next().unwrap_or_default();
+            let module = module.trim_end_matches(".rs");
+            (
+                layer(module).unwrap_or_else(|| panic!("{file}: no layer")),
+                file,
+            )
+        })
+        .collect();
+    for pair in layers.windows(2) {
+        assert!(
+            pair[0].0 <= pair[1].0,
+            "docs/spec.md's table of files: {} (a lower layer) after {}",
+            pair[1].1,
+            pair[0].1
+        );
     }
 }

@@ -11,20 +11,18 @@
 
 mod common;
 
-use rocketmq_rebalance_model::check::checked_model;
-use rocketmq_rebalance_model::check::liveness::{
-    fairness, timer_fairness, Fairness, RebalanceFairness,
+use rocketmq_rebalance_model::internals::{
+    fairness, find_fair_cycle_missing, timer_fairness, Classify, Envelope, Fairness, Graph, Limits,
+    Message, Peer, RebalanceFairness, Timer, STRONG,
 };
-use rocketmq_rebalance_model::config::{Dense, Fault, Scenario};
-use rocketmq_rebalance_model::protocol::{Message, Peer, Timer};
-use rocketmq_rebalance_model::search::{find_fair_cycle_missing, Classify, Graph, Limits, STRONG};
-use rocketmq_rebalance_model::shell::{Action, Envelope, RebalanceModel, SystemState};
-use rocketmq_rebalance_model::CheckOptions;
+use rocketmq_rebalance_model::{
+    checked_model, Action, CheckOptions, Dense, Fault, RebalanceModel, Scenario, SystemState,
+};
 
 /// Every timer's fairness, by variant name.
 const TIMERS: &[(&str, Fairness)] = &[
     ("Rebalance", Fairness::Strong),
-    ("Tick", Fairness::Weak),
+    ("PeriodicRebalance", Fairness::Weak),
     ("Connect", Fairness::Weak),
     ("Heal", Fairness::Weak),
     ("Heartbeat", Fairness::Weak),

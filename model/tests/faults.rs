@@ -7,13 +7,12 @@ mod common;
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
-use rocketmq_rebalance_model::config::{Dense, Target};
-use rocketmq_rebalance_model::config::{
-    Effect, Fault, LockTiming, ProtocolOptions, Scenario, Sizes,
-};
-use rocketmq_rebalance_model::search::fingerprint;
-use rocketmq_rebalance_model::shell::{Action, RebalanceModel};
+use rocketmq_rebalance_model::internals::fingerprint;
 use rocketmq_rebalance_model::view::StateView;
+use rocketmq_rebalance_model::{
+    Action, Dense, Effect, Fault, LockTiming, ProtocolOptions, RebalanceModel, Scenario, Sizes,
+    Target,
+};
 
 /// Every budget at one, with messages and orderly consumption, two topics
 /// (a consumer resubscribes to the last one) and two name servers (one

@@ -15,13 +15,12 @@ use std::collections::HashMap;
 use std::fmt::Debug;
 use std::hash::Hash;
 
-use rocketmq_rebalance_model::config::{LockTiming, ProtocolOptions, Scenario, Sizes};
-use rocketmq_rebalance_model::protocol::consumer::Query;
-use rocketmq_rebalance_model::protocol::{
-    BrokerState, ConsumerState, Fault, NameServerState, ProcessQueue,
+use rocketmq_rebalance_model::internals::{
+    fingerprint, BrokerState, ConsumerState, NameServerState, ProcessQueue, Query,
 };
-use rocketmq_rebalance_model::search::fingerprint;
-use rocketmq_rebalance_model::shell::{Action, RebalanceModel, SystemState};
+use rocketmq_rebalance_model::{
+    Action, Fault, LockTiming, ProtocolOptions, RebalanceModel, Scenario, Sizes, SystemState,
+};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -250,7 +249,7 @@ fn every_field_of_the_system_changes_its_fingerprint() {
     let joined = RebalanceModel::new(common::config(Scenario::Healthy));
     let first = joined.initial_state();
     let join = Action::Fault(
-        rocketmq_rebalance_model::protocol::Peer::Consumer(2),
+        rocketmq_rebalance_model::internals::Peer::Consumer(2),
         Fault::Join,
     );
     let after_join = joined.step(&first, join).expect("the join is a step");

@@ -1,15 +1,15 @@
 //! Liveness under weak fairness on the rebalance model, with the periodic
-//! tick modelled: which scenarios converge for ever, and which rebalance for
-//! ever.
+//! rebalance modelled: which scenarios converge for ever, and which
+//! rebalance for ever.
 
 mod common;
 
 use std::sync::Arc;
 
 use rocketmq_rebalance::strategy_from_name;
-use rocketmq_rebalance_model::check::{LivenessStats, PropertyReport, Status};
-use rocketmq_rebalance_model::properties::CONVERGES;
-use rocketmq_rebalance_model::{check_strategy, CheckOptions, Scenario, Sizes};
+use rocketmq_rebalance_model::{
+    check_strategy, CheckOptions, LivenessStats, PropertyReport, Scenario, Sizes, Status, CONVERGES,
+};
 
 /// `check --liveness` of `scenario` (with `sizes`, or its own): the
 /// liveness verdict and the graph's figures.
@@ -61,10 +61,10 @@ fn a_partial_partition_rebalances_for_ever() {
 }
 
 /// A lost notification or a failed consumer-list query delays a consumer
-/// until its periodic tick; the group still converges, at rest and under
+/// until its periodic rebalance; the group still converges, at rest and under
 /// fairness.
 #[test]
-fn lost_notifications_and_failed_queries_are_recovered_by_the_tick() {
+fn lost_notifications_and_failed_queries_are_recovered_by_the_periodic_rebalance() {
     let faults = [
         Sizes {
             lost_notifications: 1,
@@ -98,13 +98,13 @@ fn lost_notifications_and_failed_queries_are_recovered_by_the_tick() {
 
 /// With liveness, one breadth-first exploration (the liveness graph) also
 /// decides the safety properties. It must agree with Stateright's own
-/// exhaustive check of the same model (with the tick): the same states,
-/// the same verdicts, the same shortest counterexamples, and examples that
-/// replay to a state that is one.
+/// exhaustive check of the same model (with the periodic rebalance): the
+/// same states, the same verdicts, the same shortest counterexamples, and
+/// examples that replay to a state that is one.
 #[test]
 fn one_exploration_decides_safety_as_stateright_does() {
-    use rocketmq_rebalance_model::check::{check_model, checked_model, Expectation};
-    use rocketmq_rebalance_model::search::replay;
+    use rocketmq_rebalance_model::internals::replay;
+    use rocketmq_rebalance_model::{check_model, checked_model, Expectation};
     use stateright::Model;
 
     let scenarios = [

@@ -2,12 +2,10 @@
 //! one thing that must never happen (a message no consumer ever consumes),
 //! each finding of `docs/spec.md` asserted.
 
-use rocketmq_rebalance_model::check::Status;
-use rocketmq_rebalance_model::config::{Commit, ConsumeFrom, ProtocolOptions};
-use rocketmq_rebalance_model::properties::{
-    DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED, NO_MESSAGE_SKIPPED, PAUSED_QUEUE, TRANSIENT_DOUBLE,
+use rocketmq_rebalance_model::{
+    Commit, Config, ConsumeFrom, ProtocolOptions, Scenario, Sizes, Status, DUPLICATE_DELIVERY,
+    EVERY_MESSAGE_CONSUMED, NO_MESSAGE_SKIPPED, PAUSED_QUEUE, TRANSIENT_DOUBLE,
 };
-use rocketmq_rebalance_model::{Config, Scenario, Sizes};
 
 mod common;
 
@@ -36,7 +34,8 @@ const LARGE_WITH_MESSAGES: [Scenario; 2] = [Scenario::BrokerScaleIn, Scenario::Z
 /// A scenario checked with messages, at its sizes for them, still shows what
 /// it is about: every ownership verdict is the one without messages.
 fn keeps_its_ownership_verdicts_with_messages(scenario: Scenario) {
-    use rocketmq_rebalance_model::properties::{Layer, PROPERTIES};
+    use rocketmq_rebalance_model::internals::PROPERTIES;
+    use rocketmq_rebalance_model::Layer;
     let without = scenario.default_sizes();
     let with = scenario.layered_sizes(1, false);
     if scenario.needs_orderly()
@@ -52,7 +51,7 @@ fn keeps_its_ownership_verdicts_with_messages(scenario: Scenario) {
         let report = run(config(scenario, sizes, "AVG", protocol), false);
         PROPERTIES
             .iter()
-            .filter(|p| p.layer == Layer::Ownership)
+            .filter(|p| p.layer == Layer::Rebalance)
             .map(|p| status(&report, p.name))
             .collect::<Vec<Status>>()
     };

@@ -2,13 +2,11 @@
 //! that no two consumers ever run a batch of one queue at once. Each
 //! scenario's verdicts and counterexample of `docs/spec.md` asserted.
 
-use rocketmq_rebalance_model::check::{Report, Status};
-use rocketmq_rebalance_model::config::{LockTiming, ProtocolOptions};
-use rocketmq_rebalance_model::properties::{
-    CONVERGES, EVERY_QUEUE_CONSUMED_AGAIN, NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP,
-    ONE_LIVE_LOCK, TRANSIENT_DOUBLE,
+use rocketmq_rebalance_model::{
+    Config, LockTiming, ProtocolOptions, Report, Scenario, Sizes, Status, CONVERGES,
+    EVERY_QUEUE_CONSUMED_AGAIN, NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, ONE_LIVE_LOCK,
+    TRANSIENT_DOUBLE,
 };
-use rocketmq_rebalance_model::{Config, Scenario, Sizes};
 
 mod common;
 

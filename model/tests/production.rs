@@ -6,13 +6,11 @@
 use std::sync::Arc;
 
 use rocketmq_rebalance::strategy_from_name;
-use rocketmq_rebalance_model::check::{Report, Status};
-use rocketmq_rebalance_model::config::{Assignment, ProtocolOptions};
-use rocketmq_rebalance_model::properties::{
-    AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, FULL_CONVERGENCE, NO_DOUBLE_OWNERSHIP,
-    TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
+use rocketmq_rebalance_model::{
+    Allocator, Config, NetworkKind, ProtocolOptions, Report, Scenario, Status, AGREE_AT_REST,
+    CONVERGED_WHEN_QUIESCENT, CONVERGES, FULL_CONVERGENCE, NO_DOUBLE_OWNERSHIP, TRANSIENT_DOUBLE,
+    TRANSIENT_ORPHAN,
 };
-use rocketmq_rebalance_model::{Config, NetworkKind, Scenario};
 
 mod common;
 
@@ -109,8 +107,8 @@ fn a_name_server_partition_keeps_the_group_flipping_until_it_heals() {
 }
 
 /// The zombie keeps its queues after the brokers expired it; the other
-/// consumer takes them at its next tick: a queue consumed twice until the
-/// zombie reconnects.
+/// consumer takes them at its next periodic rebalance: a queue consumed
+/// twice until the zombie reconnects.
 #[test]
 fn a_zombie_consumes_twice_until_it_reconnects() {
     let report = run(config(Scenario::ZombieConsumer), false);
@@ -143,12 +141,13 @@ fn a_flipping_subscription_table_never_lets_the_group_rest() {
 
 /// With server-side assignment a broker allocates from its own cached
 /// route: one that has not seen broker-c join gives an answer nothing
-/// corrects until the consumer's next tick. Not safer: a new hazard.
+/// corrects until the consumer's next periodic rebalance. Not safer: a new
+/// hazard.
 #[test]
 fn server_side_assignment_answers_from_a_stale_broker_route() {
     let cfg = config(Scenario::BrokerScaleOut)
         .with_protocol(ProtocolOptions {
-            assignment: Assignment::Server,
+            assignment: Allocator::Server,
             ..ProtocolOptions::default()
         })
         .unwrap();
@@ -161,7 +160,7 @@ fn server_side_assignment_answers_from_a_stale_broker_route() {
 }
 
 /// Without notifications every change reaches members at their periodic
-/// tick instead: in a timeless model the same interleavings, so the same
+/// rebalance instead: in a timeless model the same interleavings, so the same
 /// state space and verdicts; what changes is how long, up to 20 s.
 #[test]
 fn switching_notifications_off_changes_when_not_what() {

@@ -1,12 +1,11 @@
 //! The sans-IO state machines on their own: one input, the exact outputs.
 
 use rocketmq_rebalance::strategy_from_name;
-use rocketmq_rebalance_model::config::{
-    Config, LockTiming, NetworkKind, ProtocolOptions, Route, Scenario, Sizes,
+use rocketmq_rebalance_model::internals::{
+    BrokerState, ConsumerState, Message, Output, Peer, Phase, ProcessQueue, Query, Route, Timer,
 };
-use rocketmq_rebalance_model::protocol::consumer::Query;
-use rocketmq_rebalance_model::protocol::{
-    BrokerState, ConsumerState, Fault, Message, Output, Peer, Phase, ProcessQueue, Timer,
+use rocketmq_rebalance_model::{
+    Config, Fault, LockTiming, NetworkKind, ProtocolOptions, Scenario, Sizes,
 };
 use std::sync::Arc;
 
@@ -73,7 +72,9 @@ fn expiry_notifies_nobody_but_unregistering_does() {
         )
         .unwrap();
     assert_eq!(expired.memory.members, 0b110);
-    assert!(sends(&out).iter().all(|(_, m)| *m == Message::PeriodicTick));
+    assert!(sends(&out)
+        .iter()
+        .all(|(_, m)| *m == Message::LaterRebalance));
     let (left, out) = broker
         .on_message(
             &healthy(),
@@ -208,9 +209,9 @@ fn a_broker_ignores_a_closed_connection_and_registers_a_new_one() {
         .unwrap();
     assert_eq!(gone.memory.members, 0b010, "c1 expired, c3 not started");
     // The scan closes the channel, which the live consumer sees; the others
-    // learn at their next tick.
+    // learn at their next periodic rebalance.
     assert!(sends(&out).contains(&(Peer::Consumer(0), Message::ConnectionClosed { epoch: 0 })));
-    assert!(sends(&out).contains(&(Peer::Consumer(1), Message::PeriodicTick)));
+    assert!(sends(&out).contains(&(Peer::Consumer(1), Message::LaterRebalance)));
     // Nothing more arrives on the closed connection...
     let old = Message::GetConsumerList { topic: 0, epoch: 0 };
     assert!(gone.on_message(&cfg, Peer::Consumer(0), &old).is_none());
@@ -251,7 +252,7 @@ fn a_restart_loses_the_table_and_closes_every_member_connection() {
 /// next owner is told no offset is stored.
 #[test]
 fn a_disk_loss_restarts_the_broker_without_its_offsets() {
-    use rocketmq_rebalance_model::protocol::message::NO_OFFSET;
+    use rocketmq_rebalance_model::internals::NO_OFFSET;
     let cfg = config(Sizes {
         consumers: 2,
         queues: 1,
@@ -472,7 +473,7 @@ impl<T: Copy + PartialEq + std::hash::Hash> Variants<T> {
     /// No two of the states, more than `at_least` of them, share a
     /// fingerprint.
     fn assert_fingerprints_distinct(&self, at_least: usize) {
-        use rocketmq_rebalance_model::search::fingerprint;
+        use rocketmq_rebalance_model::internals::fingerprint;
         let prints: std::collections::HashSet<u64> = self.all.iter().map(fingerprint).collect();
         assert!(self.all.len() > at_least, "{} variants", self.all.len());
         assert_eq!(
@@ -657,7 +658,7 @@ const UNLOCK_1: (Peer, Message) = (
     },
 );
 
-const RETRY: Output = Output::SendPeriodic(Peer::Consumer(0), Message::PeriodicTick);
+const RETRY: Output = Output::SendPeriodic(Peer::Consumer(0), Message::LaterRebalance);
 
 #[test]
 fn an_idle_dropped_orderly_queue_is_persisted_unlocked_and_forgotten() {
@@ -733,7 +734,7 @@ fn a_dropped_orderly_queue_with_a_running_batch_waits_unless_its_lock_is_old() {
     assert_eq!(next.table(), 0b01);
 }
 
-const RETRY_SEND: (Peer, Message) = (Peer::Consumer(0), Message::PeriodicTick);
+const RETRY_SEND: (Peer, Message) = (Peer::Consumer(0), Message::LaterRebalance);
 
 #[test]
 fn a_queue_allocated_again_while_dropped_waits_for_its_pull_expiry_then_is_locked_afresh() {
@@ -980,7 +981,7 @@ fn the_clock_ages_locks_of_the_table_batches_and_dropped_queues_each_to_its_cap(
 #[test]
 fn pull_finish_and_commit_of_the_second_queue() {
     let protocol = ProtocolOptions {
-        commit: rocketmq_rebalance_model::config::Commit::Sync,
+        commit: rocketmq_rebalance_model::Commit::Sync,
         ..ProtocolOptions::default()
     };
     let (mut cfg, c0) = with_messages(protocol);
@@ -1075,7 +1076,7 @@ fn pull_finish_and_commit_of_the_second_queue() {
 
 #[test]
 fn a_queue_taken_over_reads_its_offset_from_its_own_broker() {
-    use rocketmq_rebalance_model::protocol::message::NO_OFFSET;
+    use rocketmq_rebalance_model::internals::NO_OFFSET;
     let (cfg, c0) = with_messages(ProtocolOptions::default());
     let (next, out) = answered(&cfg, c0, 0b01);
     assert_eq!(next.owned, 0b11);
@@ -1139,7 +1140,7 @@ fn a_queue_taken_over_reads_its_offset_from_its_own_broker() {
             ..ProcessQueue::default()
         }
     );
-    assert_eq!(sends(&out), [(Peer::Consumer(0), Message::PeriodicTick)]);
+    assert_eq!(sends(&out), [(Peer::Consumer(0), Message::LaterRebalance)]);
     // A queue given up keeps only its running batch; its offset goes to
     // its broker.
     let giving_up = holding_both(
@@ -1333,9 +1334,9 @@ fn a_subscription_heartbeats_at_once_an_unsubscription_forgets_the_topic() {
 
 #[test]
 fn a_server_side_assignment_is_applied_only_when_awaited() {
-    use rocketmq_rebalance_model::config::Assignment;
+    use rocketmq_rebalance_model::Allocator;
     let (cfg, c0) = with_messages(ProtocolOptions {
-        assignment: Assignment::Server,
+        assignment: Allocator::Server,
         ..ProtocolOptions::default()
     });
     let asking = ConsumerState {
@@ -1346,7 +1347,7 @@ fn a_server_side_assignment_is_applied_only_when_awaited() {
         }),
         ..c0
     };
-    let answer = |epoch| Message::Assignment {
+    let answer = |epoch| Message::BrokerAllocation {
         topic: 0,
         members: 0b01,
         route: Route::default(),
@@ -1399,14 +1400,14 @@ fn a_failed_query_uses_up_its_fault_and_ends_the_round() {
     assert_eq!(
         out,
         [
-            Output::Send(Peer::Consumer(0), Message::PeriodicTick),
+            Output::Send(Peer::Consumer(0), Message::LaterRebalance),
             Output::Disarm(Timer::Rebalance { broker: 0 }),
             Output::Disarm(Timer::Rebalance { broker: 1 }),
         ]
     );
     // The next round asks.
     let (woken, _) = failed
-        .on_message(&cfg, 0, Peer::Consumer(0), &Message::PeriodicTick)
+        .on_message(&cfg, 0, Peer::Consumer(0), &Message::LaterRebalance)
         .unwrap();
     let (asking, _) = woken
         .on_timer(&cfg, 0, &Timer::Rebalance { broker: 0 })

@@ -2,15 +2,12 @@
 //! the shape of each counterexample it must find.
 
 use rocketmq_rebalance::strategy_from_name;
-use rocketmq_rebalance_model::check::Stopped;
-use rocketmq_rebalance_model::config::{ConfigError, Route, Size};
-use rocketmq_rebalance_model::config::{ConsumeFrom, ProtocolOptions};
-use rocketmq_rebalance_model::properties::{
-    Group, AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED,
-    FULL_CONVERGENCE, NO_DOUBLE_OWNERSHIP, NO_MESSAGE_SKIPPED, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
-};
+use rocketmq_rebalance_model::internals::{Group, Route};
 use rocketmq_rebalance_model::{
-    build_model, check, CheckOptions, Config, NetworkKind, Report, Scenario, Sizes, Status,
+    build_model, check, CheckOptions, Config, ConfigError, ConsumeFrom, NetworkKind,
+    ProtocolOptions, Report, Scenario, Size, Sizes, Status, Stopped, AGREE_AT_REST,
+    CONVERGED_WHEN_QUIESCENT, DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED, FULL_CONVERGENCE,
+    NO_DOUBLE_OWNERSHIP, NO_MESSAGE_SKIPPED, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
 };
 use rocketmq_rebalance_properties::{double_owned, orphaned};
 use stateright::{Checker, Model};
@@ -91,7 +88,7 @@ fn with_discovery(
     let path = checker
         .discovery(property)
         .unwrap_or_else(|| panic!("{scenario}: no discovery for {property}"));
-    let trace = rocketmq_rebalance_model::trace::describe_path(&model, &path);
+    let trace = rocketmq_rebalance_model::internals::describe_path(&model, &path);
     let last = path.last_state();
     let group = Group::of(&model, last);
     assert!(group.quiescent(), "a counterexample ends at rest");

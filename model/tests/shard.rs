@@ -3,11 +3,10 @@
 
 use std::collections::HashSet;
 
-use rocketmq_rebalance_model::check::{check, CheckOptions, Status};
-use rocketmq_rebalance_model::search::{path_of, Shard};
-use rocketmq_rebalance_model::shell::{RebalanceModel, SystemState};
-use rocketmq_rebalance_model::trace::describe_path;
-use rocketmq_rebalance_model::Scenario;
+use rocketmq_rebalance_model::internals::{describe_path, path_of};
+use rocketmq_rebalance_model::{
+    check, CheckOptions, RebalanceModel, Scenario, Shard, Status, SystemState,
+};
 use stateright::Model;
 
 mod common;

@@ -9,11 +9,10 @@
 //! protocol that moves one is a decision to record, as with the default
 //! check's pinned 56,916.
 
-use rocketmq_rebalance_model::check::{Expectation, Report, Status};
-use rocketmq_rebalance_model::config::{
-    Assignment, Commit, ConsumeFrom, LockTiming, ProtocolOptions,
+use rocketmq_rebalance_model::{
+    Allocator, Commit, Config, ConsumeFrom, Expectation, LockTiming, NetworkKind, ProtocolOptions,
+    Report, Scenario, Sizes, Status,
 };
-use rocketmq_rebalance_model::{Config, NetworkKind, Scenario, Sizes};
 use std::sync::Arc;
 
 use rocketmq_rebalance::strategy_from_name;
@@ -152,8 +151,8 @@ fn every_scenario_with_two_consumers() {
     );
 }
 
-/// With the periodic tick and the fair-cycle search: the tick's own steps
-/// (a periodic rebalance, a later route poll) exist only here.
+/// With the periodic rebalance and the fair-cycle search: its own steps (a
+/// periodic rebalance, a later route poll) exist only here.
 #[test]
 fn every_layer_under_fairness() {
     let p = ProtocolOptions::default();
@@ -285,7 +284,7 @@ fn every_network() {
             "server assignment, kills",
             Sizes { kills: 1, ..SMALL },
             ProtocolOptions {
-                assignment: Assignment::Server,
+                assignment: Allocator::Server,
                 ..p
             },
         ),
@@ -469,7 +468,7 @@ fn every_fault_budget_and_protocol_switch() {
             "server assignment, kills",
             Sizes { kills: 1, ..SMALL },
             ProtocolOptions {
-                assignment: Assignment::Server,
+                assignment: Allocator::Server,
                 ..p
             },
         ),
@@ -480,7 +479,7 @@ fn every_fault_budget_and_protocol_switch() {
                 ..SMALL
             },
             ProtocolOptions {
-                assignment: Assignment::Server,
+                assignment: Allocator::Server,
                 ..p
             },
         ),
@@ -495,7 +494,7 @@ fn every_fault_budget_and_protocol_switch() {
                 ..SMALL
             },
             ProtocolOptions {
-                assignment: Assignment::Server,
+                assignment: Allocator::Server,
                 ..p
             },
         ),

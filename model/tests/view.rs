@@ -5,10 +5,11 @@
 use std::sync::Arc;
 
 use rocketmq_rebalance::strategy_from_name;
-use rocketmq_rebalance_model::check::{check_model, checked_model, PropertyReport};
-use rocketmq_rebalance_model::properties::{CONVERGES, NO_DOUBLE_OWNERSHIP};
 use rocketmq_rebalance_model::view::{Holding, PathView};
-use rocketmq_rebalance_model::{CheckOptions, Config, NetworkKind, RebalanceModel, Scenario};
+use rocketmq_rebalance_model::{
+    check_model, checked_model, CheckOptions, Config, NetworkKind, PropertyReport, RebalanceModel,
+    Scenario, CONVERGES, NO_DOUBLE_OWNERSHIP,
+};
 
 /// The model `check` explores for `scenario` and the report it gives.
 fn checked(scenario: Scenario, liveness: bool) -> (RebalanceModel, Vec<PropertyReport>) {

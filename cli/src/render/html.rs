@@ -20,10 +20,8 @@
 use std::collections::HashSet;
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
-use rocketmq_rebalance_model::check::{PropertyReport, Report};
-use rocketmq_rebalance_model::explorer::sequence_svg;
 use rocketmq_rebalance_model::view::{Holding, PathView, StateView};
-use rocketmq_rebalance_model::RebalanceModel;
+use rocketmq_rebalance_model::{sequence_svg, PropertyReport, RebalanceModel, Report};
 
 use super::report_text::{
     explorer_link, explorer_note, run_lines, status_word, summary, trace_heading, trace_kind,
@@ -420,8 +418,9 @@ fn style() -> String {
 mod tests {
     use std::sync::Arc;
 
-    use rocketmq_rebalance_model::check::{Expectation, Status, Stopped};
-    use rocketmq_rebalance_model::{build_model, Config, NetworkKind, Scenario};
+    use rocketmq_rebalance_model::{
+        build_model, Config, Expectation, NetworkKind, Scenario, Status, Stopped,
+    };
 
     use super::*;
 

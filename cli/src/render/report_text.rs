@@ -4,9 +4,9 @@
 
 use std::io::Write;
 
-use rocketmq_rebalance_model::check::{PropertyReport, Report, Status};
-use rocketmq_rebalance_model::config::{Assignment, Dense, Fault, Layer, Size, Sizes};
-use rocketmq_rebalance_model::Config;
+use rocketmq_rebalance_model::{
+    Allocator, Config, Dense, Fault, Layer, PropertyReport, Report, Size, Sizes, Status,
+};
 
 /// The configuration in one line: always the sizes of the first model, then
 /// every other budget that is not zero.
@@ -44,7 +44,7 @@ pub fn summary(config: &Config) -> String {
             line += &format!(", {words}");
         }
     }
-    if protocol.assignment != Assignment::Client {
+    if protocol.assignment != Allocator::Client {
         line += &format!(", assignment {}", protocol.assignment);
     }
     if sizes.messages > 0 {

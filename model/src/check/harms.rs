@@ -14,12 +14,13 @@
 //! - `max_paused_queues`: the most queues with messages waiting that nobody
 //!   consumes at once, after a rebalance started. The model has no clock, so
 //!   a pause has no length; how many queues stop together is what it can
-//!   measure, and times the length of a rebalance (up to the 20 s tick when
-//!   a notification is lost) it gives the throughput lost.
+//!   measure, and times the length of a rebalance (up to the 20 s of the
+//!   periodic rebalance when a notification is lost) it gives the
+//!   throughput lost.
 
 use serde::Serialize;
 
-use crate::properties::Group;
+use crate::guarantees::Group;
 use crate::search::{encode_path, explorer_indices, Classify, Graph, Limits, StateId};
 use crate::shell::{Action, RebalanceModel, SystemState};
 

@@ -27,7 +27,7 @@ use stateright::{Model, Property};
 
 use crate::check::report::{Expectation, LivenessStats, PropertyReport, Report, Status, Stopped};
 use crate::check::{new_report, safety_report, Progress, Search};
-use crate::properties::{Group, CONVERGES, EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN};
+use crate::guarantees::{Group, LIVENESS};
 use crate::protocol::Timer;
 use crate::search::{
     encode_path, explorer_indices, find_fair_cycle_missing, fingerprint, path_of, Classify, Cutoff,
@@ -91,7 +91,7 @@ pub enum Fairness {
 pub fn timer_fairness(timer: &Timer) -> Fairness {
     match timer {
         Timer::Rebalance { .. } => Fairness::Strong,
-        Timer::Tick
+        Timer::PeriodicRebalance
         | Timer::Connect { .. }
         | Timer::Heal
         | Timer::Heartbeat
@@ -164,7 +164,7 @@ impl Classify<RebalanceModel> for RebalanceFairness {
     }
 }
 
-/// Checks `model` (with the periodic tick) in one exploration: the
+/// Checks `model` (with the periodic rebalance) in one exploration: the
 /// liveness graph, built breadth-first, decides the safety properties (a
 /// shortest (counter)example each) and then the `eventually` ones. Call it
 /// when [`decides_safety`] says it can. `progress` is called about every
@@ -219,9 +219,9 @@ pub fn check(
 
 /// Checks that every fair execution of `model` reaches a converged state and
 /// stays converged (see [`crate::search::fair_cycle`]). The model should have
-/// [`Config::periodic_ticks`](crate::config::Config) set: without the tick a
-/// consumer only rebalances when woken, and no endless rebalancing exists to
-/// find.
+/// [`Config::periodic_rebalance`](crate::config::Config) set: without it a
+/// consumer only rebalances when woken, and no endless rebalancing exists
+/// to find.
 ///
 /// With messages, it also checks that every fair execution delivers every
 /// message in the end (`every message consumed`), on the same graph.
@@ -240,18 +240,12 @@ pub fn check_liveness(
 /// The verdicts on the `eventually` properties of `model` on its liveness
 /// graph.
 fn liveness_reports(model: &RebalanceModel, graph: &Graph, threads: usize) -> Vec<PropertyReport> {
-    let goals: &[(u8, &str)] = match (model.cfg.messages(), model.cfg.orderly()) {
-        (_, Some(_)) => &[
-            (0, CONVERGES),
-            (1, EVERY_MESSAGE_CONSUMED),
-            (2, EVERY_QUEUE_CONSUMED_AGAIN),
-        ],
-        (true, None) => &[(0, CONVERGES), (1, EVERY_MESSAGE_CONSUMED)],
-        (false, None) => &[(0, CONVERGES)],
-    };
-    goals
+    let cfg = &model.cfg;
+    LIVENESS
         .iter()
-        .map(|&(goal, name)| {
+        .zip(0u8..)
+        .filter(|((_, layer), _)| layer.modelled_with(&cfg.sizes, &cfg.protocol))
+        .map(|(&(name, _), goal)| {
             let lasso = match graph.cutoff {
                 None => find_fair_cycle_missing(graph, goal, threads)
                     .map(|lasso| lasso.in_explorer_indices(model)),

@@ -45,11 +45,11 @@ pub struct CheckOptions {
     /// How often the progress callback runs.
     pub progress_every: Duration,
     /// Also check liveness under weak fairness ("converges and stays
-    /// converged"). The model then has the periodic rebalance tick
-    /// ([`Config::periodic_ticks`]), which both parts explore.
+    /// converged"). The model then has the periodic rebalance
+    /// ([`Config::periodic_rebalance`]), which both parts explore.
     pub liveness: bool,
     /// Explore only this shard of the state space
-    /// ([`crate::search::shard`]): exhaustive shards together are the
+    /// ([`Shard`]): exhaustive shards together are the
     /// whole space. Safety only: a sharded run checks no liveness and
     /// measures no harms (the command line refuses `--shard` with
     /// `--liveness`).
@@ -98,10 +98,10 @@ pub fn check(cfg: Config, options: &CheckOptions, progress: impl FnMut(&Progress
 }
 
 /// The model that [`check`] explores for `cfg`: with the periodic rebalance
-/// tick when `options.liveness` asks for it. The paths of its report
+/// when `options.liveness` asks for it. The paths of its report
 /// ([`PropertyReport::path`]) are paths of this model.
 pub fn checked_model(cfg: Config, options: &CheckOptions) -> RebalanceModel {
-    build_model(cfg.with_periodic_ticks(options.liveness))
+    build_model(cfg.with_periodic_rebalance(options.liveness))
 }
 
 /// [`check`] on a model built by [`checked_model`] with the same options,

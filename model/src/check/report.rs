@@ -7,7 +7,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
 use crate::config::{NetworkKind, ProtocolOptions, Scenario, Sizes};
-use crate::properties::FULL_CONVERGENCE;
+use crate::guarantees::FULL_CONVERGENCE;
 use crate::search::Cutoff;
 
 /// Why a run ended.
@@ -266,7 +266,7 @@ impl Report {
 }
 
 /// Which part of the state space a sharded run explored
-/// ([`crate::search::shard`]).
+/// ([`Shard`](crate::search::Shard)).
 #[derive(Clone, Copy, Debug, serde::Serialize)]
 pub struct ShardStats {
     /// Shard index, from 0.

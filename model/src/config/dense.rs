@@ -56,7 +56,6 @@ impl<T: Dense> Iterator for DenseIter<T> {
 /// its [`Dense`] numbering in declaration order. The enum also derives
 /// `Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord` and
 /// `serde::Serialize`, so that its `Ord` order is its numbering.
-#[macro_export]
 macro_rules! dense_enum {
     (
         $(#[$meta:meta])*

@@ -84,15 +84,29 @@ pub enum Target {
     Consumer,
 }
 
-/// The layer of the model a fault needs: without it, it is never armed.
+/// A part of the model: the one a fault needs (without it, the fault is
+/// never armed) or a property speaks of (without it, the property is not
+/// checked, nor reported).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layer {
-    /// The rebalance itself: always modelled.
+    /// The rebalance itself (membership, routes, ownership): always
+    /// modelled.
     Rebalance,
-    /// Messages (`--messages`).
+    /// Messages and offsets (`--messages`).
     Messages,
-    /// Orderly consumption (`--orderly`).
+    /// Orderly consumption: locks, leases and the clock (`--orderly`).
     Orderly,
+}
+
+impl Layer {
+    /// Whether a run with `sizes` and `protocol` models this part.
+    pub fn modelled_with(self, sizes: &Sizes, protocol: &ProtocolOptions) -> bool {
+        match self {
+            Self::Rebalance => true,
+            Self::Messages => sizes.messages > 0,
+            Self::Orderly => protocol.orderly.is_some(),
+        }
+    }
 }
 
 /// Which actors of its kind a fault's budget picks.
@@ -324,11 +338,7 @@ pub fn picks(
     actors: usize,
 ) -> bool {
     let spec = fault.spec();
-    let layer = match spec.layer {
-        Layer::Rebalance => true,
-        Layer::Messages => sizes.messages > 0,
-        Layer::Orderly => protocol.orderly.is_some(),
-    };
+    let layer = spec.layer.modelled_with(sizes, protocol);
     let budget = fault.budget(sizes);
     // A rolling upgrade stops the old consumers, the first ones; the new
     // ones are the joiners, the last ones.

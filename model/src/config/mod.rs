@@ -1,7 +1,7 @@
 //! What one model run checks: the scenario, sizes and budgets a user picks
-//! ([`scenario`], [`sizes`], [`network`]), validated ([`error`]), and what
-//! is derived from them once ([`universe`], [`allocation`]) so that actors
-//! stay small and fast ([`bits`]).
+//! ([`scenario`], [`sizes`], [`network_kind`]), validated ([`error`]), and
+//! what is derived from them once ([`universe`], [`allocation`]) so that
+//! actors stay small and fast ([`bits`]).
 
 pub mod allocation;
 pub mod bits;
@@ -9,7 +9,7 @@ pub mod bits;
 pub mod dense;
 pub mod error;
 pub mod fault;
-pub mod network;
+pub mod network_kind;
 pub mod protocol_options;
 pub mod scenario;
 pub mod sizes;
@@ -24,12 +24,12 @@ pub use bits::{
     members_of, set_of, ConsumerSet, QueueSet, MAX_BROKERS, MAX_CONSUMERS, MAX_MESSAGES,
     MAX_MESSAGE_QUEUES, MAX_QUEUES, MAX_TOPICS,
 };
-pub use dense::{Dense, DenseIter, DenseSet};
+pub use dense::{Dense, DenseIter};
 pub use error::ConfigError;
 pub use fault::{picks, Effect, Fault, FaultSet, FaultSpec, Layer, Pick, Target};
-pub use network::{NetworkKind, UnknownNetwork};
+pub use network_kind::{NetworkKind, UnknownNetwork};
 pub use protocol_options::{
-    Assignment, Commit, ConsumeFrom, LockTiming, ProtocolOptions, UnknownAssignment, UnknownCommit,
+    Allocator, Commit, ConsumeFrom, LockTiming, ProtocolOptions, UnknownAllocator, UnknownCommit,
     UnknownConsumeFrom,
 };
 pub use scenario::{Scenario, UnknownScenario};
@@ -53,11 +53,11 @@ pub struct Config {
     pub strategy: Arc<dyn AllocateStrategy>,
     /// The optional parts of the protocol this run models.
     pub protocol: ProtocolOptions,
-    /// Consumers wake up periodically (the rebalance service's 20 s tick)
+    /// Consumers wake up periodically (the rebalance service's 20 s wait)
     /// instead of only when notified: needed to see endless rebalancing
     /// (liveness), not for the safety properties at rest. Off unless set
-    /// with [`Config::with_periodic_ticks`].
-    pub periodic_ticks: bool,
+    /// with [`Config::with_periodic_rebalance`].
+    pub periodic_rebalance: bool,
     /// Consumer group name passed to the strategy.
     pub group: String,
     /// Topic names.
@@ -89,7 +89,7 @@ impl fmt::Debug for Config {
             .field("network", &self.network)
             .field("strategy", &self.strategy.name())
             .field("protocol", &self.protocol)
-            .field("periodic_ticks", &self.periodic_ticks)
+            .field("periodic_rebalance", &self.periodic_rebalance)
             .finish()
     }
 }
@@ -254,7 +254,7 @@ impl Config {
 
     /// The same configuration with other protocol options.
     pub fn with_protocol(self, protocol: ProtocolOptions) -> Result<Self, ConfigError> {
-        let periodic_ticks = self.periodic_ticks;
+        let periodic_rebalance = self.periodic_rebalance;
         Self::new_with(
             self.scenario,
             self.sizes,
@@ -262,7 +262,7 @@ impl Config {
             self.strategy,
             protocol,
         )
-        .map(|cfg| cfg.with_periodic_ticks(periodic_ticks))
+        .map(|cfg| cfg.with_periodic_rebalance(periodic_rebalance))
     }
 
     /// Like [`Config::new`], with `protocol` instead of the scenario's
@@ -277,7 +277,7 @@ impl Config {
     ) -> Result<Self, ConfigError> {
         validate(scenario, &sizes)?;
         validate_orderly(scenario, &sizes, protocol.orderly)?;
-        if protocol.assignment == Assignment::Server
+        if protocol.assignment == Allocator::Server
             && !matches!(strategy.name(), "AVG" | "AVG_BY_CIRCLE")
         {
             return Err(ConfigError::UnsupportedServerStrategy {
@@ -319,7 +319,7 @@ impl Config {
             network,
             strategy,
             protocol,
-            periodic_ticks: false,
+            periodic_rebalance: false,
             group,
             consumers: universe::consumer_specs(scenario, &sizes, &protocol),
             script,
@@ -334,15 +334,15 @@ impl Config {
         })
     }
 
-    /// The same configuration with the periodic rebalance tick modelled or
-    /// not (see [`Config::periodic_ticks`]).
-    pub fn with_periodic_ticks(mut self, on: bool) -> Self {
-        self.periodic_ticks = on;
+    /// The same configuration with the periodic rebalance modelled or
+    /// not (see [`Config::periodic_rebalance`]).
+    pub fn with_periodic_rebalance(mut self, on: bool) -> Self {
+        self.periodic_rebalance = on;
         self
     }
 
     /// The last version of the route script.
-    pub fn last_route(&self) -> u8 {
+    pub(crate) fn last_route(&self) -> u8 {
         (self.routes.len() - 1) as u8
     }
 
@@ -354,12 +354,12 @@ impl Config {
     }
 
     /// Every queue broker `broker` may host.
-    pub fn broker_queues(&self, broker: usize) -> QueueSet {
+    pub(crate) fn broker_queues(&self, broker: usize) -> QueueSet {
         self.on_broker[broker]
     }
 
     /// Brokers `route` lists.
-    pub fn route_brokers(&self, route: Route) -> u8 {
+    pub(crate) fn route_brokers(&self, route: Route) -> u8 {
         self.routes[usize::from(route.version)].brokers & !route.dropped
     }
 
@@ -377,21 +377,21 @@ impl Config {
     }
 
     /// Consumers that never join, crash or leave: registered from the start.
-    pub fn initial_members(&self) -> ConsumerSet {
+    pub(crate) fn initial_members(&self) -> ConsumerSet {
         set_of(self.consumers.len(), |c| !self.consumers[c].joins()) as ConsumerSet
     }
 
     /// Consumers that can reach `broker` (the network allows it; whether
     /// they talk to it depends on their routes).
-    pub fn reachable_from(&self, broker: usize) -> ConsumerSet {
+    pub(crate) fn reachable_from(&self, broker: usize) -> ConsumerSet {
         set_of(self.consumers.len(), |c| {
             self.consumers[c].unreachable & (1 << broker) == 0
         }) as ConsumerSet
     }
 
     /// Whether broker `broker` may have `fault` in this run (for a
-    /// consumer, see [`ConsumerSpec::may`]; the name servers are actor 0).
-    pub fn may(&self, fault: Fault, actor: usize) -> bool {
+    /// consumer, see `ConsumerSpec::may`; the name servers are actor 0).
+    pub(crate) fn may(&self, fault: Fault, actor: usize) -> bool {
         let actors = match fault.target() {
             Target::NameServer => 1,
             Target::Broker => self.broker_names.len(),
@@ -408,13 +408,13 @@ impl Config {
     }
 
     /// Whether messages are modelled.
-    pub fn messages(&self) -> bool {
+    pub(crate) fn messages(&self) -> bool {
         self.sizes.messages > 0
     }
 
     /// Orderly consumption's durations, when it is modelled (and with it the
     /// clock).
-    pub fn orderly(&self) -> Option<&LockTiming> {
+    pub(crate) fn orderly(&self) -> Option<&LockTiming> {
         self.protocol.orderly.as_ref()
     }
 
@@ -434,15 +434,8 @@ impl Config {
         self.queues[queue].broker as u8
     }
 
-    /// The retry topic's index, when it is modelled.
-    pub fn retry_topic(&self) -> Option<usize> {
-        self.protocol
-            .retry_topic
-            .then(|| self.topic_names.len() - 1)
-    }
-
     /// Names of the queues in `set`, for traces: `[a0 b1]`.
-    pub fn queue_labels(&self, set: QueueSet) -> String {
+    pub(crate) fn queue_labels(&self, set: QueueSet) -> String {
         let labels: Vec<&str> = members_of(set)
             .map(|i| self.queues[i].label.as_str())
             .collect();
@@ -451,7 +444,7 @@ impl Config {
 
     /// Names of the consumers in `set` as brokers report them (client ids):
     /// `[c1 c2]`.
-    pub fn member_labels(&self, set: ConsumerSet) -> String {
+    pub(crate) fn member_labels(&self, set: ConsumerSet) -> String {
         let labels: Vec<&str> = members_of(u64::from(set))
             .map(|i| self.consumers[i].client_id.as_str())
             .collect();

@@ -4,10 +4,11 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// Who computes a consumer's share.
+/// Who computes a consumer's share (`--assignment`): the party that runs
+/// the allocation, not the assignment it computes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Assignment {
+pub enum Allocator {
     /// Each consumer allocates for itself (`clientRebalance=true`, the
     /// default).
     #[default]
@@ -132,7 +133,7 @@ macro_rules! named {
     };
 }
 
-named!(Assignment, UnknownAssignment, "assignment", Client => "client", Server => "server");
+named!(Allocator, UnknownAllocator, "assignment", Client => "client", Server => "server");
 named!(Commit, UnknownCommit, "commit mode", Async => "async", Sync => "sync");
 named!(ConsumeFrom, UnknownConsumeFrom, "consume-from rule", Last => "last", First => "first");
 
@@ -149,10 +150,10 @@ pub struct ProtocolOptions {
     pub retry_topic: bool,
     /// Brokers send `NOTIFY_CONSUMER_IDS_CHANGED`
     /// (`notifyConsumerIdsChangedEnable`, on by default); off, the group
-    /// relies on the periodic tick alone.
+    /// relies on the periodic rebalance alone.
     pub notify: bool,
     /// Who computes a consumer's share.
-    pub assignment: Assignment,
+    pub assignment: Allocator,
     /// When offsets reach the broker (with messages modelled).
     pub commit: Commit,
     /// Where a consumer starts on a queue without an offset (with messages
@@ -171,7 +172,7 @@ impl Default for ProtocolOptions {
             subscription_table: false,
             retry_topic: false,
             notify: true,
-            assignment: Assignment::Client,
+            assignment: Allocator::Client,
             commit: Commit::Async,
             consume_from: ConsumeFrom::Last,
             orderly: None,

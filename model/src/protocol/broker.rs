@@ -82,7 +82,7 @@ impl LockTable {
 
 /// One broker, in two parts: what its process holds, which a restart
 /// loses, and what it keeps on disk across a restart. A restart builds its
-/// memory anew ([`BrokerMemory::restarted`]) and keeps its disk.
+/// memory anew (`BrokerMemory::restarted`) and keeps its disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BrokerState {
     /// Its process's tables.
@@ -350,7 +350,9 @@ impl BrokerState {
             Message::GetConsumerList { topic, .. } => {
                 Some(current.consumer_list(from, *topic, epoch))
             }
-            Message::QueryAssignment { topic, .. } => Some(current.assignment(from, *topic, epoch)),
+            Message::QueryAssignment { topic, .. } => {
+                Some(current.allocate_for(from, *topic, epoch))
+            }
             Message::QueryOffset { queue, .. } => {
                 let answer = Message::Offset {
                     queue: *queue,
@@ -430,10 +432,11 @@ impl BrokerState {
     }
 
     /// `ConsumerManager.scanNotActiveChannel` removes a channel silent for
-    /// 120 s and notifies nobody: members find out at their next tick. It
+    /// 120 s and notifies nobody: members find out at their next periodic
+    /// rebalance. It
     /// closes the channel too, which a consumer still alive sees.
     fn expire(&self, from: Peer, bit: ConsumerSet, epoch: u8, alive: bool) -> Step<Self> {
-        let (next, mut outputs) = self.close(bit, Message::PeriodicTick)?;
+        let (next, mut outputs) = self.close(bit, Message::LaterRebalance)?;
         if alive {
             outputs.push(Output::Send(from, Message::ConnectionClosed { epoch }));
         }
@@ -454,12 +457,12 @@ impl BrokerState {
 
     /// How members hear of a change: `NOTIFY_CONSUMER_IDS_CHANGED`, or, with
     /// notifications switched off (`notifyConsumerIdsChangedEnable=false`),
-    /// only at their next periodic tick.
+    /// only at their next periodic rebalance.
     fn change_notice(&self, cfg: &Config) -> Message {
         if cfg.protocol.notify {
             Message::NotifyConsumerIdsChanged
         } else {
-            Message::PeriodicTick
+            Message::LaterRebalance
         }
     }
 
@@ -474,8 +477,8 @@ impl BrokerState {
     /// `QueryAssignmentProcessor.doLoadBalance`: the broker allocates the
     /// topic for the asking consumer from its own member list and its own
     /// cached route.
-    fn assignment(&self, from: Peer, topic: u8, epoch: u8) -> (Self, Vec<Output>) {
-        let answer = Message::Assignment {
+    fn allocate_for(&self, from: Peer, topic: u8, epoch: u8) -> (Self, Vec<Output>) {
+        let answer = Message::BrokerAllocation {
             topic,
             members: self.memory.members,
             route: self.memory.route,

@@ -71,11 +71,12 @@ pub enum Message {
         /// Connection epoch.
         epoch: u8,
     },
-    /// The answer: what the broker allocated to the consumer
-    /// (`QueryAssignmentProcessor.doLoadBalance`). It carries what the broker
-    /// allocated from, its member list and its cached route: the allocation
-    /// is the same pure function of them, computed where it is received.
-    Assignment {
+    /// The answer to `QUERY_ASSIGNMENT`: the broker's allocation for the
+    /// consumer (`QueryAssignmentProcessor.doLoadBalance`). It carries what
+    /// the broker allocated from, its member list and its cached route: the
+    /// allocation is the same pure function of them, computed where it is
+    /// received.
+    BrokerAllocation {
         /// Topic index being rebalanced.
         topic: u8,
         /// The broker's member list.
@@ -119,9 +120,10 @@ pub enum Message {
         epoch: u8,
     },
     /// Not a RocketMQ message: marks the moment a member's periodic
-    /// rebalance tick would see a change made without notification (an
-    /// expiry). The tick itself is abstracted; see `docs/spec.md`.
-    PeriodicTick,
+    /// rebalance would see a change made without notification (an expiry),
+    /// sent to a later rebalance as [`Message::LaterPoll`] is to a later
+    /// poll. The periodic rebalance itself is abstracted; see `docs/spec.md`.
+    LaterRebalance,
     /// `QUERY_CONSUMER_OFFSET`: the committed offset of a newly allocated
     /// queue (`RemoteBrokerOffsetStore.readOffset`).
     QueryOffset {
@@ -221,10 +223,10 @@ dense_enum! {
         },
         /// The rebalance service's periodic wake-up (every 20 s in
         /// RocketMQ). Armed only when
-        /// [`Config::periodic_ticks`](crate::config::Config) is set (the
+        /// [`Config::periodic_rebalance`](crate::config::Config) is set (the
         /// liveness check): it makes every topic due again, so a group whose
         /// brokers disagree can rebalance for ever.
-        Tick,
+        PeriodicRebalance,
         /// A consumer opens a connection to a broker its route lists and has
         /// no open connection to: its next request there connects and
         /// heartbeats at once (`onChannelActive`), then rebalances.
@@ -266,7 +268,7 @@ pub enum Output {
     /// Send a message.
     Send(Peer, Message),
     /// Send a wake-up (`NOTIFY_CONSUMER_IDS_CHANGED`, or the marker of a
-    /// tick that will see a change). Wake-ups merge: with the subscription
+    /// periodic rebalance that will see a change). Wake-ups merge: with the subscription
     /// table modelled, whose flips notify without end, none is sent when an
     /// identical one is already on its way to the same consumer (the
     /// broker's notify task replaces the pending one,

@@ -20,8 +20,8 @@ pub mod name_server;
 pub mod process_queue;
 pub mod subscription;
 
-pub use broker::{BrokerDisk, BrokerMemory, BrokerState, LockTable};
+pub use broker::BrokerState;
 pub use consumer::{ConsumerState, Phase};
 pub use message::{Fault, Message, Output, Peer, Step, Timer};
 pub use name_server::NameServerState;
-pub use process_queue::{ProcessQueue, ProcessQueues};
+pub use process_queue::ProcessQueue;

@@ -7,7 +7,7 @@
 //! added or removed) reaches every name server, while a partition between a
 //! broker and one name server makes only that one drop the broker.
 
-use crate::config::{Assignment, Config, Route, MAX_NAME_SERVERS};
+use crate::config::{Allocator, Config, Route, MAX_NAME_SERVERS};
 use crate::config::{Dense, Fault, Pick, Target};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 
@@ -116,7 +116,7 @@ impl NameServerState {
     /// return an unchanged route change nothing, so only changes are sent.
     fn publish(&self, cfg: &Config, servers: std::ops::Range<usize>) -> Vec<Output> {
         let count = cfg.name_server_names.len();
-        let brokers = if cfg.protocol.assignment == Assignment::Server {
+        let brokers = if cfg.protocol.assignment == Allocator::Server {
             cfg.broker_names.len()
         } else {
             0

@@ -80,18 +80,6 @@ impl Lasso {
     }
 }
 
-/// Strongly connected components, in reverse topological order (Tarjan,
-/// without recursion so that deep graphs cannot overflow the stack).
-pub fn strongly_connected_components(graph: &Graph) -> Vec<Vec<StateId>> {
-    let all: Vec<StateId> = (0..graph.len() as StateId).collect();
-    let label: Vec<AtomicU32> = (0..graph.len()).map(|_| AtomicU32::new(0)).collect();
-    let mut components = Vec::new();
-    Tarjan::new(graph.len()).components(graph, &all, &label, 0, |states| {
-        components.push(states.to_vec())
-    });
-    components
-}
-
 const UNSEEN: u32 = u32::MAX;
 
 /// Tarjan's algorithm on the subgraph of states that carry one label. Its
@@ -221,17 +209,12 @@ fn is_strong(class: u64) -> bool {
     class & STRONG != 0
 }
 
-/// Checks "eventually always good" under weak and strong fairness on a
-/// complete graph. Returns the violation whose cycle is reached in fewest
-/// steps, as a lasso.
-pub fn find_fair_bad_cycle(graph: &Graph) -> Option<Lasso> {
-    find_fair_cycle_missing(graph, 0, 1)
-}
-
-/// [`find_fair_bad_cycle`] for goal `goal` of [`Classify::goals`]
-/// (a bit index): a fair execution that misses it infinitely often. With
-/// two `threads` or more, components are judged on a second thread while
-/// Tarjan's algorithm finds the next ones; the lasso is the same.
+/// Checks "eventually always goal `goal`" of [`Classify::goals`] (a bit
+/// index) under weak and strong fairness on a complete graph: the fair
+/// execution that misses it infinitely often whose cycle is reached in
+/// fewest steps, as a lasso. With two `threads` or more, components are
+/// judged on a second thread while Tarjan's algorithm finds the next ones;
+/// the lasso is the same.
 ///
 /// [`Classify::goals`]: crate::search::Classify::goals
 pub fn find_fair_cycle_missing(graph: &Graph, goal: u8, threads: usize) -> Option<Lasso> {
@@ -704,6 +687,25 @@ mod tests {
     use super::*;
     use crate::search::graph::{Classify, Limits};
     use stateright::Model;
+
+    /// Checks "eventually always good" under weak and strong fairness on a
+    /// complete graph. Returns the violation whose cycle is reached in fewest
+    /// steps, as a lasso.
+    fn find_fair_bad_cycle(graph: &Graph) -> Option<Lasso> {
+        find_fair_cycle_missing(graph, 0, 1)
+    }
+
+    /// Strongly connected components, in reverse topological order (Tarjan,
+    /// without recursion so that deep graphs cannot overflow the stack).
+    fn strongly_connected_components(graph: &Graph) -> Vec<Vec<StateId>> {
+        let all: Vec<StateId> = (0..graph.len() as StateId).collect();
+        let label: Vec<AtomicU32> = (0..graph.len()).map(|_| AtomicU32::new(0)).collect();
+        let mut components = Vec::new();
+        Tarjan::new(graph.len()).components(graph, &all, &label, 0, |states| {
+            components.push(states.to_vec())
+        });
+        components
+    }
 
     /// A tiny hand-made model: states are numbers, actions are
     /// `(name, from, to)` triples of a fixed table; `name` is the fairness

@@ -30,7 +30,7 @@ pub struct Limits {
     /// Stop after this much time.
     pub timeout: Option<Duration>,
     /// Stop as soon as a state fails the predicate: enough to find the
-    /// shortest path to one (see [`shortest_path_to_bad`]).
+    /// shortest path to one (see `shortest_path_to_bad`).
     pub stop_at_bad: bool,
     /// Threads that expand states (0 and 1: the caller's alone). The graph
     /// is the same with any number.

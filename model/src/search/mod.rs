@@ -9,7 +9,7 @@ pub mod graph;
 mod pages;
 pub mod shard;
 
-pub use fair_cycle::{find_fair_bad_cycle, find_fair_cycle_missing, Lasso};
+pub use fair_cycle::{find_fair_cycle_missing, Lasso};
 pub use graph::{
     encode_path, explorer_indices, fingerprint, indices_of, path_of, replay, shortest_path_to_bad,
     Classify, Cutoff, Graph, Limits, Predicate, StateId, STRONG,

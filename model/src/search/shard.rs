@@ -83,8 +83,6 @@ const MAX_PREFIX_DEPTH: usize = 64;
 /// Where one shard starts and where it stops.
 #[derive(Clone, Debug)]
 pub struct ShardRoots<S> {
-    /// The shard.
-    pub shard: Shard,
     /// Depth of the prefix.
     pub depth: usize,
     /// States of the prefix, all shards together.
@@ -178,7 +176,6 @@ where
         }
     }
     ShardRoots {
-        shard,
         depth,
         prefix_states,
         roots,

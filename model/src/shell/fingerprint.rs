@@ -72,7 +72,7 @@ impl Packed for Message {
                 epoch,
             } => (4, [topic.into(), members, epoch.into(), 0]),
             QueryAssignment { topic, epoch } => (5, [topic.into(), epoch.into(), 0, 0]),
-            Assignment {
+            BrokerAllocation {
                 topic,
                 members,
                 route,
@@ -85,7 +85,7 @@ impl Packed for Message {
             SilenceExpired { epoch, alive } => (8, [epoch.into(), alive.into(), 0, 0]),
             ChannelClosed { epoch } => (9, [epoch.into(), 0, 0, 0]),
             ConnectionClosed { epoch } => (10, [epoch.into(), 0, 0, 0]),
-            PeriodicTick => (11, [0; 4]),
+            LaterRebalance => (11, [0; 4]),
             QueryOffset { queue, epoch } => (12, [queue.into(), epoch.into(), 0, 0]),
             Offset {
                 queue,
@@ -222,7 +222,7 @@ mod tests {
                         epoch: x,
                     },
                     QueryAssignment { topic: x, epoch: y },
-                    Assignment {
+                    BrokerAllocation {
                         topic: x,
                         members,
                         route,
@@ -235,7 +235,7 @@ mod tests {
                     },
                     ChannelClosed { epoch: y },
                     ConnectionClosed { epoch: x },
-                    PeriodicTick,
+                    LaterRebalance,
                     QueryOffset { queue: x, epoch: y },
                     Offset {
                         queue: y,

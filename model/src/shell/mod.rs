@@ -56,7 +56,7 @@ pub enum Action {
     /// The environment makes the actor's armed fault happen.
     Fault(Peer, Fault),
     /// Orderly consumption only: a tick of the clock, 10 s of RocketMQ's
-    /// ([`clock::tick`]). Every clock advances, except, with clock drift,
+    /// (`clock::tick`). Every clock advances, except, with clock drift,
     /// that of the `lagging` consumer, which falls one tick behind.
     Elapse {
         /// The consumer whose clock stands still, if any.
@@ -74,7 +74,7 @@ pub struct RebalanceModel {
     /// local work, which in depth-first search can take minutes.
     stop: Arc<AtomicBool>,
     /// With a shard, where its exploration starts and stops.
-    pub shard: Option<Arc<ShardRoots<SystemState>>>,
+    pub(crate) shard: Option<Arc<ShardRoots<SystemState>>>,
 }
 
 impl RebalanceModel {
@@ -89,7 +89,7 @@ impl RebalanceModel {
 
     /// The whole model, without its shard: the one whose paths reports
     /// give.
-    pub fn whole(&self) -> Self {
+    pub(crate) fn whole(&self) -> Self {
         Self {
             shard: None,
             ..self.clone()
@@ -97,18 +97,18 @@ impl RebalanceModel {
     }
 
     /// Asks a running check of this model (or of a clone) to stop exploring.
-    pub fn request_stop(&self) {
+    pub(crate) fn request_stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
     }
 
     /// Whether [`RebalanceModel::request_stop`] was called.
-    pub fn stop_requested(&self) -> bool {
+    pub(crate) fn stop_requested(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
 
     /// The actor index of a peer: name server 0, then brokers, then
     /// consumers.
-    pub fn index_of(&self, peer: Peer) -> usize {
+    pub(crate) fn index_of(&self, peer: Peer) -> usize {
         match peer {
             Peer::NameServer => 0,
             Peer::Broker(b) => 1 + usize::from(b),
@@ -117,7 +117,7 @@ impl RebalanceModel {
     }
 
     /// Every peer, in actor index order.
-    pub fn peers(&self) -> impl Iterator<Item = Peer> {
+    pub(crate) fn peers(&self) -> impl Iterator<Item = Peer> {
         let brokers = self.cfg.broker_names.len() as u8;
         let consumers = self.cfg.consumers.len() as u8;
         std::iter::once(Peer::NameServer)
@@ -126,7 +126,7 @@ impl RebalanceModel {
     }
 
     /// The name of a peer in traces: `namesrv`, `broker-a`, `c1`.
-    pub fn peer_name(&self, peer: Peer) -> &str {
+    pub(crate) fn peer_name(&self, peer: Peer) -> &str {
         match peer {
             Peer::NameServer => "namesrv",
             Peer::Broker(b) => &self.cfg.broker_names[usize::from(b)],
@@ -257,7 +257,7 @@ impl RebalanceModel {
 
     /// Whether some periodic message of a running consumer would change
     /// something now: its periodic heartbeat is work still to do.
-    pub fn periodic_work_pending(&self, state: &SystemState) -> bool {
+    pub(crate) fn periodic_work_pending(&self, state: &SystemState) -> bool {
         subscription::periodic_heartbeats(&self.cfg)
             && (0..state.consumers.len()).any(|c| {
                 let peer = Peer::Consumer(c as u8);
@@ -272,7 +272,7 @@ impl RebalanceModel {
 
     /// Whether delivering `env` in `state` would change nothing (besides
     /// consuming it).
-    pub fn delivery_changes_nothing(&self, state: &SystemState, env: &Envelope) -> bool {
+    pub(crate) fn delivery_changes_nothing(&self, state: &SystemState, env: &Envelope) -> bool {
         self.on_message(state, env).map_or(true, |c| c.is_nothing())
     }
 
@@ -533,7 +533,10 @@ mod tests {
             .step(&state, Action::Fault(Peer::Broker(0), Fault::Join))
             .is_none());
         assert!(m
-            .step(&state, Action::Timeout(Peer::Broker(0), Timer::Tick))
+            .step(
+                &state,
+                Action::Timeout(Peer::Broker(0), Timer::PeriodicRebalance)
+            )
             .is_none());
     }
 

@@ -87,18 +87,18 @@ mod tests {
             Fault::all().collect::<Vec<_>>()
         );
         let mut set = TimerSet::default();
-        set.arm(Timer::Tick);
+        set.arm(Timer::PeriodicRebalance);
         set.arm_fault(Fault::Join);
         set.arm(Timer::Rebalance { broker: 7 });
-        set.arm(Timer::Tick);
+        set.arm(Timer::PeriodicRebalance);
         assert_eq!(
             set.iter().collect::<Vec<_>>(),
-            [Timer::Rebalance { broker: 7 }, Timer::Tick]
+            [Timer::Rebalance { broker: 7 }, Timer::PeriodicRebalance]
         );
         assert_eq!(set.faults().collect::<Vec<_>>(), [Fault::Join]);
         set.disarm_fault(Fault::Join);
         assert!(!set.contains_fault(Fault::Join));
-        assert!(set.contains(Timer::Tick));
+        assert!(set.contains(Timer::PeriodicRebalance));
         assert_eq!(Timer::from_index(Timer::COUNT), None);
     }
 }

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use rocketmq_rebalance::strategy_from_name;
-use rocketmq_rebalance_model::check::{Report, Status};
-use rocketmq_rebalance_model::config::ProtocolOptions;
-use rocketmq_rebalance_model::{check, CheckOptions, Config, NetworkKind, Scenario, Sizes};
+use rocketmq_rebalance_model::{
+    check, CheckOptions, Config, NetworkKind, ProtocolOptions, Report, Scenario, Sizes, Status,
+};
 
 /// `scenario` with `sizes`, `strategy` and `protocol`, over TCP.
 pub fn config_with(

@@ -311,7 +311,7 @@ impl ConsumerState {
 /// Whether the consumer repeats its retries without being woken for each:
 /// consuming orderly, it retries a dropped queue's unlock at every round
 /// until it succeeds, so one wake-up on its way is enough, and with the
-/// periodic tick the renewal and the clock repeat the work.
+/// periodic rebalance the renewal and the clock repeat the work.
 pub(super) fn retries_repeat(cfg: &Config) -> bool {
     cfg.orderly().is_some()
 }

@@ -4,7 +4,7 @@
 //! (`RebalanceService`, `RebalanceImpl`, `MQClientInstance`).
 
 use super::{locks, with_epoch, ConsumerState, Phase, Query};
-use crate::config::{members_of, Assignment, Config, ConsumerSet, Fault, Route};
+use crate::config::{members_of, Allocator, Config, ConsumerSet, Fault, Route};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 use rocketmq_rebalance::plan_update;
 
@@ -249,17 +249,17 @@ impl ConsumerState {
 
     /// `RebalanceService.run`'s periodic wake-up (every 20 s): wakes an idle
     /// rebalance service; a busy one will look again when it finishes.
-    pub(super) fn periodic_tick(&self, cfg: &Config, me: usize) -> Step<Self> {
+    pub(super) fn periodic_rebalance(&self, cfg: &Config, me: usize) -> Step<Self> {
         if self.due != 0 || self.busy() {
             return None;
         }
         let (next, mut outputs) = self.wake(cfg, me)?;
-        outputs.push(Output::Arm(Timer::Tick));
+        outputs.push(Output::Arm(Timer::PeriodicRebalance));
         Some((next, outputs))
     }
 
     /// A `NOTIFY_CONSUMER_IDS_CHANGED` lost on the way (one-way): the
-    /// consumer learns at its periodic tick instead.
+    /// consumer learns at its periodic rebalance instead.
     pub(super) fn lose_notification(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let mut next = Self {
             faults: self.faults.without(Fault::LoseNotification),
@@ -296,8 +296,8 @@ impl ConsumerState {
             .collect();
         let epoch = self.epoch(broker);
         let question = match cfg.protocol.assignment {
-            Assignment::Client => Message::GetConsumerList { topic, epoch },
-            Assignment::Server => Message::QueryAssignment { topic, epoch },
+            Allocator::Client => Message::GetConsumerList { topic, epoch },
+            Allocator::Server => Message::QueryAssignment { topic, epoch },
         };
         outputs.push(Output::Send(Peer::Broker(broker), question));
         Some((next, outputs))
@@ -305,7 +305,7 @@ impl ConsumerState {
 
     /// `rebalanceByTopic` when its broker cannot be reached: the call
     /// returns nothing and the round counts as balanced (the topic is no
-    /// longer due); the periodic tick will look again.
+    /// longer due); the periodic rebalance will look again.
     fn query_fails(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let topic = self.due.trailing_zeros();
         let mut next = Self {
@@ -376,7 +376,7 @@ impl ConsumerState {
 
     /// `QUERY_ASSIGNMENT`'s answer: allocated as a member list is, on the
     /// broker's route, which is recorded for the properties.
-    pub(super) fn assignment(
+    pub(super) fn broker_allocation(
         &self,
         cfg: &Config,
         me: usize,
@@ -410,17 +410,18 @@ impl ConsumerState {
     }
 
     /// What a consumer that missed a change (a lost notification, a failed
-    /// query) still has: its periodic tick, which will find the change.
-    /// Without the tick modelled, the tick is a wake-up the consumer
-    /// receives later (a message to itself, delivered in any interleaving).
-    /// With it, the tick is already armed, and `next` is woken as the tick
-    /// would wake it: in a timeless model the tick's round and the next one
-    /// are the same "later", and a state that owes a round is not one at
-    /// rest. A retry the locks repeat (`locks::retries_repeat`) needs at
-    /// most one wake-up on its way, and none with the tick.
+    /// query) still has: its periodic rebalance, which will find the
+    /// change. Without the periodic rebalance modelled, it is a wake-up the
+    /// consumer receives later (a message to itself, delivered in any
+    /// interleaving). With it, its timer is already armed, and `next` is
+    /// woken as the timer would wake it: in a timeless model that round and
+    /// the next one are the same "later", and a state that owes a round is
+    /// not one at rest. A retry the locks repeat (`locks::retries_repeat`)
+    /// needs at most one wake-up on its way, and none with the periodic
+    /// rebalance.
     pub(super) fn retry_later(&self, next: &mut Self, cfg: &Config, me: usize) -> Vec<Output> {
         let to_self = Peer::Consumer(me as u8);
-        match (cfg.periodic_ticks, locks::retries_repeat(cfg)) {
+        match (cfg.periodic_rebalance, locks::retries_repeat(cfg)) {
             (true, true) => Vec::new(),
             (true, false) => {
                 let Some((woken, outputs)) = next.wake(cfg, me) else {
@@ -429,8 +430,8 @@ impl ConsumerState {
                 *next = woken;
                 outputs
             }
-            (false, true) => vec![Output::SendPeriodic(to_self, Message::PeriodicTick)],
-            (false, false) => vec![Output::Send(to_self, Message::PeriodicTick)],
+            (false, true) => vec![Output::SendPeriodic(to_self, Message::LaterRebalance)],
+            (false, false) => vec![Output::Send(to_self, Message::LaterRebalance)],
         }
     }
 }

@@ -136,7 +136,7 @@ impl ConsumerState {
         }
         match *timer {
             Timer::Rebalance { broker } => self.rebalance(cfg, me, broker),
-            Timer::Tick => self.periodic_tick(cfg, me),
+            Timer::PeriodicRebalance => self.periodic_rebalance(cfg, me),
             Timer::Connect { broker } => Some(self.connect(cfg, me, broker)),
             Timer::Heartbeat => Some(self.heartbeat(cfg, me)),
             Timer::Pull { queue } => self.pull(cfg, me, usize::from(queue)),
@@ -200,7 +200,7 @@ impl ConsumerState {
             {
                 Some(self.lose_notification(cfg, me))
             }
-            (Phase::Running, Message::NotifyConsumerIdsChanged | Message::PeriodicTick) => {
+            (Phase::Running, Message::NotifyConsumerIdsChanged | Message::LaterRebalance) => {
                 self.wake(cfg, me)
             }
             (
@@ -215,14 +215,14 @@ impl ConsumerState {
             }
             (
                 Phase::Running,
-                Message::Assignment {
+                Message::BrokerAllocation {
                     topic,
                     members,
                     route,
                     epoch,
                 },
             ) if self.answers(broker, *topic, *epoch) => {
-                Some(self.assignment(cfg, me, usize::from(*topic), *members, *route))
+                Some(self.broker_allocation(cfg, me, usize::from(*topic), *members, *route))
             }
             (
                 Phase::Running,
@@ -263,7 +263,7 @@ impl ConsumerState {
     fn environment_timers(&self, cfg: &Config, me: usize) -> Vec<Output> {
         let spec = &cfg.consumers[me];
         let timers = [
-            (cfg.periodic_ticks, Timer::Tick),
+            (cfg.periodic_rebalance, Timer::PeriodicRebalance),
             (subscription::periodic_heartbeats(cfg), Timer::Heartbeat),
             (cfg.messages(), Timer::Persist),
             (cfg.orderly().is_some(), Timer::LockAll),

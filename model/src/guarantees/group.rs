@@ -4,7 +4,7 @@
 use rocketmq_rebalance_properties::{double_owned, is_partition, orphaned};
 
 use crate::config::{members_of, Config, ConsumerSet, QueueSet};
-use crate::config::{set_of, Assignment, Route};
+use crate::config::{set_of, Allocator, Route};
 use crate::protocol::message::NO_OFFSET;
 use crate::protocol::{BrokerState, ConsumerState, NameServerState, Peer, Phase, Timer};
 use crate::shell::{RebalanceModel, SystemState};
@@ -266,10 +266,10 @@ impl<'a> Group<'a> {
 
     /// Periodic work is a no-op: every live consumer holds the route its
     /// name server serves, and every broker it talks to lists the members
-    /// its last allocation used, so a route poll or a rebalance tick,
+    /// its last allocation used, so a route poll or a periodic rebalance,
     /// whichever broker it asks, changes nothing.
-    pub fn ticks_are_no_ops(&self) -> bool {
-        let server = self.cfg.protocol.assignment == Assignment::Server;
+    pub fn periodic_work_is_no_op(&self) -> bool {
+        let server = self.cfg.protocol.assignment == Allocator::Server;
         self.brokers_routes_current()
             && self.consumers().enumerate().all(|(i, c)| {
                 let polled = self.name_server().route(self.cfg.consumers[i].name_server);
@@ -292,7 +292,7 @@ impl<'a> Group<'a> {
     /// routes: each holds what its name server serves.
     fn brokers_routes_current(&self) -> bool {
         let servers = self.cfg.name_server_names.len();
-        self.cfg.protocol.assignment == Assignment::Client
+        self.cfg.protocol.assignment == Allocator::Client
             || self
                 .brokers()
                 .enumerate()
@@ -304,7 +304,7 @@ impl<'a> Group<'a> {
     /// happen) do not matter: the environment may never use them, so the
     /// group must be right while it waits.
     pub fn quiescent(&self) -> bool {
-        self.settled() && self.ticks_are_no_ops()
+        self.settled() && self.periodic_work_is_no_op()
     }
 
     /// Converged: every live consumer holds the route in force and the list

@@ -1,4 +1,5 @@
-//! How messages travel between two actors.
+//! The kind of network a run has: how messages travel between two actors
+//! (the messages in flight are the shell's `Network`).
 
 use std::fmt;
 use std::str::FromStr;

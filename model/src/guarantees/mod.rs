@@ -7,31 +7,9 @@ pub use group::Group;
 
 use stateright::Expectation;
 
+use crate::config::Layer;
 use crate::protocol::Phase;
 use crate::shell::{RebalanceModel, SystemState};
-
-/// Which part of the model a property speaks of: a property of a part that
-/// is not modelled is not checked (nor reported).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Layer {
-    /// Membership, routes and ownership: always modelled.
-    Ownership,
-    /// Messages and offsets (`--messages`).
-    Messages,
-    /// Orderly consumption: locks, leases and the clock (`--orderly`).
-    Orderly,
-}
-
-impl Layer {
-    /// Whether `cfg` models this part.
-    pub fn modelled(self, cfg: &crate::config::Config) -> bool {
-        match self {
-            Self::Ownership => true,
-            Self::Messages => cfg.messages(),
-            Self::Orderly => cfg.orderly().is_some(),
-        }
-    }
-}
 
 /// One property of the model.
 pub struct ModelProperty {
@@ -82,16 +60,27 @@ pub const ONE_LIVE_LOCK: &str = "one live lock per queue";
 /// it).
 pub const EVERY_QUEUE_CONSUMED_AGAIN: &str = "every queue consumed again";
 
+/// The `eventually` properties, which the liveness check's fair-cycle
+/// search decides (`--liveness`), in report order: property `i` is the
+/// check's goal bit `i`, checked when its part of the model is modelled.
+pub const LIVENESS: &[(&str, Layer)] = &[
+    (CONVERGES, Layer::Rebalance),
+    (EVERY_MESSAGE_CONSUMED, Layer::Messages),
+    (EVERY_QUEUE_CONSUMED_AGAIN, Layer::Orderly),
+];
+
 /// The properties `model` checks: those of the parts it models.
 pub fn checked(model: &RebalanceModel) -> impl Iterator<Item = &'static ModelProperty> + '_ {
-    PROPERTIES.iter().filter(|p| p.layer.modelled(&model.cfg))
+    PROPERTIES
+        .iter()
+        .filter(|p| p.layer.modelled_with(&model.cfg.sizes, &model.cfg.protocol))
 }
 
 /// Every property Stateright checks, in report order.
 pub const PROPERTIES: &[ModelProperty] = &[
     ModelProperty {
         name: NO_DOUBLE_OWNERSHIP,
-        layer: Layer::Ownership,
+        layer: Layer::Rebalance,
         expectation: Expectation::Always,
         condition: |model, state| {
             let g = Group::of(model, state);
@@ -100,7 +89,7 @@ pub const PROPERTIES: &[ModelProperty] = &[
     },
     ModelProperty {
         name: CONVERGED_WHEN_QUIESCENT,
-        layer: Layer::Ownership,
+        layer: Layer::Rebalance,
         expectation: Expectation::Always,
         condition: |model, state| {
             let g = Group::of(model, state);
@@ -109,16 +98,16 @@ pub const PROPERTIES: &[ModelProperty] = &[
     },
     ModelProperty {
         name: AGREE_AT_REST,
-        layer: Layer::Ownership,
+        layer: Layer::Rebalance,
         expectation: Expectation::Always,
         condition: |model, state| {
             let g = Group::of(model, state);
-            !g.settled() || g.ticks_are_no_ops()
+            !g.settled() || g.periodic_work_is_no_op()
         },
     },
     ModelProperty {
         name: TRANSIENT_DOUBLE,
-        layer: Layer::Ownership,
+        layer: Layer::Rebalance,
         expectation: Expectation::Sometimes,
         // Evaluated on every state for the whole run, so an exact bit test
         // rather than the `properties` crate, which decides the guarantee.
@@ -126,13 +115,13 @@ pub const PROPERTIES: &[ModelProperty] = &[
     },
     ModelProperty {
         name: TRANSIENT_ORPHAN,
-        layer: Layer::Ownership,
+        layer: Layer::Rebalance,
         expectation: Expectation::Sometimes,
         condition: |model, state| Group::of(model, state).has_orphan_after_rebalance(),
     },
     ModelProperty {
         name: FULL_CONVERGENCE,
-        layer: Layer::Ownership,
+        layer: Layer::Rebalance,
         expectation: Expectation::Sometimes,
         condition: |model, state| {
             let g = Group::of(model, state);
@@ -173,3 +162,56 @@ pub const PROPERTIES: &[ModelProperty] = &[
         condition: |model, state| Group::of(model, state).trusted_twice() == 0,
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::{LIVENESS, PROPERTIES};
+
+    /// The names declared here (`pub const NAME: &str = "name";`), read
+    /// from the source so that a new one cannot be left out of the lists.
+    fn declared() -> BTreeSet<&'static str> {
+        include_str!("mod.rs")
+            .lines()
+            .filter(|line| line.starts_with("pub const ") && line.contains(": &str = \""))
+            .map(|line| line.split('"').nth(1).expect("a quoted name"))
+            .collect()
+    }
+
+    /// The first cell of each row of the crate doc's table of properties.
+    fn crate_doc_rows() -> BTreeSet<&'static str> {
+        let doc = include_str!("../lib.rs");
+        let table = doc
+            .split("//! # The properties")
+            .nth(1)
+            .expect("the crate doc has a section of properties");
+        // The heading's own line first, then the section to the doc's end.
+        table
+            .lines()
+            .skip(1)
+            .take_while(|line| line.starts_with("//!"))
+            .filter(|line| line.starts_with("//! | `"))
+            .map(|line| line.split('`').nth(1).expect("a name in backticks"))
+            .collect()
+    }
+
+    /// Every name is a property the report has (Stateright's or the
+    /// liveness check's), and every one has a row in the crate doc's
+    /// table, which lists nothing else: the table went stale silently
+    /// before (4 rows of 14).
+    #[test]
+    fn the_crate_docs_table_lists_every_property_reported() {
+        let reported: BTreeSet<&str> = PROPERTIES
+            .iter()
+            .map(|p| p.name)
+            .chain(LIVENESS.iter().map(|&(name, _)| name))
+            .collect();
+        assert_eq!(declared(), reported, "declared names against the report's");
+        assert_eq!(
+            crate_doc_rows(),
+            reported,
+            "src/lib.rs's table against the report's"
+        );
+    }
+}
