@@ -43,7 +43,7 @@ pub struct CheckArgs {
     json: bool,
     /// Also check liveness under weak fairness: every fair execution
     /// reaches a converged state and stays there. Models the periodic
-    /// rebalance tick (so the state space is larger) and reports the
+    /// rebalance (so the state space is larger) and reports the
     /// property "converges and stays converged" with expectation
     /// `eventually`; a violation is a lasso (steps to a cycle, then the
     /// cycle). An exhaustive run then explores once: the liveness graph,

@@ -26,7 +26,7 @@ pub struct ExploreArgs {
     /// Threads of the on-demand checker behind the page.
     #[arg(long, default_value_t = 1)]
     threads: usize,
-    /// Periodic rebalance ticks, as `check --liveness` models them (to step
+    /// The periodic rebalance, as `check --liveness` models it (to step
     /// through a liveness lasso).
     #[arg(long)]
     liveness: bool,

@@ -113,7 +113,7 @@ pub struct ModelArgs {
     pub retry_topic: bool,
     /// Brokers do not send NOTIFY_CONSUMER_IDS_CHANGED
     /// (notifyConsumerIdsChangedEnable=false): the group relies on the
-    /// periodic tick alone.
+    /// periodic rebalance alone.
     #[arg(long)]
     pub no_notify: bool,
     /// Who computes a consumer's share: client (each consumer, the default)

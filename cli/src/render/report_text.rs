@@ -184,7 +184,7 @@ pub fn explorer_link(explorer_url: &str, path: &str) -> String {
 }
 
 /// How to start the explorer that opens the report's paths: a liveness run
-/// checks the model with the periodic tick, which `explore` adds with
+/// checks the model with the periodic rebalance, which `explore` adds with
 /// `--liveness`.
 pub fn explorer_note(report: &Report) -> &'static str {
     if report.liveness.is_some() {
