@@ -572,6 +572,66 @@ mod tests {
     }
 
     #[test]
+    fn figures_take_the_lower_middle_the_mean_and_the_highest() {
+        let f = Figures::of(vec![10.0, 1.0, 3.0, 2.0]).expect("four values");
+        assert_eq!((f.count, f.median, f.mean, f.max), (4, 2.0, 4.0, 10.0));
+        assert_eq!(Figures::of(vec![5.0]).map(|f| f.median), Some(5.0));
+        assert!(Figures::of(Vec::new()).is_none());
+    }
+
+    #[test]
+    fn a_shutdown_releases_at_its_start_and_other_topics_do_not_count() {
+        let other = |t: u64, ev: &str, p: &str| {
+            event(
+                t,
+                p,
+                ev,
+                json!({"topic": "U", "queue": "broker-a:1", "offsets": [9]}),
+            )
+        };
+        let events = [
+            alloc(1, "c1", &["broker-a:0", "broker-a:1"]),
+            sent(1, "broker-a:1", 0),
+            other(1, "p.sent", "cluster"),
+            batch(2, "c1", "broker-a:1", &[0]),
+            // c2 never subscribed to U: its batch there meets nothing.
+            other(2, "c.consume.begin", "c2"),
+            event(
+                3,
+                "orchestrator",
+                "env",
+                json!({"action": "shutdown", "consumer": "c1"}),
+            ),
+            // The shutdown stops c1's consumption; its open batch ends when it stops.
+            event(5, "c1", "c.life", json!({"state": "stopped"})),
+            alloc(6, "c2", &["broker-a:0", "broker-a:1"]),
+            batch(7, "c2", "broker-a:1", &[0]),
+        ];
+        let harms = measured(&events);
+        let a1 = harms
+            .hand_overs
+            .iter()
+            .find(|h| h.queue == "broker-a:1")
+            .expect("a1 handed over");
+        assert_eq!(
+            (a1.released_s, a1.pause_s, a1.duplicates),
+            (Some(3.0), Some(4.0), 1)
+        );
+        assert_eq!(a1.after.as_deref(), Some("shutdown c1"));
+        assert!(
+            harms.consumed_by_two.is_empty(),
+            "{:?}",
+            harms.consumed_by_two
+        );
+        let backlog = harms.backlog.expect("a message was sent");
+        assert_eq!(
+            (backlog.steady, backlog.peak),
+            (1, 0),
+            "U's message is not TopicTest's backlog"
+        );
+    }
+
+    #[test]
     fn a_queue_taken_back_by_its_owner_is_no_hand_over() {
         let events = [
             alloc(1, "c1", &["broker-a:0"]),
