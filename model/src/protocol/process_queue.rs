@@ -47,6 +47,17 @@ impl ProcessQueue {
         }
     }
 
+    /// `base` with this queue's batch, if one runs: a batch goes on
+    /// whatever becomes of its queue.
+    pub fn with_batch_of(base: Self, pq: Self) -> Self {
+        Self {
+            from: pq.from,
+            to: pq.to,
+            batch_age: pq.batch_age,
+            ..base
+        }
+    }
+
     /// A batch is being consumed.
     pub fn running(&self) -> bool {
         self.from < self.to

@@ -131,12 +131,7 @@ impl ConsumerState {
             return false;
         }
         // The batch, if any, goes on.
-        self.queues[q] = ProcessQueue {
-            from: pq.from,
-            to: pq.to,
-            batch_age: pq.batch_age,
-            ..ProcessQueue::default()
-        };
+        self.queues[q] = ProcessQueue::with_batch_of(ProcessQueue::default(), pq);
         let broker = cfg.broker_of(q);
         if self.faults.contains(Fault::LoseUnlock) {
             self.faults.remove(Fault::LoseUnlock);

@@ -235,13 +235,7 @@ impl ConsumerState {
     /// A queue starts being consumed: its offset is read from its broker
     /// first. A batch still running from an earlier hold goes on.
     pub(super) fn read_offset(&mut self, cfg: &Config, q: usize) -> Output {
-        let pq = self.queues[q];
-        self.queues[q] = ProcessQueue {
-            from: pq.from,
-            to: pq.to,
-            batch_age: pq.batch_age,
-            ..ProcessQueue::reading()
-        };
+        self.queues[q] = ProcessQueue::with_batch_of(ProcessQueue::reading(), self.queues[q]);
         let broker = cfg.broker_of(q);
         Output::Send(
             Peer::Broker(broker),
