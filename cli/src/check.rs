@@ -41,8 +41,10 @@ pub struct CheckArgs {
     /// Print one JSON object on stdout instead of text.
     #[arg(long)]
     json: bool,
-    /// Also check liveness under weak fairness: every fair execution
-    /// reaches a converged state and stays there. Models the periodic
+    /// Also check liveness under fairness (weak for deliveries and timers,
+    /// strong for the random pick of a broker to ask and for the orderly
+    /// clock's ticks): every fair execution reaches a converged state and
+    /// stays there. Models the periodic
     /// rebalance (so the state space is larger) and reports the
     /// property "converges and stays converged" with expectation
     /// `eventually`; a violation is a lasso (steps to a cycle, then the

@@ -117,7 +117,8 @@ pub struct ModelArgs {
     #[arg(long)]
     pub no_notify: bool,
     /// Who computes a consumer's share: client (each consumer, the default)
-    /// or server (the broker it asks, QUERY_ASSIGNMENT).
+    /// or server (the broker it asks, QUERY_ASSIGNMENT). Not with --orderly:
+    /// orderly consumers always allocate on the client.
     #[arg(long, default_value = "client")]
     pub assignment: Allocator,
     /// Messages in each queue's log: pulls, offsets and deliveries are

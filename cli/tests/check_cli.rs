@@ -108,6 +108,16 @@ fn bad_input_exits_2_with_a_message() {
     }
 }
 
+/// RocketMQ's orderly consumers always allocate on the client, so the
+/// checker refuses to model them with server-side assignment.
+#[test]
+fn orderly_with_server_side_assignment_is_refused() {
+    let out = rebalance(&["--orderly", "--assignment", "server"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("always rebalance on the client"), "{text}");
+}
+
 /// The orderly budgets need `--orderly`, and with it are accepted (and
 /// named in the run's description).
 #[test]

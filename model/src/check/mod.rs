@@ -44,8 +44,9 @@ pub struct CheckOptions {
     pub timeout: Option<Duration>,
     /// How often the progress callback runs.
     pub progress_every: Duration,
-    /// Also check liveness under weak fairness ("converges and stays
-    /// converged"). The model then has the periodic rebalance
+    /// Also check liveness under fairness ("converges and stays
+    /// converged"): weak for deliveries and timers, strong for the random
+    /// pick of a broker and the orderly clock's ticks. The model then has the periodic rebalance
     /// ([`Config::periodic_rebalance`]), which both parts explore.
     pub liveness: bool,
     /// Explore only this shard of the state space

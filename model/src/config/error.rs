@@ -52,6 +52,10 @@ pub enum ConfigError {
         /// The strategy's name.
         strategy: String,
     },
+    /// Orderly consumption with server-side assignment: RocketMQ never
+    /// combines them (an orderly consumer's `clientRebalance()` is always
+    /// true, so it allocates on the client whatever the group's setting).
+    OrderlyOnServer,
     /// A part of orderly consumption asked for without `orderly`.
     OrderlyOnly {
         /// The number that needs it.
@@ -92,6 +96,11 @@ impl fmt::Display for ConfigError {
             Self::UnsupportedServerStrategy { strategy } => write!(
                 f,
                 "server-side assignment supports AVG and AVG_BY_CIRCLE only, not {strategy}"
+            ),
+            Self::OrderlyOnServer => f.write_str(
+                "orderly consumers always rebalance on the client in RocketMQ \
+                 (clientRebalance() is true for orderly consumption), so server-side \
+                 assignment and orderly consumption are never combined",
             ),
             Self::ScenarioNeeds {
                 scenario,

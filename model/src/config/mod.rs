@@ -277,6 +277,9 @@ impl Config {
     ) -> Result<Self, ConfigError> {
         validate(scenario, &sizes)?;
         validate_orderly(scenario, &sizes, protocol.orderly)?;
+        if protocol.assignment == Allocator::Server && protocol.orderly.is_some() {
+            return Err(ConfigError::OrderlyOnServer);
+        }
         if protocol.assignment == Allocator::Server
             && !matches!(strategy.name(), "AVG" | "AVG_BY_CIRCLE")
         {
