@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser};
+use clap::Args;
 use rocketmq_rebalance_cluster::harms::{self, Figures, Harms};
 use rocketmq_rebalance_cluster::outcome::{compare, Mismatch, Outcome};
 use rocketmq_rebalance_cluster::run::{prepare, run, RunOptions, RunResult};
@@ -62,14 +62,6 @@ pub struct ClusterArgs {
     json: bool,
 }
 
-/// Only the model flags, to read a script's `model` list.
-#[derive(Parser, Debug)]
-#[command(name = "model")]
-struct ModelFlags {
-    #[command(flatten)]
-    model: ModelArgs,
-}
-
 /// Runs `rebalance cluster`: exit 0 when the real outcome matches the
 /// model's, 1 when it does not, 2 on bad input, 3 when the cluster could
 /// not be started.
@@ -92,12 +84,7 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return bad_input(e),
     };
-    let model = match ModelFlags::try_parse_from(
-        std::iter::once("model".to_owned()).chain(script.model.clone()),
-    )
-    .map_err(|e| e.to_string())
-    .and_then(|f| f.model.build_config())
-    {
+    let model = match ModelArgs::config_from(&script.model) {
         Ok(config) => config,
         Err(e) => return bad_input(format!("{}: its model flags: {e}", path.display())),
     };

@@ -21,6 +21,7 @@ mod allocate;
 mod check;
 mod cluster;
 mod compare;
+mod conform;
 mod explore;
 mod input;
 mod model_args;
@@ -48,6 +49,11 @@ enum Command {
     /// Compare every strategy on joins, leaves and queue growth: balance,
     /// queues moved against the lower bound, disagreement, time.
     Compare(compare::CompareArgs),
+    /// Decide whether a real cluster's trace (`rebalance cluster`'s NDJSON)
+    /// is a behaviour of the model configured by the same flags as `check`:
+    /// 0 it is, 1 it is not (with the first event the model cannot
+    /// explain), 2 bad input, 3 a search bound was hit.
+    Conform(conform::ConformArgs),
     /// Serve the interactive state explorer for a model configuration (the
     /// same flags as `check`) in the browser.
     Explore(explore::ExploreArgs),
@@ -60,6 +66,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Cluster(args) => cluster::run_cluster(args),
         Command::Compare(args) => compare::run(args),
+        Command::Conform(args) => conform::run(args),
         Command::Explore(args) => explore::run(args),
     }
 }

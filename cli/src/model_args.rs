@@ -216,7 +216,25 @@ pub struct ModelArgs {
     pub failed_locks: Option<usize>,
 }
 
+/// Only the model flags, to read a list of them (a script's `model`, a
+/// trace's `run`).
+#[derive(clap::Parser, Debug)]
+#[command(name = "model")]
+struct ModelFlags {
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
 impl ModelArgs {
+    /// The configuration a list of model flags describes (without the
+    /// program name), or what is wrong with them.
+    pub fn config_from(flags: &[String]) -> Result<Config, String> {
+        use clap::Parser;
+        ModelFlags::try_parse_from(std::iter::once("model".to_owned()).chain(flags.to_vec()))
+            .map_err(|e| e.to_string())
+            .and_then(|f| f.model.build_config())
+    }
+
     /// The configuration these flags describe, or what is wrong with them
     /// in the flags' own terms.
     pub fn build_config(&self) -> Result<Config, String> {

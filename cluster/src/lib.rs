@@ -33,6 +33,7 @@ pub mod outcome;
 pub mod run;
 pub mod script;
 pub mod trace;
+pub mod translate;
 
 /// Why a run did not give an outcome.
 #[derive(Debug)]

@@ -58,6 +58,10 @@
 //!   [`ConsumeFrom`], [`Allocator`]), the faults ([`Fault`], described by
 //!   its [`FaultSpec`]), and a typed error for each ([`ConfigError`],
 //!   [`UnknownScenario`], ...).
+//! - Trace validation: [`conform`] decides whether the [`Observation`]s
+//!   of a real run ([`Observed`] changes) are a behaviour of the model,
+//!   within its [`Bounds`], and says why not ([`Conformance`],
+//!   [`Verdict`]).
 //! - The model as Stateright sees it: [`RebalanceModel`], whose states are
 //!   [`SystemState`] and steps [`Action`] (their fields are the model's
 //!   internals); a state and a path as data ([`view`]), and a path's
@@ -111,6 +115,7 @@
 #[macro_use]
 mod config;
 mod check;
+mod conform;
 mod explorer;
 mod guarantees;
 mod model;
@@ -130,6 +135,7 @@ pub use config::{
     FaultSpec, Layer, LockTiming, NetworkKind, Pick, ProtocolOptions, Scenario, Size, Sizes,
     Target, UnknownAllocator, UnknownCommit, UnknownConsumeFrom, UnknownNetwork, UnknownScenario,
 };
+pub use conform::{conform, Bounds, Conformance, Observation, Observed, Verdict};
 pub use explorer::{sequence_svg, Svg};
 pub use guarantees::{
     AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED,

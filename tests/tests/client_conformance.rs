@@ -50,6 +50,33 @@ fn every_java_client_case_passes() {
     );
 }
 
+/// What real consumers of a RocketMQ 5.3.3 cluster took, recorded by
+/// `rebalance conform --cases` from the real runs of `cluster/traces/`.
+const REAL: &str = include_str!("../data/rebalance-real.jsonl");
+
+#[test]
+fn every_allocation_of_a_real_run_is_the_crates() {
+    let mut calls = 0;
+    for (line, text) in REAL.lines().enumerate() {
+        let case: Case =
+            serde_json::from_str(text).unwrap_or_else(|e| panic!("line {}: {e}", line + 1));
+        let ours = case
+            .run()
+            .unwrap_or_else(|e| panic!("line {}: {e}", line + 1));
+        for (expected, actual) in case.results.iter().zip(&ours) {
+            calls += 1;
+            assert!(
+                expected.agrees_with(actual),
+                "line {}: the real consumer took {:?}, the crate gives {:?}",
+                line + 1,
+                expected.queues,
+                actual.queues
+            );
+        }
+    }
+    assert!(calls >= 40, "{calls} real calls");
+}
+
 /// `rebalance_allocate_group` computes every share in one pass; each listed
 /// consumer's share must still be the one Java gave that consumer's call.
 #[test]

@@ -1,0 +1,312 @@
+//! The translator from a real trace to the model's observations
+//! ([`Observation`]), the input of trace validation (`rebalance conform`).
+//!
+//! Its rules, each for a gap between what RocketMQ records and what the
+//! model has:
+//!
+//! - **Names.** The run's topics, in the topology's order, are the model's
+//!   topics in its order; the group's retry topic is the model's when it
+//!   models one and is left out otherwise. A member's client id is what
+//!   follows `@` (`127.0.0.1@c1` is `c1`), as the model names clients.
+//! - **No-ops are dropped.** A broker's member table is observed when it
+//!   changes (the periodic `REGISTER` of a known channel changes nothing);
+//!   a consumer's queues of a topic when `messageQueueChanged` gives a new
+//!   set.
+//! - **Life.** `c.life starting` is the start; `c.life stopped` a graceful
+//!   shutdown; the orchestrator's `kill`, or a `stop` (`SIGSTOP`) never
+//!   followed by `cont`, the process's death. A `stop` that is followed by
+//!   `cont` is a pause the model sees only through what the brokers do
+//!   (their expiry of it), so it is no observation of its own.
+//! - **A stopped broker** lists nobody: its member table is lost.
+//! - **Allocations** are not observations: each `c.alloc` is checked on
+//!   its own against the crate (`rebalance_allocate` on the consumer's own
+//!   inputs), since the model's consumers call the same function.
+
+use std::collections::BTreeMap;
+
+use rocketmq_rebalance::conformance::{CallResult, Case};
+use rocketmq_rebalance::{rebalance_allocate, MessageQueue};
+use rocketmq_rebalance_model::{Config, Observation, Observed};
+use serde_json::Value;
+
+use crate::trace::Event;
+
+/// A trace in the model's terms.
+#[derive(Clone, Debug)]
+pub struct Translation {
+    /// The observations, in the trace's order.
+    pub observations: Vec<Observation>,
+    /// `c.alloc` events checked against the crate.
+    pub allocations: usize,
+    /// Each allocation whose result differs from the crate's.
+    pub allocation_mismatches: Vec<AllocationMismatch>,
+    /// Each distinct allocation, as a client-level conformance case with
+    /// the real consumer's result (the format of `tests/data`).
+    pub cases: Vec<Case>,
+}
+
+/// A real allocation the crate computes otherwise.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct AllocationMismatch {
+    /// The trace line (from 1).
+    pub line: usize,
+    /// The consumer.
+    pub consumer: String,
+    /// What the real consumer took.
+    pub real: Vec<String>,
+    /// What the crate gives on the same inputs.
+    pub crate_result: Vec<String>,
+}
+
+/// The client id as the model names it: what follows `@`.
+fn client_name(id: &str) -> String {
+    id.rsplit_once('@').map_or(id, |(_, name)| name).to_owned()
+}
+
+fn parse_queue(topic: &str, queue: &str) -> Option<MessageQueue> {
+    let (broker, id) = queue.rsplit_once(':')?;
+    Some(MessageQueue::new(topic, broker, id.parse().ok()?))
+}
+
+/// Whether the run's sizes are the model's: its brokers at the start, each
+/// topic's queues on each, its consumers.
+fn check_sizes(spec: &Value, events: &[Event], cfg: &Config) -> Result<(), String> {
+    let brokers = spec
+        .get("brokers")
+        .and_then(Value::as_array)
+        .map_or(0, |bs| {
+            bs.iter()
+                .filter(|b| b.get("late").and_then(Value::as_bool) != Some(true))
+                .count()
+        });
+    let queues: Vec<u64> = spec
+        .get("topics")
+        .and_then(Value::as_array)
+        .map(|ts| {
+            ts.iter()
+                .filter_map(|t| t.get("queues").and_then(Value::as_u64))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut consumers: Vec<&str> = events
+        .iter()
+        .filter(|e| e.ev == "c.life" && e.str("state") == Some("ready"))
+        .map(|e| e.p.as_str())
+        .collect();
+    consumers.dedup();
+    let sizes = &cfg.sizes;
+    let differ = |what: &str, real: usize, model: usize| {
+        format!("the run has {real} {what}, the model {model}: give the model the run's sizes")
+    };
+    if brokers != sizes.brokers {
+        return Err(differ("brokers", brokers, sizes.brokers));
+    }
+    if let Some(&q) = queues.iter().find(|&&q| q as usize != sizes.queues) {
+        return Err(differ("queues a broker", q as usize, sizes.queues));
+    }
+    if consumers.len() != sizes.consumers {
+        return Err(differ("consumers", consumers.len(), sizes.consumers));
+    }
+    Ok(())
+}
+
+/// Turns `events` (a whole trace, as `trace::parse` reads it) into the
+/// observations of `cfg`'s model. An error names what the trace lacks.
+pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> {
+    let topology = events
+        .iter()
+        .find(|e| e.ev == "topology")
+        .ok_or("no `topology` event: the trace does not say what ran")?;
+    let spec = topology
+        .fields
+        .get("spec")
+        .ok_or("`topology` has no `spec`")?;
+    let group = spec
+        .get("group")
+        .and_then(Value::as_str)
+        .ok_or("`topology` has no group")?;
+    let real_topics: Vec<&str> = spec
+        .get("topics")
+        .and_then(Value::as_array)
+        .map(|ts| {
+            ts.iter()
+                .filter_map(|t| t.get("name").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    let business = cfg.sizes.topics;
+    if real_topics.len() != business {
+        return Err(format!(
+            "the trace has {} topics ({}), the model {business}",
+            real_topics.len(),
+            real_topics.join(", ")
+        ));
+    }
+    check_sizes(spec, events, cfg)?;
+    // A topic of the model's name is that topic; the others pair up in
+    // order.
+    let mut unnamed = cfg.topic_names[..business]
+        .iter()
+        .filter(|m| !real_topics.contains(&m.as_str()));
+    let mut topics: BTreeMap<String, String> = real_topics
+        .iter()
+        .map(|real| {
+            let model = if cfg.topic_names[..business].iter().any(|m| m == real) {
+                real.to_string()
+            } else {
+                unnamed.next().cloned().unwrap_or_default()
+            };
+            (real.to_string(), model)
+        })
+        .collect();
+    if cfg.protocol.retry_topic {
+        topics.insert(format!("%RETRY%{group}"), cfg.topic_names[business].clone());
+    }
+    let resumed: Vec<&str> = events
+        .iter()
+        .filter(|e| e.ev == "env" && e.str("action") == Some("cont"))
+        .filter_map(|e| e.str("consumer"))
+        .collect();
+
+    let mut out = Translation {
+        observations: Vec::new(),
+        allocations: 0,
+        allocation_mismatches: Vec::new(),
+        cases: Vec::new(),
+    };
+    let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut owns: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for (i, e) in events.iter().enumerate() {
+        let line = i + 1;
+        let mut seen = None;
+        let mut observe = |what: Observed| seen = Some(what);
+        match e.ev.as_str() {
+            "b.member" if e.fields.contains_key("members") => {
+                let broker = e.str("broker").ok_or(format!("line {line}: no broker"))?;
+                let mut clients: Vec<String> = e
+                    .strings("members")
+                    .iter()
+                    .map(|c| client_name(c))
+                    .collect();
+                clients.sort();
+                if members.get(broker) != Some(&clients) {
+                    members.insert(broker.to_owned(), clients.clone());
+                    observe(Observed::Members {
+                        broker: broker.to_owned(),
+                        clients,
+                    });
+                }
+            }
+            "b.life" if e.str("state") == Some("stopped") => {
+                let broker = e.str("broker").ok_or(format!("line {line}: no broker"))?;
+                if members.get(broker).is_some_and(|m| !m.is_empty()) {
+                    members.insert(broker.to_owned(), Vec::new());
+                    observe(Observed::Members {
+                        broker: broker.to_owned(),
+                        clients: Vec::new(),
+                    });
+                }
+            }
+            "c.mqchanged" => {
+                let Some(topic) = e.str("topic").and_then(|t| topics.get(t)) else {
+                    continue;
+                };
+                let mut queues = e.strings("divided");
+                queues.sort();
+                let key = (e.p.clone(), topic.clone());
+                if owns.get(&key).map_or(!queues.is_empty(), |q| *q != queues) {
+                    owns.insert(key, queues.clone());
+                    observe(Observed::Owns {
+                        consumer: e.p.clone(),
+                        topic: topic.clone(),
+                        queues,
+                    });
+                }
+            }
+            "c.life" => {
+                let consumer = e.p.clone();
+                match e.str("state") {
+                    Some("starting") => observe(Observed::Started { consumer }),
+                    Some("stopped") => {
+                        owns.retain(|(c, _), _| *c != e.p);
+                        observe(Observed::ShutDown { consumer })
+                    }
+                    _ => {}
+                }
+            }
+            "env" => {
+                let Some(consumer) = e.str("consumer") else {
+                    continue;
+                };
+                let died = match e.str("action") {
+                    Some("kill") => true,
+                    Some("stop") => !resumed.contains(&consumer),
+                    _ => false,
+                };
+                if died {
+                    owns.retain(|(c, _), _| c != consumer);
+                    observe(Observed::Died {
+                        consumer: consumer.to_owned(),
+                    });
+                }
+            }
+            "c.alloc" => {
+                let Some(topic) = e.str("topic") else {
+                    continue;
+                };
+                out.allocations += 1;
+                let queues: Vec<MessageQueue> = e
+                    .strings("mq_all")
+                    .iter()
+                    .filter_map(|q| parse_queue(topic, q))
+                    .collect();
+                let consumers = e.strings("cid_all");
+                let current = e.str("cid").unwrap_or_default();
+                let taken = e.strings("result");
+                let indices: Vec<usize> = taken
+                    .iter()
+                    .filter_map(|r| {
+                        let mq = parse_queue(topic, r)?;
+                        queues.iter().position(|q| *q == mq)
+                    })
+                    .collect();
+                let case = Case {
+                    strategy: cfg.strategy.name().to_owned(),
+                    sort: true,
+                    virtual_nodes: None,
+                    consumer_idcs: None,
+                    queues: queues.clone(),
+                    consumers: consumers.clone(),
+                    results: vec![CallResult::expect_queues(current, indices)],
+                };
+                if !out.cases.contains(&case) {
+                    out.cases.push(case);
+                }
+                let mut real = taken;
+                real.sort();
+                let mut computed: Vec<String> =
+                    rebalance_allocate(&*cfg.strategy, group, current, &queues, &consumers)
+                        .map(|qs| {
+                            qs.iter()
+                                .map(|q| format!("{}:{}", q.broker_name, q.queue_id))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                computed.sort();
+                if computed != real {
+                    out.allocation_mismatches.push(AllocationMismatch {
+                        line,
+                        consumer: e.p.clone(),
+                        real,
+                        crate_result: computed,
+                    });
+                }
+            }
+            _ => {}
+        }
+        if let Some(what) = seen {
+            out.observations.push(Observation { what, t: e.t, line });
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,169 @@
+//! Trace validation on real runs recorded once (`cluster/traces/`): each is
+//! a behaviour of the model it was compared with, and the validator can
+//! fail: the same trace with one event removed, with two causally ordered
+//! events swapped, or against a model with another strategy, is not, and
+//! the report names the event.
+
+use std::path::Path;
+
+use rocketmq_rebalance::strategy_from_name;
+use rocketmq_rebalance_cluster::trace::{self, Event};
+use rocketmq_rebalance_cluster::translate::{translate, Translation};
+use rocketmq_rebalance_model::{
+    build_model, conform, Bounds, Config, Conformance, NetworkKind, Scenario, Sizes, Verdict,
+};
+
+fn events(name: &str) -> Vec<Event> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("traces")
+        .join(name);
+    trace::parse(&std::fs::read_to_string(&path).expect("a recorded trace")).expect("parses")
+}
+
+fn config(scenario: Scenario, sizes: Sizes, strategy: &str) -> Config {
+    let strategy = strategy_from_name(strategy).expect("a strategy");
+    Config::new(scenario, sizes, NetworkKind::Ordered, strategy.into()).expect("valid")
+}
+
+/// The model `rebalance cluster` compared the healthy join with: two
+/// consumers running, a third joining, two brokers of two queues.
+fn healthy(strategy: &str) -> Config {
+    config(
+        Scenario::Healthy,
+        Scenario::Healthy.default_sizes(),
+        strategy,
+    )
+}
+
+/// The kill under load, at the run's sizes: three consumers running over
+/// two brokers of three queues, one killed.
+fn kill_run() -> Config {
+    let sizes = Sizes {
+        consumers: 3,
+        joins: Some(0),
+        kills: 1,
+        queues: 3,
+        ..Sizes::default()
+    };
+    config(Scenario::Healthy, sizes, "AVG")
+}
+
+fn validate(events: &[Event], cfg: Config) -> (Translation, Conformance) {
+    let translation = translate(events, &cfg).expect("translates");
+    let model = build_model(cfg.with_periodic_rebalance(true));
+    let result = conform(&model, &translation.observations, Bounds::default());
+    (translation, result)
+}
+
+/// The line of the first event `ev` whose fields include `pattern`.
+fn line_of(events: &[Event], ev: &str, pattern: serde_json::Value) -> usize {
+    let pattern = pattern.as_object().expect("an object").clone();
+    events
+        .iter()
+        .position(|e| e.ev == ev && e.matches(&pattern))
+        .expect("the event is in the trace")
+}
+
+#[test]
+fn every_recorded_run_conforms_and_every_allocation_is_the_crates() {
+    let runs = [
+        ("healthy.ndjson", healthy("AVG")),
+        ("harms-kill.ndjson", kill_run()),
+        (
+            "zombie-consumer.ndjson",
+            config(
+                Scenario::ZombieConsumer,
+                Scenario::ZombieConsumer.default_sizes(),
+                "AVG",
+            ),
+        ),
+        (
+            "duplicate-client-id.ndjson",
+            config(
+                Scenario::DuplicateClientId,
+                Scenario::DuplicateClientId.default_sizes(),
+                "AVG",
+            ),
+        ),
+    ];
+    for (name, cfg) in runs {
+        let (translation, result) = validate(&events(name), cfg);
+        assert_eq!(result.verdict, Verdict::Conforms, "{name}: {result:#?}");
+        assert!(
+            result.explained > 0,
+            "{name}: something after the warm-up is checked"
+        );
+        assert!(translation.allocations > 0, "{name}");
+        assert_eq!(translation.allocation_mismatches, [], "{name}");
+    }
+}
+
+#[test]
+fn without_the_kill_the_brokers_dropping_the_consumer_is_unexplained() {
+    let mut trace = events("harms-kill.ndjson");
+    let kill = line_of(
+        &trace,
+        "env",
+        serde_json::json!({"action": "kill", "consumer": "c1"}),
+    );
+    trace.remove(kill);
+    let (translation, result) = validate(&trace, kill_run());
+    assert_eq!(result.verdict, Verdict::Mismatch, "{result:#?}");
+    let first = &translation.observations[result.unexplained.expect("named")];
+    // The first change the model cannot make: a broker listing the
+    // survivors only, while c1 lives.
+    assert!(
+        first.what.to_string().contains("lists [c2 c3]"),
+        "{}",
+        first.what
+    );
+    assert!(first.line > kill, "after the removed event");
+    assert!(!result.enabled.is_empty() && !result.state.is_empty());
+}
+
+#[test]
+fn a_broker_listing_a_consumer_before_it_starts_is_unexplained() {
+    let mut trace = events("healthy.ndjson");
+    // c3's start, and its first registration, which the start made: swapped,
+    // each with its own stamp (over half a second apart).
+    let start = line_of(&trace, "c.life", serde_json::json!({"state": "starting"}));
+    let start = start
+        + trace[start..]
+            .iter()
+            .position(|e| e.p == "c3" && e.ev == "c.life" && e.str("state") == Some("starting"))
+            .expect("c3 starts");
+    let register = line_of(
+        &trace,
+        "b.member",
+        serde_json::json!({"kind": "CLIENT_REGISTER", "client": "127.0.0.1@c3"}),
+    );
+    assert!(start < register);
+    trace.swap(start, register);
+    let (translation, result) = validate(&trace, healthy("AVG"));
+    assert_eq!(result.verdict, Verdict::Mismatch, "{result:#?}");
+    let first = &translation.observations[result.unexplained.expect("named")];
+    assert!(
+        first.what.to_string().ends_with("lists [c1 c2 c3]"),
+        "{}",
+        first.what
+    );
+}
+
+#[test]
+fn against_another_strategy_the_allocations_and_the_run_do_not_conform() {
+    let (translation, result) = validate(&events("healthy.ndjson"), healthy("AVG_BY_CIRCLE"));
+    assert!(!translation.allocation_mismatches.is_empty());
+    assert_eq!(result.verdict, Verdict::Mismatch, "{result:#?}");
+    let first = &translation.observations[result.unexplained.expect("named")];
+    assert!(
+        first.what.to_string().contains("consumes"),
+        "{}",
+        first.what
+    );
+}
+
+#[test]
+fn a_run_of_other_sizes_is_refused() {
+    let err = translate(&events("harms-kill.ndjson"), &healthy("AVG")).unwrap_err();
+    assert!(err.contains("give the model the run's sizes"), "{err}");
+}
