@@ -11,7 +11,10 @@ use rocketmq_rebalance_cluster::outcome::{compare, Mismatch, Outcome};
 use rocketmq_rebalance_cluster::run::{prepare, run, RunOptions, RunResult};
 use rocketmq_rebalance_cluster::script::{self, Script};
 use rocketmq_rebalance_cluster::trace::short_queue;
-use rocketmq_rebalance_model::{check_model, checked_model, CheckOptions, Report, Search};
+use rocketmq_rebalance_cluster::translate::{same_sizes, validate};
+use rocketmq_rebalance_model::{
+    check_model, checked_model, Bounds, CheckOptions, Report, Search, Verdict,
+};
 use serde_json::json;
 
 use crate::compare::measure::HarmParameters;
@@ -88,6 +91,24 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
         Ok(config) => config,
         Err(e) => return bad_input(format!("{}: its model flags: {e}", path.display())),
     };
+    // Trace validation needs the model at the run's own sizes.
+    let conform_flags = script.conform.as_ref().unwrap_or(&script.model);
+    let sized = ModelArgs::config_from(conform_flags).and_then(|cfg| {
+        let topics = vec![script.queues; script.topics().len()];
+        same_sizes(
+            script.brokers - script.late_brokers,
+            &topics,
+            script.consumers.len(),
+            &cfg,
+        )
+    });
+    if let Err(e) = sized {
+        return bad_input(format!(
+            "{}: its conform flags ({}): {e}",
+            path.display(),
+            conform_flags.join(" ")
+        ));
+    }
     let run_dir = args.run_dir.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!(
             "rebalance-cluster-{}-{}",
@@ -148,7 +169,9 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
     let outcome = Outcome::judge(&result.observer, result.settled, script.orderly);
     let mismatches = compare(&report, &outcome, &script);
     let harms = harms::measure(&result.events, &result.observer, Script::TOPIC);
+    let conformance = conformance(&script, &result, &trace_text);
     let judged = Judged {
+        conformance: &conformance,
         default_timers: args.default_timers,
         harms: &harms,
         script: &script,
@@ -170,8 +193,43 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
     }
 }
 
+/// Trace validation of the run (`rebalance conform`) against the model at
+/// its own sizes, as JSON: the verdict, what was explained, the first event
+/// not explained, the allocations checked.
+fn conformance(script: &Script, result: &RunResult, trace_text: &str) -> serde_json::Value {
+    let flags = script.conform.as_ref().unwrap_or(&script.model);
+    let validated = ModelArgs::config_from(flags)
+        .and_then(|cfg| validate(&result.events, cfg, Bounds::default()));
+    match validated {
+        Ok((translation, c)) => {
+            let unexplained = c
+                .unexplained
+                .and_then(|i| translation.observations.get(i))
+                .map(|o| {
+                    json!({"line": o.line, "change": o.what.to_string(),
+                           "event": trace_text.lines().nth(o.line - 1)})
+                });
+            json!({
+                "verdict": c.verdict,
+                "conforms": c.verdict == Verdict::Conforms
+                    && translation.allocation_mismatches.is_empty(),
+                "model": flags,
+                "observations": c.observations,
+                "explained": c.explained,
+                "unexplained": unexplained,
+                "allocations": translation.allocations,
+                "allocation_mismatches": translation.allocation_mismatches,
+            })
+        }
+        Err(e) => {
+            json!({"verdict": "not_validated", "conforms": false, "model": flags, "error": e})
+        }
+    }
+}
+
 /// A run and its verdicts, beside the model's.
 struct Judged<'a> {
+    conformance: &'a serde_json::Value,
     default_timers: bool,
     harms: &'a Harms,
     script: &'a Script,
@@ -214,6 +272,7 @@ impl Judged<'_> {
             "harms": self.harms_json(),
             "matches_model": self.mismatches.is_empty(),
             "mismatches": self.mismatches,
+            "conformance": self.conformance,
             "trace": self.trace,
         })
     }
@@ -364,6 +423,20 @@ impl Judged<'_> {
                 );
             }
         }
+        let c = self.conformance;
+        println!(
+            "trace validation (rebalance conform {}): {}, {} of {} observations explained by one run, {} allocations checked{}",
+            c["model"].as_array().map_or(String::new(), |f| {
+                f.iter().filter_map(|v| v.as_str()).collect::<Vec<_>>().join(" ")
+            }),
+            c["verdict"].as_str().unwrap_or_default(),
+            c["explained"],
+            c["observations"],
+            c["allocations"],
+            c["unexplained"]["change"]
+                .as_str()
+                .map_or(String::new(), |u| format!("; first unexplained: {u}"))
+        );
         println!(
             "trace: {}",
             self.trace

@@ -3,8 +3,8 @@
 
 use clap::Args;
 use rocketmq_rebalance_cluster::trace;
-use rocketmq_rebalance_cluster::translate::{translate, AllocationMismatch};
-use rocketmq_rebalance_model::{build_model, conform, Bounds, Conformance, Verdict};
+use rocketmq_rebalance_cluster::translate::{validate, AllocationMismatch, Translation};
+use rocketmq_rebalance_model::{Bounds, Conformance, Verdict};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,8 +18,9 @@ pub struct ConformArgs {
     /// The NDJSON trace a `rebalance cluster` run wrote (its
     /// `trace.ndjson`).
     trace: PathBuf,
-    /// Check against the model flags the trace's run was compared with (its
-    /// `run` event), instead of the flags given.
+    /// Check against the model flags the trace's run records (its `run`
+    /// event: the script's `conform` flags, the model at the run's own
+    /// sizes, else its `model` flags), instead of the flags given.
     #[arg(long)]
     trace_model: bool,
     #[command(flatten)]
@@ -73,7 +74,14 @@ pub fn run(args: ConformArgs) -> ExitCode {
         events
             .iter()
             .find(|e| e.ev == "run")
-            .map(|run| run.strings("model"))
+            .map(|run| {
+                let conform = run.strings("conform");
+                if conform.is_empty() {
+                    run.strings("model")
+                } else {
+                    conform
+                }
+            })
             .unwrap_or_default()
     } else {
         Vec::new()
@@ -90,8 +98,13 @@ pub fn run(args: ConformArgs) -> ExitCode {
     if args.silent_steps == 0 || args.max_nodes == 0 {
         return bad_input("--silent-steps and --max-nodes must be positive");
     }
-    let translation = match translate(&events, &config) {
-        Ok(t) => t,
+    let bounds = Bounds {
+        silent_steps: args.silent_steps,
+        concurrency_ns: args.concurrency_ms * 1_000_000,
+        max_nodes: args.max_nodes,
+    };
+    let (translation, result) = match validate(&events, config, bounds) {
+        Ok(v) => v,
         Err(e) => return bad_input(format!("{}: {e}", args.trace.display())),
     };
     if let Some(path) = &args.cases {
@@ -110,15 +123,6 @@ pub fn run(args: ConformArgs) -> ExitCode {
             return bad_input(format!("cannot write --cases {}: {e}", path.display()));
         }
     }
-    // A real consumer rebalances every 20 s whatever happens, and may ask
-    // another broker each time.
-    let model = build_model(config.with_periodic_rebalance(true));
-    let bounds = Bounds {
-        silent_steps: args.silent_steps,
-        concurrency_ns: args.concurrency_ms * 1_000_000,
-        max_nodes: args.max_nodes,
-    };
-    let result = conform(&model, &translation.observations, bounds);
     let unexplained_event = result
         .unexplained
         .and_then(|i| translation.observations.get(i))
@@ -160,7 +164,7 @@ pub fn run(args: ConformArgs) -> ExitCode {
 fn write_text(
     out: &mut impl Write,
     result: &Conformance,
-    translation: &rocketmq_rebalance_cluster::translate::Translation,
+    translation: &Translation,
     unexplained_event: Option<&str>,
 ) -> std::io::Result<()> {
     let verdict = match result.verdict {

@@ -73,11 +73,23 @@ fn real(scenario: &[&str]) -> serde_json::Value {
         "harms",
         "matches_model",
         "mismatches",
+        "conformance",
         "trace",
     ] {
         assert!(report.get(field).is_some(), "no {field} in {report:#}");
     }
     assert_eq!(report["rocketmq_version"], "5.3.3");
+    // Trace validation: the run is a behaviour of the model at its sizes,
+    // and every allocation in it is the crate's.
+    let conformance = &report["conformance"];
+    assert_eq!(
+        conformance["conforms"], true,
+        "the trace is not a behaviour of the model: {conformance:#}"
+    );
+    assert!(
+        conformance["explained"].as_u64() > Some(0),
+        "{conformance:#}"
+    );
     report
 }
 

@@ -26,7 +26,9 @@ use std::collections::BTreeMap;
 
 use rocketmq_rebalance::conformance::{CallResult, Case};
 use rocketmq_rebalance::{rebalance_allocate, MessageQueue};
-use rocketmq_rebalance_model::{Config, Observation, Observed};
+use rocketmq_rebalance_model::{
+    build_model, conform, Bounds, Config, Conformance, Observation, Observed,
+};
 use serde_json::Value;
 
 use crate::trace::Event;
@@ -68,6 +70,21 @@ fn parse_queue(topic: &str, queue: &str) -> Option<MessageQueue> {
     Some(MessageQueue::new(topic, broker, id.parse().ok()?))
 }
 
+/// Trace validation of a whole run: its translation, and whether it is a
+/// behaviour of `cfg`'s model, which has the periodic rebalance (a real
+/// consumer rebalances every 20 s whatever happens, and may ask another
+/// broker each time).
+pub fn validate(
+    events: &[Event],
+    cfg: Config,
+    bounds: Bounds,
+) -> Result<(Translation, Conformance), String> {
+    let translation = translate(events, &cfg)?;
+    let model = build_model(cfg.with_periodic_rebalance(true));
+    let result = conform(&model, &translation.observations, bounds);
+    Ok((translation, result))
+}
+
 /// Whether the run's sizes are the model's: its brokers at the start, each
 /// topic's queues on each, its consumers.
 fn check_sizes(spec: &Value, events: &[Event], cfg: &Config) -> Result<(), String> {
@@ -94,6 +111,19 @@ fn check_sizes(spec: &Value, events: &[Event], cfg: &Config) -> Result<(), Strin
         .map(|e| e.p.as_str())
         .collect();
     consumers.dedup();
+    let queues: Vec<usize> = queues.into_iter().map(|q| q as usize).collect();
+    same_sizes(brokers, &queues, consumers.len(), cfg)
+}
+
+/// Whether a run of `brokers` brokers at the start, each topic with these
+/// queues on each, and `consumers` consumers has the sizes of `cfg`'s
+/// model: trace validation needs them equal.
+pub fn same_sizes(
+    brokers: usize,
+    queues: &[usize],
+    consumers: usize,
+    cfg: &Config,
+) -> Result<(), String> {
     let sizes = &cfg.sizes;
     let differ = |what: &str, real: usize, model: usize| {
         format!("the run has {real} {what}, the model {model}: give the model the run's sizes")
@@ -101,11 +131,11 @@ fn check_sizes(spec: &Value, events: &[Event], cfg: &Config) -> Result<(), Strin
     if brokers != sizes.brokers {
         return Err(differ("brokers", brokers, sizes.brokers));
     }
-    if let Some(&q) = queues.iter().find(|&&q| q as usize != sizes.queues) {
-        return Err(differ("queues a broker", q as usize, sizes.queues));
+    if let Some(&q) = queues.iter().find(|&&q| q != sizes.queues) {
+        return Err(differ("queues a broker", q, sizes.queues));
     }
-    if consumers.len() != sizes.consumers {
-        return Err(differ("consumers", consumers.len(), sizes.consumers));
+    if consumers != sizes.consumers {
+        return Err(differ("consumers", consumers, sizes.consumers));
     }
     Ok(())
 }
