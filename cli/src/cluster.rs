@@ -11,7 +11,7 @@ use rocketmq_rebalance_cluster::outcome::{compare, Mismatch, Outcome};
 use rocketmq_rebalance_cluster::run::{prepare, run, RunOptions, RunResult};
 use rocketmq_rebalance_cluster::script::{self, Script};
 use rocketmq_rebalance_cluster::trace::short_queue;
-use rocketmq_rebalance_cluster::translate::{same_sizes, validate};
+use rocketmq_rebalance_cluster::translate::{same_sizes, validate, Validation};
 use rocketmq_rebalance_model::{
     check_model, checked_model, Bounds, CheckOptions, Report, Search, Verdict,
 };
@@ -201,7 +201,11 @@ fn conformance(script: &Script, result: &RunResult, trace_text: &str) -> serde_j
     let validated = ModelArgs::config_from(flags)
         .and_then(|cfg| validate(&result.events, cfg, Bounds::default()));
     match validated {
-        Ok((translation, c)) => {
+        Ok(Validation {
+            translation,
+            conformance: c,
+            ..
+        }) => {
             let unexplained = c
                 .unexplained
                 .and_then(|i| translation.observations.get(i))

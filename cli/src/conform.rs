@@ -3,14 +3,18 @@
 
 use clap::Args;
 use rocketmq_rebalance_cluster::trace;
-use rocketmq_rebalance_cluster::translate::{validate, AllocationMismatch, Translation};
+use rocketmq_rebalance_cluster::translate::{
+    validate, AllocationMismatch, Translation, Validation,
+};
 use rocketmq_rebalance_model::{Bounds, Conformance, Verdict};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
 
 use crate::input::{bad_input, EXIT_FAILED};
 use crate::model_args::ModelArgs;
+use crate::render::html::html_report;
 
 /// Flags of `rebalance conform`.
 #[derive(Args, Debug)]
@@ -40,6 +44,16 @@ pub struct ConformArgs {
     /// `tests/data/rebalance-java.jsonl`) with the real consumer's result.
     #[arg(long, value_name = "FILE")]
     cases: Option<PathBuf>,
+    /// Also write the answer as the self-contained HTML page `check
+    /// --html` writes: the run of the model that explained the most, step
+    /// by step with its states, each observed step followed by the
+    /// observation it explains.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// Where `rebalance explore` (run with the same model flags) serves, for
+    /// the page's links.
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:3000")]
+    explorer_url: String,
     /// Print one JSON object on stdout instead of text.
     #[arg(long)]
     json: bool,
@@ -103,10 +117,24 @@ pub fn run(args: ConformArgs) -> ExitCode {
         concurrency_ns: args.concurrency_ms * 1_000_000,
         max_nodes: args.max_nodes,
     };
-    let (translation, result) = match validate(&events, config, bounds) {
+    // Created now, so that a bad path is refused before the search.
+    let html = match &args.html {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(file) => Some((path, file)),
+            Err(e) => return bad_input(format!("cannot write --html {}: {e}", path.display())),
+        },
+        None => None,
+    };
+    let started = Instant::now();
+    let Validation {
+        translation,
+        model,
+        conformance: result,
+    } = match validate(&events, config, bounds) {
         Ok(v) => v,
         Err(e) => return bad_input(format!("{}: {e}", args.trace.display())),
     };
+    let seconds = started.elapsed().as_secs_f64();
     if let Some(path) = &args.cases {
         let lines: String = translation
             .cases
@@ -153,6 +181,16 @@ pub fn run(args: ConformArgs) -> ExitCode {
     };
     if let Err(e) = written {
         eprintln!("error: cannot write the report: {e}");
+    }
+    if let Some((path, mut file)) = html {
+        let page = html_report(&result.report(&model, seconds), &model, &args.explorer_url);
+        match file.write_all(page.as_bytes()) {
+            Ok(()) => eprintln!("html report: {} ({} bytes)", path.display(), page.len()),
+            Err(e) => eprintln!(
+                "error: cannot write the HTML report {}: {e}",
+                path.display()
+            ),
+        }
     }
     match result.verdict {
         Verdict::BoundHit => ExitCode::from(3),

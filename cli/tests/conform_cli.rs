@@ -55,6 +55,22 @@ fn another_strategy_does_not_conform_and_the_report_names_the_event() {
 }
 
 #[test]
+fn the_html_page_shows_the_run_that_explained_the_most() {
+    let page = scratch("conform.html");
+    let out = rebalance(&[
+        &recorded("healthy.ndjson"),
+        "--strategy",
+        "AVG_BY_CIRCLE",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("the real trace is a behaviour of the model"));
+    assert!(html.contains("VIOLATED"), "the verdict is on the page");
+}
+
+#[test]
 fn a_search_bound_hit_first_exits_3() {
     let out = rebalance(&[
         &recorded("healthy.ndjson"),
@@ -85,6 +101,7 @@ fn bad_input_exits_2_with_a_message() {
         vec![healthy.as_str(), "--queues", "3"],
         vec![healthy.as_str(), "--silent-steps", "0"],
         vec![healthy.as_str(), "--scenario", "nope"],
+        vec![healthy.as_str(), "--html", "/nonexistent/dir/page.html"],
     ] {
         let out = rebalance(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");

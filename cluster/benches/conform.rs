@@ -52,8 +52,8 @@ fn conform(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter(|| {
                 let events = trace::parse(&text).expect("parses");
-                let (_, result) = validate(&events, cfg(), Bounds::default()).expect("validates");
-                assert_eq!(result.verdict, Verdict::Conforms);
+                let v = validate(&events, cfg(), Bounds::default()).expect("validates");
+                assert_eq!(v.conformance.verdict, Verdict::Conforms);
             })
         });
     }

@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use rocketmq_rebalance::conformance::{CallResult, Case};
 use rocketmq_rebalance::{rebalance_allocate, MessageQueue};
 use rocketmq_rebalance_model::{
-    build_model, conform, Bounds, Config, Conformance, Observation, Observed,
+    build_model, conform, Bounds, Config, Conformance, Observation, Observed, RebalanceModel,
 };
 use serde_json::Value;
 
@@ -70,19 +70,29 @@ fn parse_queue(topic: &str, queue: &str) -> Option<MessageQueue> {
     Some(MessageQueue::new(topic, broker, id.parse().ok()?))
 }
 
-/// Trace validation of a whole run: its translation, and whether it is a
-/// behaviour of `cfg`'s model, which has the periodic rebalance (a real
-/// consumer rebalances every 20 s whatever happens, and may ask another
-/// broker each time).
-pub fn validate(
-    events: &[Event],
-    cfg: Config,
-    bounds: Bounds,
-) -> Result<(Translation, Conformance), String> {
+/// Trace validation of a whole run: its translation, the model it was
+/// validated against, and the answer.
+pub struct Validation {
+    /// The trace in the model's terms.
+    pub translation: Translation,
+    /// The model, which has the periodic rebalance: a real consumer
+    /// rebalances every 20 s whatever happens, and may ask another broker
+    /// each time.
+    pub model: RebalanceModel,
+    /// Whether the trace is a behaviour of it.
+    pub conformance: Conformance,
+}
+
+/// Validates `events` (a whole run) against `cfg`'s model.
+pub fn validate(events: &[Event], cfg: Config, bounds: Bounds) -> Result<Validation, String> {
     let translation = translate(events, &cfg)?;
     let model = build_model(cfg.with_periodic_rebalance(true));
-    let result = conform(&model, &translation.observations, bounds);
-    Ok((translation, result))
+    let conformance = conform(&model, &translation.observations, bounds);
+    Ok(Validation {
+        translation,
+        model,
+        conformance,
+    })
 }
 
 /// Whether the run's sizes are the model's: its brokers at the start, each

@@ -17,4 +17,4 @@ mod observation;
 mod search;
 
 pub use observation::{Observation, Observed};
-pub use search::{conform, Bounds, Conformance, Verdict};
+pub use search::{conform, Bounds, Conformance, Verdict, CONFORMS};

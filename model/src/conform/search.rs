@@ -7,7 +7,8 @@ use std::collections::{HashMap, VecDeque};
 use stateright::Model;
 
 use super::observation::{changes, initial_observables, Observation, Observed};
-use crate::search::fingerprint;
+use crate::check::{Expectation, PropertyReport, Report, Status, Stopped};
+use crate::search::{encode_path, fingerprint};
 use crate::shell::{RebalanceModel, SystemState};
 use crate::trace::{describe_action, describe_state};
 
@@ -238,7 +239,16 @@ pub fn conform(
     }
     let node = &nodes[best];
     result.explained = node.next - start + node.ahead.count_ones() as usize;
-    // The run that explained the most, from its start.
+    // The warm-up, then the run that explained the most, from its start.
+    result.explanation = observations[..start]
+        .iter()
+        .map(|o| {
+            format!(
+                "line {}: {} (warm-up, up to the model's initial state)",
+                o.line, o.what
+            )
+        })
+        .collect();
     let mut chain = Vec::new();
     let mut at = Some(best);
     while let Some(i) = at {
@@ -320,4 +330,62 @@ fn explain(
         ahead2 >>= 1;
     }
     Some((next2, ahead2, explained))
+}
+
+/// The name of trace validation's one verdict in a [`Report`].
+pub const CONFORMS: &str = "the real trace is a behaviour of the model";
+
+impl Conformance {
+    /// The answer as a check's report, for the pages `check` draws: one
+    /// property, [`CONFORMS`], whose trace is the run that explained the
+    /// most (a counterexample when it does not conform, an example when it
+    /// does), replayable on `model`.
+    pub fn report(&self, model: &RebalanceModel, seconds: f64) -> Report {
+        let cfg = &*model.cfg;
+        let status = match self.verdict {
+            Verdict::Conforms => Status::Holds,
+            Verdict::Mismatch => Status::Violated,
+            Verdict::BoundHit => Status::Unknown,
+        };
+        let path: Vec<u32> = std::iter::once(0)
+            .chain(self.path.iter().copied())
+            .collect();
+        let mut trace = self.explanation.clone();
+        if let Some(i) = self.unexplained {
+            trace.push(format!(
+                "-- observation {} of {}: no step of the model explains it --",
+                i + 1,
+                self.observations
+            ));
+        }
+        Report {
+            scenario: cfg.scenario,
+            strategy: cfg.strategy.name().to_owned(),
+            network: cfg.network,
+            sizes: cfg.sizes,
+            protocol: cfg.protocol,
+            stopped: if self.bound_hit {
+                Stopped::StateLimit
+            } else {
+                Stopped::Exhausted
+            },
+            states: self.nodes,
+            unique_states: self.nodes,
+            max_depth: self.path.len(),
+            seconds,
+            unique_states_per_second: self.nodes as f64 / seconds.max(1e-9),
+            properties: vec![PropertyReport {
+                name: CONFORMS.to_owned(),
+                expectation: Expectation::Always,
+                status,
+                trace: Some(trace),
+                explorer_path: Some(format!("#/steps/{}", encode_path(&path))),
+                path: Some(path),
+                cycle_start: None,
+            }],
+            liveness: None,
+            harms: None,
+            shard: None,
+        }
+    }
 }
