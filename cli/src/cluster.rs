@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::Args;
 use rocketmq_rebalance_cluster::harms::{self, Figures, Harms};
 use rocketmq_rebalance_cluster::outcome::{compare, Mismatch, Outcome};
+use rocketmq_rebalance_cluster::random::random_script;
 use rocketmq_rebalance_cluster::run::{prepare, run, RunOptions, RunResult};
 use rocketmq_rebalance_cluster::script::{self, Script};
 use rocketmq_rebalance_cluster::trace::short_queue;
@@ -26,7 +27,7 @@ use crate::model_args::ModelArgs;
 pub struct ClusterArgs {
     /// The scenario to run, by `check`'s names: the script
     /// `cluster/scenarios/NAME.json` (`NAME-orderly.json` with --orderly).
-    #[arg(long, required_unless_present_any = ["script", "harms"])]
+    #[arg(long, required_unless_present_any = ["script", "harms", "random"])]
     scenario: Option<String>,
     /// The orderly variant of the scenario.
     #[arg(long)]
@@ -40,6 +41,13 @@ pub struct ClusterArgs {
     /// harms; these scripts are made for it.
     #[arg(long, value_name = "CHANGE", conflicts_with_all = ["scenario", "script", "orderly"])]
     harms: Option<String>,
+    /// A randomised run for trace validation instead: the seed picks what
+    /// happens to a running group of three (a join, a graceful leave, a
+    /// kill, a pause past the brokers' expiry), whether at rest or while it
+    /// still starts, the messages and the timers; the run is validated
+    /// against the model of those picks (`conformance`).
+    #[arg(long, value_name = "SEED", conflicts_with_all = ["scenario", "script", "orderly", "harms"])]
+    random: Option<u64>,
     /// Run at RocketMQ's default timers: the script's scaled timers are
     /// dropped (its store settings stay) and every wait lasts at least
     /// 400 s.
@@ -72,17 +80,24 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
     if !(0.0..=600.0).contains(&args.restart_downtime) {
         return bad_input("--restart-downtime must be 0..=600 seconds");
     }
-    let path = match (&args.script, &args.scenario, &args.harms) {
-        (Some(path), _, _) => Ok(path.clone()),
-        (None, Some(name), _) => script::scenario_path(name, args.orderly),
-        (None, None, Some(change)) => script::harms_path(change),
-        (None, None, None) => Err("--scenario, --script or --harms is required".to_owned()),
+    let path = match (&args.script, &args.scenario, &args.harms, args.random) {
+        (Some(path), ..) => Ok(path.clone()),
+        (None, Some(name), ..) => script::scenario_path(name, args.orderly),
+        (None, None, Some(change), _) => script::harms_path(change),
+        (None, None, None, Some(seed)) => Ok(PathBuf::from(format!("--random {seed}"))),
+        (None, None, None, None) => {
+            Err("--scenario, --script, --harms or --random is required".to_owned())
+        }
     };
     let path = match path {
         Ok(path) => path,
         Err(e) => return bad_input(e),
     };
-    let script = match Script::load(&path) {
+    let loaded = match args.random {
+        Some(seed) => random_script(seed).map_err(|e| format!("--random {seed}: {e}")),
+        None => Script::load(&path).map_err(|e| e.to_string()),
+    };
+    let script = match loaded {
         Ok(s) if args.default_timers => s.with_default_timers(),
         Ok(s) => s,
         Err(e) => return bad_input(e),

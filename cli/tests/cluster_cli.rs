@@ -177,6 +177,24 @@ fn a_join_under_load_hands_one_queue_over_with_a_measured_pause() {
     assert_eq!(r["never_delivered"], 0);
 }
 
+/// Randomised runs, each validated against the model of its picks: the
+/// seeds 1 to `REBALANCE_RANDOM_RUNS` (3 unless set; the opt-in suite is
+/// `REBALANCE_RANDOM_RUNS=20`).
+#[test]
+fn randomised_runs_are_behaviours_of_the_model() {
+    if !java_and_maven() {
+        return;
+    }
+    let runs: u64 = std::env::var("REBALANCE_RANDOM_RUNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(3);
+    for seed in 1..=runs {
+        let r = real(&["--random", &seed.to_string()]);
+        assert_eq!(r["scenario"], format!("random-{seed}"));
+    }
+}
+
 #[test]
 fn bad_input_exits_2_before_starting_anything() {
     for args in [
@@ -187,6 +205,8 @@ fn bad_input_exits_2_before_starting_anything() {
         &["--scenario", "healthy", "--rocketmq", "4.9.0"],
         &["--scenario", "healthy", "--restart-downtime", "-1"],
         &["--script", "/nonexistent/script.json"],
+        &["--random", "x"],
+        &["--random", "1", "--scenario", "healthy"],
     ] {
         let out = rebalance(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");

@@ -30,6 +30,7 @@ pub mod harms;
 pub mod harness;
 pub mod observe;
 pub mod outcome;
+pub mod random;
 pub mod run;
 pub mod script;
 pub mod trace;

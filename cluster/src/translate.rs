@@ -12,12 +12,14 @@
 //!   changes (the periodic `REGISTER` of a known channel changes nothing);
 //!   a consumer's queues of a topic when `messageQueueChanged` gives a new
 //!   set.
-//! - **Life.** `c.life starting` is the start; `c.life stopped` a graceful
-//!   shutdown; the orchestrator's `kill`, or a `stop` (`SIGSTOP`) never
+//! - **Life.** `c.life starting` is the start; `c.life stopping` a graceful
+//!   shutdown (the model's leave starts there, before it unregisters); the orchestrator's `kill`, or a `stop` (`SIGSTOP`) never
 //!   followed by `cont`, the process's death. A `stop` that is followed by
 //!   `cont` is a pause the model sees only through what the brokers do
 //!   (their expiry of it), so it is no observation of its own.
-//! - **A stopped broker** lists nobody: its member table is lost.
+//! - **A stopping broker** lists nobody: its member table is lost (the
+//!   unregistrations of its channels as it closes them, one by one, are
+//!   that loss, not changes of their own), until it has started again.
 //! - **Allocations** are not observations: each `c.alloc` is checked on
 //!   its own against the crate (`rebalance_allocate` on the consumer's own
 //!   inputs), since the model's consumers call the same function.
@@ -216,6 +218,9 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
     };
     let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut owns: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    // Brokers shutting down: each closed channel is unregistered on the
+    // way, one by one, but the whole table is lost.
+    let mut stopping: Vec<&str> = Vec::new();
     for (i, e) in events.iter().enumerate() {
         let line = i + 1;
         let mut seen = None;
@@ -223,6 +228,9 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
         match e.ev.as_str() {
             "b.member" if e.fields.contains_key("members") => {
                 let broker = e.str("broker").ok_or(format!("line {line}: no broker"))?;
+                if stopping.contains(&broker) {
+                    continue;
+                }
                 let mut clients: Vec<String> = e
                     .strings("members")
                     .iter()
@@ -237,8 +245,12 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     });
                 }
             }
-            "b.life" if e.str("state") == Some("stopped") => {
+            "b.life" if e.str("state") == Some("started") => {
+                stopping.retain(|b| Some(*b) != e.str("broker"));
+            }
+            "b.life" if e.str("state") == Some("stopping") => {
                 let broker = e.str("broker").ok_or(format!("line {line}: no broker"))?;
+                stopping.push(broker);
                 if members.get(broker).is_some_and(|m| !m.is_empty()) {
                     members.insert(broker.to_owned(), Vec::new());
                     observe(Observed::Members {
@@ -267,7 +279,9 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 let consumer = e.p.clone();
                 match e.str("state") {
                     Some("starting") => observe(Observed::Started { consumer }),
-                    Some("stopped") => {
+                    // The model's leave starts with it: the consumer is no
+                    // longer running while it unregisters.
+                    Some("stopping") => {
                         owns.retain(|(c, _), _| *c != e.p);
                         observe(Observed::ShutDown { consumer })
                     }

@@ -10,7 +10,8 @@ use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_cluster::trace::{self, Event};
 use rocketmq_rebalance_cluster::translate::{translate, Translation};
 use rocketmq_rebalance_model::{
-    build_model, conform, Bounds, Config, Conformance, NetworkKind, Scenario, Sizes, Verdict,
+    build_model, conform, Bounds, Config, Conformance, LockTiming, NetworkKind, ProtocolOptions,
+    Scenario, Sizes, Verdict,
 };
 
 fn events(name: &str) -> Vec<Event> {
@@ -77,6 +78,15 @@ fn every_recorded_run_conforms_and_every_allocation_is_the_crates() {
                 "AVG",
             ),
         ),
+        // A leave: the consumer stops running before it unregisters.
+        (
+            "graceful-shutdown.ndjson",
+            config(
+                Scenario::GracefulShutdown,
+                Scenario::GracefulShutdown.default_sizes(),
+                "AVG",
+            ),
+        ),
         (
             "duplicate-client-id.ndjson",
             config(
@@ -96,6 +106,34 @@ fn every_recorded_run_conforms_and_every_allocation_is_the_crates() {
         assert!(translation.allocations > 0, "{name}");
         assert_eq!(translation.allocation_mismatches, [], "{name}");
     }
+}
+
+/// A stopping broker unregisters its channels one by one as it closes
+/// them (here `c2`'s first, so that it lists `[c1]` for a moment): that is
+/// the loss of its member table, which the model's restart loses at once.
+#[test]
+fn a_broker_that_unregisters_its_channels_as_it_stops_conforms_to_a_restart() {
+    let trace = events("broker-restart-orderly-closing.ndjson");
+    let closing = line_of(
+        &trace,
+        "b.member",
+        serde_json::json!({"kind": "CLIENT_UNREGISTER", "members": ["127.0.0.1@c1"]}),
+    );
+    let stopping = line_of(&trace, "b.life", serde_json::json!({"state": "stopping"}));
+    assert!(stopping < closing, "the unregistration is part of the stop");
+    let orderly = Config::new_with(
+        Scenario::BrokerRestart,
+        Scenario::BrokerRestart.layered_sizes(0, true),
+        NetworkKind::Ordered,
+        strategy_from_name("AVG").unwrap().into(),
+        ProtocolOptions {
+            orderly: Some(LockTiming::default()),
+            ..ProtocolOptions::default()
+        },
+    )
+    .unwrap();
+    let (_, result) = validate(&trace, orderly);
+    assert_eq!(result.verdict, Verdict::Conforms, "{result:#?}");
 }
 
 #[test]
