@@ -1332,6 +1332,63 @@ fn a_subscription_heartbeats_at_once_an_unsubscription_forgets_the_topic() {
         .is_none());
 }
 
+/// `truncateMessageQueueNotMyTopic`: the queues of a topic it no longer
+/// subscribes to leave its table at the end of the round without a persist
+/// or an unlock, a running batch going on; its shutdown then unlocks only
+/// what its table still has, so the broker keeps the lock until its lease
+/// ends.
+#[test]
+fn an_unsubscribed_topics_queues_are_dropped_without_a_persist_or_an_unlock() {
+    let sizes = Sizes {
+        consumers: 2,
+        brokers: 1,
+        topics: 2,
+        queues: 1,
+        joins: Some(0),
+        subscription_changes: 1,
+        messages: 2,
+        ..Sizes::default()
+    };
+    let orderly = ProtocolOptions {
+        orderly: Some(LockTiming::default()),
+        ..ProtocolOptions::default()
+    };
+    let cfg = common::config_with(Scenario::Healthy, sizes, "AVG", orderly);
+    let mut c0 = ConsumerState::start(&cfg, 0).0;
+    assert_eq!((c0.owned, c0.table()), (0b11, 0b11));
+    let running = ProcessQueue {
+        cursor: 2,
+        from: 1,
+        to: 2,
+        locked: true,
+        ..ProcessQueue::default()
+    };
+    c0.queues[1] = running;
+    let (left, _) = c0.on_fault(&cfg, 0, Fault::Resubscribe).unwrap();
+    let (next, out) = answered(&cfg, left, 0b11);
+    assert_eq!(sends(&out), [], "no persist, no unlock");
+    assert_eq!((next.owned, next.table()), (0b01, 0b01));
+    assert_eq!(
+        next.queues[1],
+        ProcessQueue {
+            from: 1,
+            to: 2,
+            ..ProcessQueue::default()
+        },
+        "only the running batch is left"
+    );
+    let (_, out) = next.on_fault(&cfg, 0, Fault::Shutdown).unwrap();
+    let unlocks: Vec<(Peer, Message)> = sends(&out)
+        .into_iter()
+        .filter(|(_, m)| matches!(m, Message::UnlockBatch { .. }))
+        .collect();
+    let unlock_0 = Message::UnlockBatch {
+        queues: 0b01,
+        epoch: 0,
+    };
+    assert_eq!(unlocks, [(Peer::Broker(0), unlock_0)]);
+}
+
 #[test]
 fn a_server_side_assignment_is_applied_only_when_awaited() {
     use rocketmq_rebalance_model::Allocator;

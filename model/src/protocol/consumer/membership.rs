@@ -365,11 +365,13 @@ impl ConsumerState {
             next.views[topic] = Some(members);
         }
         // `truncateMessageQueueNotMyTopic`: queues of topics it no longer
-        // subscribes to go at the end of the round.
-        next.owned &= self
+        // subscribes to go at the end of the round, apart from the hand-over
+        // (no persist, no unlock).
+        let mine = self
             .subscribed()
             .fold(0, |set, t| set | cfg.topic_queues(t));
-        let mut outputs = next.hand_over(cfg, me, self.owned);
+        next.truncate_not_my_topic(cfg, mine);
+        let mut outputs = next.hand_over(cfg, me, self.owned & mine);
         outputs.extend(next.schedule(cfg, me));
         (next, outputs)
     }

@@ -232,6 +232,23 @@ impl ConsumerState {
         outputs
     }
 
+    /// `truncateMessageQueueNotMyTopic`: every queue of its table outside
+    /// `mine` (the queues of the topics it subscribes to) is marked dropped
+    /// and removed, and nothing else: no persist (the next persist skips a
+    /// queue it no longer holds, and its offset since the last one is
+    /// lost) and, orderly, no unlock (the lock stays the broker's until its
+    /// lease ends). A running batch goes on, unrecorded.
+    pub(super) fn truncate_not_my_topic(&mut self, cfg: &Config, mine: QueueSet) {
+        let truncated = (self.owned | u64::from(self.dropped())) & !mine;
+        self.owned &= mine;
+        if cfg.messages() {
+            for q in members_of(truncated) {
+                self.queues[q] =
+                    ProcessQueue::with_batch_of(ProcessQueue::default(), self.queues[q]);
+            }
+        }
+    }
+
     /// A queue starts being consumed: its offset is read from its broker
     /// first. A batch still running from an earlier hold goes on.
     pub(super) fn read_offset(&mut self, cfg: &Config, q: usize) -> Output {
