@@ -17,9 +17,9 @@ pub struct ModelArgs {
     /// duplicate-client-id, crash, route-change, partial-partition,
     /// graceful-shutdown, broker-scale-out, broker-scale-in, queue-scale-in,
     /// nameserver-partition, stale-route, broker-restart, broker-disk-loss
-    /// (with messages), rolling-upgrade, zombie-consumer,
-    /// subscription-flap, and (orderly consumption) slow-batch,
-    /// clock-drift.
+    /// and evicted-new-queue (with messages), rolling-upgrade,
+    /// zombie-consumer, subscription-flap, and (orderly consumption)
+    /// slow-batch, clock-drift.
     #[arg(long, default_value = "healthy")]
     pub scenario: Scenario,
     /// Consumers in the group (scenario default: 3).

@@ -286,6 +286,52 @@ fn a_disk_loss_restarts_the_broker_without_its_offsets() {
     );
 }
 
+/// A running group has offsets stored for the queues of the route it has
+/// been consuming, its retry topic's included, and for none that appear
+/// later (a queue added, a broker that joins). A retry topic's queue with
+/// no offset starts at 0 even when consuming from last would start at its
+/// end.
+#[test]
+fn only_the_starting_routes_queues_have_offsets_and_a_retry_queue_starts_at_0() {
+    use rocketmq_rebalance_model::internals::NO_OFFSET;
+    let sizes = Sizes {
+        consumers: 2,
+        brokers: 1,
+        queues: 1,
+        joins: Some(0),
+        route_changes: 1,
+        broker_joins: 1,
+        messages: 2,
+        ..Sizes::default()
+    };
+    let retry = ProtocolOptions {
+        retry_topic: true,
+        ..ProtocolOptions::default()
+    };
+    let cfg = common::config_with(Scenario::Healthy, sizes, "AVG", retry);
+    let labels: Vec<&str> = cfg.queues.iter().map(|q| q.label.as_str()).collect();
+    assert_eq!(labels, ["t1.a0", "t1.a1", "t1.b0", "t2.a0", "t2.b0"]);
+    let a = BrokerState::start(&cfg, 0).0;
+    let b = BrokerState::start(&cfg, 1).0;
+    assert_eq!((a.offset(0), a.offset(1), a.offset(3)), (0, NO_OFFSET, 0));
+    assert_eq!((b.offset(2), b.offset(4)), (NO_OFFSET, NO_OFFSET));
+    // Both of broker-b's queues, taken with their first messages gone.
+    let mut c = ConsumerState::start(&cfg, 0).0;
+    c.owned |= 0b10100;
+    c.queues[2] = ProcessQueue::reading();
+    c.queues[4] = ProcessQueue::reading();
+    let none = |queue| Message::Offset {
+        queue,
+        stored: NO_OFFSET,
+        in_memory: false,
+        epoch: 0,
+    };
+    let (business, _) = c.on_message(&cfg, 0, Peer::Broker(1), &none(2)).unwrap();
+    assert_eq!(business.queues[2].cursor, 2, "from last: at its end");
+    let (retried, _) = c.on_message(&cfg, 0, Peer::Broker(1), &none(4)).unwrap();
+    assert_eq!(retried.queues[4].cursor, 0, "a retry queue: from 0");
+}
+
 #[test]
 fn a_consumer_that_sees_its_connection_close_fails_its_question_and_reconnects() {
     let cfg = common::config(Scenario::ZombieConsumer);

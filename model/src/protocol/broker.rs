@@ -196,16 +196,20 @@ impl BrokerState {
             Some(c) if cfg.protocol.subscription_table => cfg.consumers[c].topics,
             _ => 0,
         };
-        // A running group has stored offset 0 for every queue; a group that
-        // starts cold has none.
+        // A running group has stored offset 0 for each queue of the route it
+        // has been consuming; a queue added later, or any queue of a broker
+        // that joins later, has none, and a group that starts cold has none
+        // at all.
         let cold = cfg.sizes.joiners() == cfg.sizes.consumers;
+        let consumed = if cold { 0 } else { cfg.initial_queues() };
         let offsets = if !cfg.messages() {
             0
         } else {
             (0..cfg.queues.len())
                 .filter(|&q| usize::from(cfg.broker_of(q)) == broker)
                 .fold(0, |set, q| {
-                    with_offset(set, q, if cold { NO_OFFSET } else { 0 })
+                    let stored = consumed & 1 << q != 0;
+                    with_offset(set, q, if stored { 0 } else { NO_OFFSET })
                 })
         };
         // Consuming orderly, a running group holds the locks of what it

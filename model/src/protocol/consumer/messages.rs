@@ -178,6 +178,9 @@ impl ConsumerState {
             return Some((next, outputs));
         }
         let start = match (stored, cfg.protocol.consume_from) {
+            // `RebalancePushImpl` starts a retry topic's queue at 0,
+            // whatever `ConsumeFromWhere` says.
+            (NO_OFFSET, _) if cfg.is_retry_queue(q) => 0,
             (NO_OFFSET, ConsumeFrom::First) => 0,
             // The broker answers 0 while the first message is in memory;
             // otherwise the client starts at the queue's max offset.
