@@ -111,6 +111,12 @@ pub struct ModelArgs {
     /// after the first heartbeats).
     #[arg(long)]
     pub retry_topic: bool,
+    /// With messages, a pull is a request to the queue's broker
+    /// (PULL_MESSAGE), which commits the offset it carries and answers with
+    /// the next messages; a stale answer (the queue dropped meanwhile) is
+    /// discarded. Off, a pull reads the log at once.
+    #[arg(long)]
+    pub pull_requests: bool,
     /// Brokers do not send NOTIFY_CONSUMER_IDS_CHANGED
     /// (notifyConsumerIdsChangedEnable=false): the group relies on the
     /// periodic rebalance alone.
@@ -267,6 +273,7 @@ impl ModelArgs {
             assignment: self.assignment,
             commit: self.commit,
             consume_from: self.consume_from,
+            pull_requests: self.pull_requests,
             orderly: self.lock_timing(orderly, defaults.orderly)?,
         };
         let strategy = Arc::from(self.strategy.build());

@@ -3,6 +3,7 @@
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::internals::{
     BrokerState, ConsumerState, Message, Output, Peer, Phase, ProcessQueue, Query, Route, Timer,
+    NO_OFFSET,
 };
 use rocketmq_rebalance_model::{
     Config, Fault, LockTiming, NetworkKind, ProtocolOptions, Scenario, Sizes,
@@ -252,7 +253,6 @@ fn a_restart_loses_the_table_and_closes_every_member_connection() {
 /// next owner is told no offset is stored.
 #[test]
 fn a_disk_loss_restarts_the_broker_without_its_offsets() {
-    use rocketmq_rebalance_model::internals::NO_OFFSET;
     let cfg = config(Sizes {
         consumers: 2,
         queues: 1,
@@ -293,7 +293,6 @@ fn a_disk_loss_restarts_the_broker_without_its_offsets() {
 /// end.
 #[test]
 fn only_the_starting_routes_queues_have_offsets_and_a_retry_queue_starts_at_0() {
-    use rocketmq_rebalance_model::internals::NO_OFFSET;
     let sizes = Sizes {
         consumers: 2,
         brokers: 1,
@@ -1122,7 +1121,6 @@ fn pull_finish_and_commit_of_the_second_queue() {
 
 #[test]
 fn a_queue_taken_over_reads_its_offset_from_its_own_broker() {
-    use rocketmq_rebalance_model::internals::NO_OFFSET;
     let (cfg, c0) = with_messages(ProtocolOptions::default());
     let (next, out) = answered(&cfg, c0, 0b01);
     assert_eq!(next.owned, 0b11);
@@ -1216,6 +1214,85 @@ fn a_queue_taken_over_reads_its_offset_from_its_own_broker() {
             ..batch
         }
     );
+}
+
+/// With pull requests a pull asks the queue's broker, carrying the offset
+/// in memory, which the broker commits before it answers; the answer
+/// starts the batch of the process queue that asked, and only of it.
+#[test]
+fn a_pull_request_commits_its_offset_and_its_answer_goes_to_the_process_queue_that_asked() {
+    let (cfg, c0) = with_messages(ProtocolOptions {
+        pull_requests: true,
+        ..ProtocolOptions::default()
+    });
+    let both = holding_both(c0, 1, ProcessQueue::default());
+    let (asking, out) = both
+        .on_timer(&cfg, 0, &Timer::Pull { queue: 1 })
+        .expect("a pull");
+    let request = Message::PullMessage {
+        queue: 1,
+        offset: 1,
+        commit: 1,
+        generation: false,
+        epoch: 2,
+    };
+    assert_eq!(sends(&out), [(Peer::Broker(1), request)]);
+    assert!(asking.queues[1].pulling && !asking.queues[1].running());
+    assert!(asking
+        .on_timer(&cfg, 0, &Timer::Pull { queue: 1 })
+        .is_none());
+    let broker = BrokerState::start(&cfg, 1).0;
+    let (committed, out) = broker
+        .on_message(&cfg, Peer::Consumer(0), &request)
+        .unwrap();
+    assert_eq!(committed.offset(1), 1, "the commit-offset flag");
+    let answer = Message::PullResult {
+        queue: 1,
+        from: 1,
+        to: 2,
+        generation: false,
+        epoch: 2,
+    };
+    assert_eq!(sends(&out), [(Peer::Consumer(0), answer)]);
+    let (consuming, _) = asking
+        .on_message(&cfg, 0, Peer::Broker(1), &answer)
+        .unwrap();
+    assert_eq!(
+        consuming.queues[1],
+        ProcessQueue {
+            cursor: 2,
+            from: 1,
+            to: 2,
+            ..ProcessQueue::default()
+        }
+    );
+    // Dropped and taken again before the answer: a new process queue, of
+    // another generation, which the old answer does not start.
+    let (dropped, _) = answered(&cfg, asking, 0b11);
+    let (again, _) = answered(&cfg, dropped, 0b01);
+    assert!(again.queues[1].reading_offset && again.queues[1].generation);
+    assert!(again
+        .on_message(&cfg, 0, Peer::Broker(1), &answer)
+        .is_none());
+    // A closed connection loses the pull: the queue is pulled again later.
+    let closed = Message::ConnectionClosed { epoch: 2 };
+    let (reconnecting, _) = asking
+        .on_message(&cfg, 0, Peer::Broker(1), &closed)
+        .unwrap();
+    assert!(!reconnecting.queues[1].pulling);
+    // At offset 0 the flag is off.
+    let fresh = holding_both(c0, 0, ProcessQueue::default());
+    let (_, out) = fresh.on_timer(&cfg, 0, &Timer::Pull { queue: 1 }).unwrap();
+    assert!(matches!(
+        sends(&out)[..],
+        [(
+            _,
+            Message::PullMessage {
+                commit: NO_OFFSET,
+                ..
+            }
+        )]
+    ));
 }
 
 #[test]

@@ -332,6 +332,7 @@ impl BrokerState {
             | Message::QueryOffset { epoch, .. }
             | Message::UpdateOffset { epoch, .. }
             | Message::CommitOffset { epoch, .. }
+            | Message::PullMessage { epoch, .. }
             | Message::LockBatch { epoch, .. }
             | Message::UnlockBatch { epoch, .. } => *epoch,
             _ => return None,
@@ -372,6 +373,15 @@ impl BrokerState {
             Message::CommitOffset { queue, offset, .. } => {
                 let ack = Message::CommitAck { queue: *queue };
                 current.store_offset(usize::from(*queue), *offset, vec![Output::Send(from, ack)])
+            }
+            Message::PullMessage {
+                queue,
+                offset,
+                commit,
+                generation,
+                ..
+            } => {
+                Some(current.pull_message(cfg, from, *queue, *offset, *commit, *generation, epoch))
             }
             Message::LockBatch { queues, .. } => {
                 let mut next = current;
@@ -476,6 +486,36 @@ impl BrokerState {
         let mut next = *self;
         next.disk.offsets = with_offset(self.disk.offsets, queue, offset);
         (next != *self || !outputs.is_empty()).then_some((next, outputs))
+    }
+
+    /// `PullMessageProcessor.processRequest`: the offset the pull carries,
+    /// if any, is committed (`tryCommitOffset`), and the next messages of
+    /// the log from the offset asked for are the answer (at most
+    /// `pullBatchSize`).
+    #[allow(clippy::too_many_arguments)]
+    fn pull_message(
+        &self,
+        cfg: &Config,
+        from: Peer,
+        queue: u8,
+        offset: u8,
+        commit: u8,
+        generation: bool,
+        epoch: u8,
+    ) -> (Self, Vec<Output>) {
+        let mut next = *self;
+        if commit != NO_OFFSET {
+            next.disk.offsets = with_offset(self.disk.offsets, usize::from(queue), commit);
+        }
+        let end = cfg.sizes.messages as u8;
+        let answer = Message::PullResult {
+            queue,
+            from: offset,
+            to: (offset + cfg.sizes.pull_batch as u8).min(end),
+            generation,
+            epoch,
+        };
+        (next, vec![Output::Send(from, answer)])
     }
 
     /// `QueryAssignmentProcessor.doLoadBalance`: the broker allocates the
