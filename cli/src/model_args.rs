@@ -17,9 +17,9 @@ pub struct ModelArgs {
     /// duplicate-client-id, crash, route-change, partial-partition,
     /// graceful-shutdown, broker-scale-out, broker-scale-in, queue-scale-in,
     /// nameserver-partition, stale-route, broker-restart, broker-disk-loss
-    /// (with messages), rolling-upgrade, zombie-consumer,
-    /// subscription-flap, and (orderly consumption) slow-batch,
-    /// clock-drift.
+    /// and evicted-new-queue (with messages), rolling-upgrade,
+    /// zombie-consumer, subscription-flap, and (orderly consumption)
+    /// slow-batch, clock-drift.
     #[arg(long, default_value = "healthy")]
     pub scenario: Scenario,
     /// Consumers in the group (scenario default: 3).
@@ -111,6 +111,12 @@ pub struct ModelArgs {
     /// after the first heartbeats).
     #[arg(long)]
     pub retry_topic: bool,
+    /// With messages, a pull is a request to the queue's broker
+    /// (PULL_MESSAGE), which commits the offset it carries and answers with
+    /// the next messages; a stale answer (the queue dropped meanwhile) is
+    /// discarded. Off, a pull reads the log at once.
+    #[arg(long)]
+    pub pull_requests: bool,
     /// Brokers do not send NOTIFY_CONSUMER_IDS_CHANGED
     /// (notifyConsumerIdsChangedEnable=false): the group relies on the
     /// periodic rebalance alone.
@@ -286,6 +292,7 @@ impl ModelArgs {
             assignment: self.assignment,
             commit: self.commit,
             consume_from: self.consume_from,
+            pull_requests: self.pull_requests,
             orderly: self.lock_timing(orderly, defaults.orderly)?,
         };
         let strategy = Arc::from(self.strategy.build());

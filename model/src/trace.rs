@@ -349,6 +349,30 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
             "commit {} = {offset} (synchronous)",
             cfg.queues[usize::from(*queue)].label
         ),
+        Message::PullMessage {
+            queue,
+            offset,
+            commit,
+            epoch,
+            ..
+        } => {
+            let label = &cfg.queues[usize::from(*queue)].label;
+            let commits = if *commit == NO_OFFSET {
+                String::new()
+            } else {
+                format!(", commits {commit}")
+            };
+            format!(
+                "PULL_MESSAGE {label} from {offset}{commits}{}",
+                on_connection(*epoch)
+            )
+        }
+        Message::PullResult {
+            queue, from, to, ..
+        } => format!(
+            "pulled {} [{from}, {to})",
+            cfg.queues[usize::from(*queue)].label
+        ),
         Message::CommitAck { queue } => {
             format!(
                 "commit of {} acknowledged",

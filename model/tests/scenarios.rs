@@ -247,6 +247,68 @@ fn a_broker_disk_loss_skips_what_consuming_from_last_jumps_over() {
     assert_eq!(status(&first, DUPLICATE_DELIVERY), Status::Found);
 }
 
+/// A running group has offsets for the queues it has been consuming, not
+/// for a queue added later: when that queue's first messages have left
+/// memory before the group reads its offset, the broker answers that none
+/// is stored and, consuming from last, the new owner starts at the queue's
+/// end. The old queue, whose offset is stored, loses nothing.
+#[test]
+fn a_queue_added_to_a_running_group_after_an_eviction_is_skipped() {
+    let scenario = Scenario::EvictedNewQueue;
+    let sizes = scenario.default_sizes();
+    let report = run(scenario, sizes);
+    assert!(report.complete());
+    assert_eq!(report.exit_code(), 1);
+    for name in [NO_DOUBLE_OWNERSHIP, CONVERGED_WHEN_QUIESCENT, AGREE_AT_REST] {
+        assert_eq!(status(&report, name), Status::Holds, "{name}");
+    }
+    assert_eq!(status(&report, NO_MESSAGE_SKIPPED), Status::Violated);
+    assert_eq!(status(&report, DUPLICATE_DELIVERY), Status::NotFound);
+    let trace = report
+        .property(NO_MESSAGE_SKIPPED)
+        .unwrap()
+        .trace
+        .clone()
+        .unwrap();
+    for words in [
+        "route change (queue added on broker-a)",
+        "broker-a loses its queues' first messages from memory",
+        "offset of a1: none stored, first message not in memory",
+        "UPDATE_CONSUMER_OFFSET a1 = 2",
+    ] {
+        assert!(
+            trace.iter().any(|l| l.contains(words)),
+            "{words}: {trace:#?}"
+        );
+    }
+    assert!(!trace.iter().any(|l| l.contains("offset of a0")));
+    let fair = CheckOptions {
+        threads: 2,
+        liveness: true,
+        ..CheckOptions::default()
+    };
+    let live = check(config(scenario, sizes), &fair, |_| {});
+    assert_eq!(status(&live, EVERY_MESSAGE_CONSUMED), Status::Violated);
+    // The first message in memory: the broker answers 0.
+    let in_memory = run(
+        scenario,
+        Sizes {
+            evictions: 0,
+            ..sizes
+        },
+    );
+    assert_eq!(status(&in_memory, NO_MESSAGE_SKIPPED), Status::Holds);
+    // Consuming from first: from 0.
+    let first = config(scenario, sizes)
+        .with_protocol(ProtocolOptions {
+            consume_from: ConsumeFrom::First,
+            ..ProtocolOptions::default()
+        })
+        .unwrap();
+    let first = check(first, &CheckOptions::default(), |_| {});
+    assert_eq!(status(&first, NO_MESSAGE_SKIPPED), Status::Holds);
+}
+
 #[test]
 fn an_incomplete_run_never_passes() {
     let options = CheckOptions {
@@ -377,6 +439,7 @@ fn every_scenarios_state_space_is_pinned() {
         (Scenario::StaleRoute, 1_031, 3_434),
         (Scenario::BrokerRestart, 1_542, 4_284),
         (Scenario::BrokerDiskLoss, 84_946, 376_331),
+        (Scenario::EvictedNewQueue, 7_082, 27_534),
         (Scenario::RollingUpgrade, 1_130_777, 5_629_193),
         (Scenario::ZombieConsumer, 47_063, 188_056),
         (Scenario::SubscriptionFlap, 41_530, 214_109),

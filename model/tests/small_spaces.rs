@@ -144,6 +144,7 @@ fn every_scenario_with_two_consumers() {
         stale-route: 149 states; violated []; not found [transient double ownership]
         broker-restart: 1542 states; violated []; not found [transient orphaned queue]
         broker-disk-loss: 84946 states; violated [no message skipped]; not found [transient orphaned queue, paused queue]; harms 2 1 1 0
+        evicted-new-queue: 7082 states; violated [no message skipped]; not found [transient double ownership, duplicate delivery]; harms 1 0 0 1
         rolling-upgrade: 10740 states; violated []; not found []
         zombie-consumer: 47063 states; violated []; not found []
         subscription-flap: 41530 states; violated []; not found [transient double ownership, full convergence]

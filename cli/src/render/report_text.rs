@@ -52,6 +52,9 @@ pub fn summary(config: &Config) -> String {
             ", pull batch {}, commit {}, consume from {}",
             sizes.pull_batch, protocol.commit, protocol.consume_from
         );
+        if protocol.pull_requests {
+            line += ", pull requests";
+        }
     }
     if let Some(t) = &protocol.orderly {
         line += &format!(

@@ -171,8 +171,11 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
             needs(Size::Topics, sizes.topics, 2)
         }
         Scenario::DuplicateClientId => needs(Size::Consumers, sizes.consumers, 2),
-        // A disk loss is a loss of offsets: without messages, there are none.
-        Scenario::BrokerDiskLoss => needs(Size::Messages, sizes.messages, 1),
+        // A disk loss is a loss of offsets, and an evicted new queue a
+        // missing one: without messages, there are none.
+        Scenario::BrokerDiskLoss | Scenario::EvictedNewQueue => {
+            needs(Size::Messages, sizes.messages, 1)
+        }
         _ => Ok(()),
     }
 }
@@ -354,6 +357,17 @@ impl Config {
         let dropped =
             members_of(u64::from(route.dropped)).fold(0, |set, b| set | self.on_broker[b]);
         self.routes[usize::from(route.version)].queues[topic] & !dropped
+    }
+
+    /// The queues of the route at the start, every topic's.
+    pub(crate) fn initial_queues(&self) -> QueueSet {
+        (0..self.topic_names.len()).fold(0, |set, t| set | self.route_queues(Route::default(), t))
+    }
+
+    /// Whether queue `queue` is one of the group's retry topic
+    /// (`%RETRY%<group>`, the topic after the others).
+    pub(crate) fn is_retry_queue(&self, queue: usize) -> bool {
+        self.protocol.retry_topic && self.queues[queue].topic == self.sizes.topics
     }
 
     /// Every queue broker `broker` may host.

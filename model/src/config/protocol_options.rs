@@ -159,6 +159,11 @@ pub struct ProtocolOptions {
     /// Where a consumer starts on a queue without an offset (with messages
     /// modelled).
     pub consume_from: ConsumeFrom,
+    /// A pull is a request to the queue's broker (`PULL_MESSAGE`), which
+    /// commits the offset it carries (the commit-offset flag) and answers
+    /// with the next messages, applied to the process queue that asked
+    /// (with messages modelled). Off, a pull reads the queue's log at once.
+    pub pull_requests: bool,
     /// Orderly consumption (`MessageListenerOrderly`): broker locks with
     /// leases, and the clock that measures them. `None`: concurrent
     /// consumption, and no clock.
@@ -175,6 +180,7 @@ impl Default for ProtocolOptions {
             assignment: Allocator::Client,
             commit: Commit::Async,
             consume_from: ConsumeFrom::Last,
+            pull_requests: false,
             orderly: None,
         }
     }

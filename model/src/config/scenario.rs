@@ -48,6 +48,11 @@ pub enum Scenario {
     /// table; a queue that changes hands meanwhile starts where
     /// `ConsumeFromWhere` says.
     BrokerDiskLoss,
+    /// With messages: a queue is added to a running group's topic, and its
+    /// broker's first messages may leave memory before the group reads
+    /// the new queue's offset: none is stored, so consuming from last the
+    /// new owner starts at the queue's end.
+    EvictedNewQueue,
     /// A consumer upgrade: the first consumer shuts down and a new one (a
     /// new client id) joins, in either order.
     RollingUpgrade,
@@ -87,6 +92,7 @@ impl Scenario {
         Self::StaleRoute,
         Self::BrokerRestart,
         Self::BrokerDiskLoss,
+        Self::EvictedNewQueue,
         Self::RollingUpgrade,
         Self::ZombieConsumer,
         Self::SubscriptionFlap,
@@ -111,6 +117,7 @@ impl Scenario {
             Self::StaleRoute => "stale-route",
             Self::BrokerRestart => "broker-restart",
             Self::BrokerDiskLoss => "broker-disk-loss",
+            Self::EvictedNewQueue => "evicted-new-queue",
             Self::RollingUpgrade => "rolling-upgrade",
             Self::ZombieConsumer => "zombie-consumer",
             Self::SubscriptionFlap => "subscription-flap",
@@ -319,6 +326,19 @@ impl Scenario {
                 messages: 1,
                 evictions: 1,
                 disk_losses: 1,
+                ..base
+            },
+            // Messages are what it is about: two consumers running on one
+            // broker's queue, a second queue added; two messages a queue,
+            // so that the one skipped is not the new queue's only one.
+            Self::EvictedNewQueue => Sizes {
+                consumers: 2,
+                brokers: 1,
+                queues: 1,
+                joins: Some(0),
+                route_changes: 1,
+                messages: 2,
+                evictions: 1,
                 ..base
             },
             // Two consumers running and a third, the new version, joining:
