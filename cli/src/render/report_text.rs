@@ -31,7 +31,7 @@ pub fn summary(config: &Config) -> String {
     if sizes.name_servers > 1 {
         line += &format!(", name servers {}", sizes.name_servers);
     }
-    if config.mixed_clients() {
+    if config.custom_clients() {
         let clients: Vec<String> = config
             .consumers
             .iter()

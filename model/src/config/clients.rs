@@ -380,6 +380,14 @@ impl Config {
         format!("[{}] in {} order", shown.join(" "), order.name())
     }
 
+    /// Whether some consumer runs another client than the Java client with
+    /// the group's strategy (the report's summary then lists them).
+    pub fn custom_clients(&self) -> bool {
+        self.clients
+            .iter()
+            .any(|c| c.kind != ClientKind::Java || c.strategy.name() != self.strategy.name())
+    }
+
     /// Whether the consumers run different clients (sort orders or
     /// strategies): traces then name each consumer's client.
     pub fn mixed_clients(&self) -> bool {
