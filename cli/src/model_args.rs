@@ -6,8 +6,8 @@ use std::sync::Arc;
 use clap::Args;
 use rocketmq_rebalance::StrategySpec;
 use rocketmq_rebalance_model::{
-    Allocator, Commit, Config, ConfigError, ConsumeFrom, LockTiming, NetworkKind, ProtocolOptions,
-    Scenario, Size,
+    Allocator, ClientChoices, Commit, Config, ConfigError, ConsumeFrom, LockTiming, NetworkKind,
+    ProtocolOptions, Scenario, Size,
 };
 
 /// Scenario, sizes, strategy, network and fault budgets.
@@ -18,8 +18,8 @@ pub struct ModelArgs {
     /// graceful-shutdown, broker-scale-out, broker-scale-in, queue-scale-in,
     /// nameserver-partition, stale-route, broker-restart, broker-disk-loss
     /// and evicted-new-queue (with messages), rolling-upgrade,
-    /// zombie-consumer, subscription-flap, and (orderly consumption)
-    /// slow-batch, clock-drift.
+    /// zombie-consumer, subscription-flap, mixed-clients, strategy-rollout,
+    /// and (orderly consumption) slow-batch, clock-drift.
     #[arg(long, default_value = "healthy")]
     pub scenario: Scenario,
     /// Consumers in the group (scenario default: 3).
@@ -40,6 +40,21 @@ pub struct ModelArgs {
     /// MACHINE_ROOM_NEARBY[-X], STICKY[-k]).
     #[arg(long, default_value = "AVG")]
     pub strategy: StrategySpec,
+    /// Each consumer's client, CONSUMER=CLIENT:STRATEGY separated by
+    /// commas (c1=java:AVG,c2=bytes:AVG): java sorts as the Java client
+    /// (UTF-16 code units), bytes by UTF-8 bytes as the Rust and Go
+    /// clients, both with the strategies as Java computes them;
+    /// rocketmq-rust runs rocketmq-rust's own strategy code after its byte
+    /// sort (a build with the rocketmq-rust feature). Consumers left out:
+    /// java with --strategy (mixed-clients: the last one bytes;
+    /// strategy-rollout: the joiner AVG_BY_CIRCLE).
+    #[arg(long)]
+    pub clients: Option<ClientChoices>,
+    /// The consumers' client ids, one per consumer in order, separated by
+    /// commas (default c1, c2, ...; mixed-clients: U+E000.., and U+10000
+    /// for the last).
+    #[arg(long, value_delimiter = ',')]
+    pub client_ids: Option<Vec<String>>,
     /// Network semantics: ordered (per connection, as TCP), unordered,
     /// duplicating.
     #[arg(long, default_value = "ordered")]
@@ -296,8 +311,19 @@ impl ModelArgs {
             orderly: self.lock_timing(orderly, defaults.orderly)?,
         };
         let strategy = Arc::from(self.strategy.build());
-        Config::new_with(self.scenario, sizes, self.network, strategy, protocol)
-            .map_err(|e| describe(&e))
+        let mut config = Config::new_with(self.scenario, sizes, self.network, strategy, protocol)
+            .map_err(|e| describe(&e))?;
+        if let Some(ids) = &self.client_ids {
+            config = config
+                .with_client_ids(ids)
+                .map_err(|e| format!("--client-ids: {e}"))?;
+        }
+        if let Some(clients) = &self.clients {
+            config = config
+                .with_clients(clients)
+                .map_err(|e| format!("--clients: {e}"))?;
+        }
+        Ok(config)
     }
 }
 

@@ -118,6 +118,39 @@ fn orderly_with_server_side_assignment_is_refused() {
     assert!(text.contains("always rebalance on the client"), "{text}");
 }
 
+/// Each consumer's client (`--clients`) and the client ids: bad values exit 2
+/// saying what is wrong; a mixed group names its clients in the summary
+/// and shows each member list in its client's order.
+#[test]
+fn bad_clients_exit_2_and_mixed_clients_are_named() {
+    for (args, words) in [
+        (
+            &["--clients", "c1=python:AVG"][..],
+            "unknown client 'python'",
+        ),
+        (&["--clients", "c1=java"], "expected CLIENT:STRATEGY"),
+        (&["--clients", "c1=java:NOPE"], "unknown strategy"),
+        (&["--clients", "c9=java:AVG"], "no consumer c9"),
+        (&["--clients", "c1=java:AVG,c1=bytes:AVG"], "two clients"),
+        (&["--client-ids", "a,b"], "2 client ids for 3 consumers"),
+        (&["--client-ids", "a,,b"], "cannot be empty"),
+    ] {
+        let out = rebalance(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(words), "{args:?}: {stderr}");
+    }
+    let out = rebalance(&["--scenario", "mixed-clients"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for words in [
+        "clients c1 java:AVG c2 bytes:AVG",
+        "members [\\u{e000} \u{10000}] in bytes order, owns [b0 b1]",
+    ] {
+        assert!(stdout.contains(words), "{words}: {stdout}");
+    }
+}
+
 /// The orderly budgets need `--orderly`, and with it are accepted (and
 /// named in the run's description).
 #[test]

@@ -27,7 +27,7 @@
 use std::collections::BTreeMap;
 
 use rocketmq_rebalance::conformance::{CallResult, Case};
-use rocketmq_rebalance::{rebalance_allocate, MessageQueue};
+use rocketmq_rebalance::{rebalance_allocate, MessageQueue, SortOrder};
 use rocketmq_rebalance_model::{
     build_model, conform, Bounds, Config, Conformance, Observation, Observed, RebalanceModel,
 };
@@ -327,6 +327,8 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 let case = Case {
                     strategy: cfg.strategy.name().to_owned(),
                     sort: true,
+                    // The harness's consumers are the Java client.
+                    order: SortOrder::Java,
                     virtual_nodes: None,
                     consumer_idcs: None,
                     queues: queues.clone(),

@@ -55,7 +55,9 @@
 //!   [`Harms`], and the names of the properties (the table below).
 //! - The configuration: [`Config`], [`Scenario`], [`Sizes`] and [`Size`],
 //!   [`NetworkKind`], [`ProtocolOptions`] ([`LockTiming`], [`Commit`],
-//!   [`ConsumeFrom`], [`Allocator`]), the faults ([`Fault`], described by
+//!   [`ConsumeFrom`], [`Allocator`]), each consumer's client
+//!   ([`ClientChoices`], [`ClientChoice`], [`ClientKind`], [`Client`],
+//!   [`shown_id`]), the faults ([`Fault`], described by
 //!   its [`FaultSpec`]), and a typed error for each ([`ConfigError`],
 //!   [`UnknownScenario`], ...).
 //! - Trace validation: [`conform`] decides whether the [`Observation`]s
@@ -131,9 +133,10 @@ pub use check::{
     PropertyReport, Report, Search, ShardStats, Status, Stopped,
 };
 pub use config::{
-    Allocator, Commit, Config, ConfigError, ConsumeFrom, Dense, DenseIter, Effect, Fault,
-    FaultSpec, Layer, LockTiming, NetworkKind, Pick, ProtocolOptions, Scenario, Size, Sizes,
-    Target, UnknownAllocator, UnknownCommit, UnknownConsumeFrom, UnknownNetwork, UnknownScenario,
+    shown_id, Allocator, Client, ClientChoice, ClientChoices, ClientKind, Commit, Config,
+    ConfigError, ConsumeFrom, Dense, DenseIter, Effect, Fault, FaultSpec, Layer, LockTiming,
+    NetworkKind, Pick, ProtocolOptions, Scenario, Size, Sizes, Target, UnknownAllocator,
+    UnknownCommit, UnknownConsumeFrom, UnknownNetwork, UnknownScenario,
 };
 pub use conform::{conform, Bounds, Conformance, Observation, Observed, Verdict, CONFORMS};
 pub use explorer::{sequence_svg, Svg};

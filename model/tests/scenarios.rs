@@ -443,6 +443,8 @@ fn every_scenarios_state_space_is_pinned() {
         (Scenario::RollingUpgrade, 1_130_777, 5_629_193),
         (Scenario::ZombieConsumer, 47_063, 188_056),
         (Scenario::SubscriptionFlap, 41_530, 214_109),
+        (Scenario::MixedClients, 1_988, 6_018),
+        (Scenario::StrategyRollout, 2_241, 6_823),
     ];
     // The orderly scenarios are pinned in `orderly.rs`.
     let pinned: Vec<Scenario> = expected.iter().map(|&(s, _, _)| s).collect();

@@ -148,6 +148,8 @@ fn every_scenario_with_two_consumers() {
         rolling-upgrade: 10740 states; violated []; not found []
         zombie-consumer: 47063 states; violated []; not found []
         subscription-flap: 41530 states; violated []; not found [transient double ownership, full convergence]
+        mixed-clients: 1988 states; violated [no queue stays double-owned, converged when quiescent]; not found [full convergence]
+        strategy-rollout: 207 states; violated [no queue stays double-owned, converged when quiescent]; not found []
         ",
     );
 }

@@ -31,6 +31,15 @@ pub fn summary(config: &Config) -> String {
     if sizes.name_servers > 1 {
         line += &format!(", name servers {}", sizes.name_servers);
     }
+    if config.custom_clients() {
+        let clients: Vec<String> = config
+            .consumers
+            .iter()
+            .zip(&config.clients)
+            .map(|(spec, client)| format!("{} {}", spec.name, client.label()))
+            .collect();
+        line += &format!(", clients {}", clients.join(" "));
+    }
     for size in budgets(Size::Messages, false) {
         line += &shown(sizes, size);
     }

@@ -66,6 +66,11 @@ pub enum ConfigError {
         /// The scenario.
         scenario: Scenario,
     },
+    /// A consumer's client or client id that cannot be used.
+    Clients {
+        /// Why, in the flags' words.
+        reason: String,
+    },
     /// The scenario needs more of one size to show what it shows.
     ScenarioNeeds {
         /// The scenario.
@@ -110,6 +115,7 @@ impl fmt::Display for ConfigError {
             Self::OrderlyOnly { size } => {
                 write!(f, "{size} is modelled with orderly consumption only")
             }
+            Self::Clients { reason } => f.write_str(reason),
             Self::ScenarioNeedsOrderly { scenario } => {
                 write!(f, "{scenario} needs orderly consumption")
             }

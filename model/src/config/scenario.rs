@@ -65,6 +65,15 @@ pub enum Scenario {
     /// replaces: the table flips, each flip notifies the group, and a pull
     /// of a topic the table lacks fails.
     SubscriptionFlap,
+    /// A group of mixed clients: a consumer of the Rust client (which sorts
+    /// client ids by bytes) joins a running Java consumer, with the
+    /// smallest ids on which the two orders disagree (`U+E000`, `U+10000`):
+    /// both find themselves at the same index and take the same queues.
+    MixedClients,
+    /// A rolling change of the group's strategy (`AVG` to `AVG_BY_CIRCLE`):
+    /// the first consumer shuts down and comes back, a new client id, with
+    /// the new strategy, while the others still run the old one.
+    StrategyRollout,
     /// Orderly consumption with batches that may outlast the forced-unlock
     /// delay: a queue dropped while its batch runs is unlocked without
     /// waiting for it.
@@ -96,6 +105,8 @@ impl Scenario {
         Self::RollingUpgrade,
         Self::ZombieConsumer,
         Self::SubscriptionFlap,
+        Self::MixedClients,
+        Self::StrategyRollout,
         Self::SlowBatch,
         Self::ClockDrift,
     ];
@@ -121,6 +132,8 @@ impl Scenario {
             Self::RollingUpgrade => "rolling-upgrade",
             Self::ZombieConsumer => "zombie-consumer",
             Self::SubscriptionFlap => "subscription-flap",
+            Self::MixedClients => "mixed-clients",
+            Self::StrategyRollout => "strategy-rollout",
             Self::SlowBatch => "slow-batch",
             Self::ClockDrift => "clock-drift",
         }
@@ -344,6 +357,21 @@ impl Scenario {
             // Two consumers running and a third, the new version, joining:
             // with three running the join and the leave together pass 30 s.
             Self::RollingUpgrade => Sizes {
+                joins: Some(1),
+                leaves: 1,
+                ..base
+            },
+            // A Java consumer running alone, and a Rust one joining.
+            Self::MixedClients => Sizes {
+                consumers: 2,
+                ..base
+            },
+            // The rolling upgrade's shape (the first consumer leaves, a new
+            // one joins) on one broker with three queues: two consumers on
+            // the two strategies then disagree on one queue of three.
+            Self::StrategyRollout => Sizes {
+                brokers: 1,
+                queues: 3,
                 joins: Some(1),
                 leaves: 1,
                 ..base
