@@ -220,3 +220,29 @@ fn every_scenario_is_named_in_the_docs_and_the_help() {
         );
     }
 }
+
+/// The spec's table of what each model step shows in a real trace
+/// (trace validation) names every fault and every timer.
+#[test]
+fn the_trace_validation_table_names_every_fault_and_timer() {
+    let spec = std::fs::read_to_string(repo_file("docs/spec.md")).expect("docs/spec.md reads");
+    let table = spec
+        .split("**What each step of the model shows in a trace:**")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").nth(1))
+        .expect("the table");
+    let name = |debug: String| -> String {
+        debug
+            .chars()
+            .take_while(char::is_ascii_alphanumeric)
+            .collect()
+    };
+    for fault in Fault::all() {
+        let step = format!("`Fault({})`", name(format!("{fault:?}")));
+        assert!(table.contains(&step), "{step} is not in the table");
+    }
+    for timer in rocketmq_rebalance_model::internals::Timer::all() {
+        let step = format!("`Timeout({})`", name(format!("{timer:?}")));
+        assert!(table.contains(&step), "{step} is not in the table");
+    }
+}
