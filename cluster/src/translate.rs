@@ -13,13 +13,16 @@
 //!   a consumer's queues of a topic when `messageQueueChanged` gives a new
 //!   set.
 //! - **Life.** `c.life starting` is the start; `c.life stopping` a graceful
-//!   shutdown (the model's leave starts there, before it unregisters); the orchestrator's `kill`, or a `stop` (`SIGSTOP`) never
-//!   followed by `cont`, the process's death. A `stop` that is followed by
-//!   `cont` is a pause the model sees only through what the brokers do
-//!   (their expiry of it), so it is no observation of its own.
+//!   shutdown (the model's leave starts there, before it unregisters); the
+//!   orchestrator's `kill`, or a `stop` (`SIGSTOP`) followed by neither
+//!   `cont` nor `kill`, the process's death. A `stop` followed by `cont` is
+//!   a pause the model sees only through what the brokers do (their expiry
+//!   of it), so it is no observation of its own.
 //! - **A stopping broker** lists nobody: its member table is lost (the
 //!   unregistrations of its channels as it closes them, one by one, are
-//!   that loss, not changes of their own), until it has started again.
+//!   that loss, not changes of their own), until it has started again. A
+//!   broker that stops for good (scale-in: the model's leaving broker stays
+//!   up off the route) is no longer observed.
 //! - **Allocations** are not observations: each `c.alloc` is checked on
 //!   its own against the crate (`rebalance_allocate` on the consumer's own
 //!   inputs), since the model's consumers call the same function.
@@ -204,11 +207,22 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
     if cfg.protocol.retry_topic {
         topics.insert(format!("%RETRY%{group}"), cfg.topic_names[business].clone());
     }
-    let resumed: Vec<&str> = events
-        .iter()
-        .filter(|e| e.ev == "env" && e.str("action") == Some("cont"))
-        .filter_map(|e| e.str("consumer"))
-        .collect();
+    // A `stop` is a death only if nothing follows it for that consumer: a
+    // `cont` makes it a pause, a `kill` the death.
+    let stop_ends = |i: usize, consumer: &str| {
+        events[i + 1..].iter().any(|e| {
+            e.ev == "env"
+                && e.str("consumer") == Some(consumer)
+                && matches!(e.str("action"), Some("cont" | "kill"))
+        })
+    };
+    // A broker that stops and never starts again leaves for good (scale-in):
+    // its table is no longer anyone's, so it is no longer observed.
+    let starts_again = |i: usize, broker: &str| {
+        events[i + 1..].iter().any(|e| {
+            e.ev == "b.life" && e.str("broker") == Some(broker) && e.str("state") == Some("started")
+        })
+    };
 
     let mut out = Translation {
         observations: Vec::new(),
@@ -251,7 +265,7 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
             "b.life" if e.str("state") == Some("stopping") => {
                 let broker = e.str("broker").ok_or(format!("line {line}: no broker"))?;
                 stopping.push(broker);
-                if members.get(broker).is_some_and(|m| !m.is_empty()) {
+                if starts_again(i, broker) && members.get(broker).is_some_and(|m| !m.is_empty()) {
                     members.insert(broker.to_owned(), Vec::new());
                     observe(Observed::Members {
                         broker: broker.to_owned(),
@@ -294,7 +308,7 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 };
                 let died = match e.str("action") {
                     Some("kill") => true,
-                    Some("stop") => !resumed.contains(&consumer),
+                    Some("stop") => !stop_ends(i, consumer),
                     _ => false,
                 };
                 if died {

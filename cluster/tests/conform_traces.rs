@@ -87,6 +87,27 @@ fn every_recorded_run_conforms_and_every_allocation_is_the_crates() {
                 "AVG",
             ),
         ),
+        // A consumer stopped, then killed, dies once.
+        (
+            "broker-disk-loss.ndjson",
+            config(
+                Scenario::BrokerDiskLoss,
+                Sizes {
+                    kills: 1,
+                    ..Scenario::BrokerDiskLoss.default_sizes()
+                },
+                "AVG",
+            ),
+        ),
+        // A broker that stops for good is no longer observed.
+        (
+            "broker-scale-in.ndjson",
+            config(
+                Scenario::BrokerScaleIn,
+                Scenario::BrokerScaleIn.default_sizes(),
+                "AVG",
+            ),
+        ),
         (
             "duplicate-client-id.ndjson",
             config(
