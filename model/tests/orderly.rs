@@ -133,6 +133,37 @@ fn a_batch_longer_than_the_unlock_delay_runs_beside_the_next_owner() {
     assert_eq!(status(&short, NO_CONCURRENT_CONSUMPTION), Status::Violated);
 }
 
+/// A dropped queue's lock is never renewed (`lockAll` skips dropped
+/// process queues), so the broker lets it lapse after the lease whatever
+/// the forced-unlock delay: a batch that outlasts the lease less the
+/// renewal period (started just before a renewal was due) still runs when
+/// the next owner is granted the queue. No unlock is sent in the
+/// counterexample, and the delay is past what the unlock rule asks.
+#[test]
+fn a_batch_longer_than_the_lease_less_the_renewal_outlives_its_lock() {
+    let report = default_run_with(Scenario::SlowBatch, |t| {
+        t.batch = t.lease - t.renew + 1;
+        t.unlock_delay = LockTiming::MAX;
+        assert!(t.unlock_delay >= t.validity + t.batch - 1);
+    });
+    assert_eq!(status(&report, NO_CONCURRENT_CONSUMPTION), Status::Violated);
+    let steps = trace(&report, NO_CONCURRENT_CONSUMPTION);
+    assert!(!has(&steps, "UNLOCK_BATCH_MQ"), "{steps:#?}");
+    let at = |text: &str| {
+        steps
+            .iter()
+            .position(|line| line.contains(text))
+            .unwrap_or_else(|| panic!("{text}: {steps:#?}"))
+    };
+    let pulled = at("c1: pulls a1");
+    let dropped = at("c1: rebalanced, members [c1 c2], owns [a0]");
+    let lapsed = at("broker-a's lock of [a1] lapses");
+    let granted = at("broker-a -> c2: locked [a1]");
+    assert!(pulled < dropped && dropped < lapsed && lapsed < granted);
+    assert!(has(&steps[granted..], "c2: pulls a1"), "{steps:#?}");
+    assert!(!has(&steps, "c1: finishes consuming"), "{steps:#?}");
+}
+
 fn default_run_with(scenario: Scenario, adjust: impl FnOnce(&mut LockTiming)) -> Report {
     run(config(scenario, adjust, |_| {}), false)
 }
