@@ -226,7 +226,7 @@ pub fn describe_action(
             lapses(cfg, before)
         ),
         Action::Elapse { lagging: Some(c) } => format!(
-            "a tick passes; {}'s clock stands still (it runs slow){}",
+            "a tick passes; {}'s wall clock stands still (stepped back a tick){}",
             model.peer_name(Peer::Consumer(*c)),
             lapses(cfg, before)
         ),
