@@ -222,8 +222,10 @@ pub struct ModelArgs {
     /// slow-batch: 3).
     #[arg(long)]
     pub batch_ticks: Option<u8>,
-    /// Orderly: ticks the first consumer's clock may fall behind the
-    /// brokers' (default 0; clock-drift: 4).
+    /// Orderly: ticks by which the first consumer's wall clock may be
+    /// stepped back, a tick at a time: its locks' ages stand still, while
+    /// its renewal, on the monotonic clock, comes when due (until this
+    /// version the renewal slowed with it) (default 0; clock-drift: 3).
     #[arg(long)]
     pub clock_drift: Option<usize>,
     /// Orderly: consumers (the first ones) that may each lose one unlock
@@ -231,8 +233,7 @@ pub struct ModelArgs {
     #[arg(long)]
     pub lost_unlocks: Option<usize>,
     /// Orderly: consumers (the first ones) that may lose their connection
-    /// for lock calls, every later one timing out (default 0; clock-drift:
-    /// 1).
+    /// for lock calls, every later one timing out (default 0).
     #[arg(long)]
     pub failed_locks: Option<usize>,
 }

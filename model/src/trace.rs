@@ -230,10 +230,14 @@ pub fn describe_action(
                 cfg.queues[usize::from(*queue)].label
             )
         }
-        Action::Elapse { lagging: None } => "a tick passes (every clock advances)".into(),
+        Action::Elapse { lagging: None } => format!(
+            "a tick passes (every clock advances){}",
+            lapses(cfg, before)
+        ),
         Action::Elapse { lagging: Some(c) } => format!(
-            "a tick passes; {}'s clock stands still (it runs slow)",
-            model.peer_name(Peer::Consumer(*c))
+            "a tick passes; {}'s wall clock stands still (stepped back a tick){}",
+            model.peer_name(Peer::Consumer(*c)),
+            lapses(cfg, before)
         ),
         Action::Timeout(Peer::NameServer, Timer::Heal) => describe_timer(cfg, "", &Timer::Heal),
         Action::Fault(Peer::NameServer, fault) => describe_name_server_fault(cfg, before, *fault),
@@ -429,6 +433,29 @@ fn relocks(cfg: &Config, before: Option<&SystemState>, c: usize, queue: usize) -
         }
         _ => false,
     }
+}
+
+/// The broker locks a tick in `before` lets lapse, in words: a lapse is
+/// what a lease argument turns on, and no step of its own shows it.
+fn lapses(cfg: &Config, before: Option<&SystemState>) -> String {
+    let (Some(state), Some(timing)) = (before, cfg.orderly()) else {
+        return String::new();
+    };
+    state
+        .brokers
+        .iter()
+        .enumerate()
+        .filter_map(|(b, broker)| {
+            let lapsing = broker.memory.locks.lapsing(timing.lease);
+            (lapsing != 0).then(|| {
+                format!(
+                    "; {}'s lock of {} lapses (not renewed for the lease)",
+                    cfg.broker_names[b],
+                    cfg.queue_labels(u64::from(lapsing))
+                )
+            })
+        })
+        .collect()
 }
 
 fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {

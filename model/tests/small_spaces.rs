@@ -808,7 +808,7 @@ fn every_orderly_switch() {
         orderly kill: 742 states; violated []; not found [transient double ownership]; harms 2 1 1 1
         lost unlocks: 5924 states; violated []; not found [transient double ownership, duplicate delivery]; harms 1 0 0 1
         failed locks: 19522 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
-        clock drift: 1150 states; violated []; not found [transient double ownership]; harms 2 1 1 1
+        clock drift: 826 states; violated []; not found [transient double ownership]; harms 2 1 1 1
         slow batch: 5168 states; violated []; not found [transient double ownership, duplicate delivery]; harms 1 0 0 1
         orderly broker restart: 4497 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         queue removal: 4053 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0

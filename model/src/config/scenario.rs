@@ -78,9 +78,11 @@ pub enum Scenario {
     /// delay: a queue dropped while its batch runs is unlocked without
     /// waiting for it.
     SlowBatch,
-    /// Orderly consumption where the first consumer's clock runs slow
-    /// beyond the margin between its lock validity and the broker's lease,
-    /// while its lock calls time out.
+    /// Orderly consumption where the first consumer's wall clock is
+    /// stepped back beyond the margin between its lock validity and the
+    /// broker's lease: it trusts a lock on a queue it dropped. Its renewal
+    /// runs on the monotonic clock (until this version it slowed with the
+    /// wall clock), so the broker's lease on what it consumes holds.
     ClockDrift,
 }
 
@@ -399,10 +401,9 @@ impl Scenario {
                 ..base
             },
             // The first consumer holds both queues when the second joins,
-            // and its clock falls three ticks behind: past the margin of one
-            // tick between its lock validity and the broker's lease, and past
-            // the two between its renewal period and the lease, at this
-            // scenario's coarser scale.
+            // and its wall clock is stepped back three ticks: past the
+            // margin of one tick between its lock validity and the
+            // broker's lease, at this scenario's coarser scale.
             Self::ClockDrift => Sizes {
                 consumers: 2,
                 brokers: 1,

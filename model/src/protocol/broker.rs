@@ -68,13 +68,22 @@ impl LockTable {
         }
     }
 
+    /// The queues whose locks lapse at the next tick of the broker's clock:
+    /// held and unrenewed for the whole lease.
+    pub fn lapsing(self, lease: u8) -> u8 {
+        (0..8)
+            .filter(|&q| self.holder(q).is_some() && self.age(q) >= lease)
+            .fold(0, |set, q| set | 1 << q)
+    }
+
     /// One tick of the broker's clock: every lock ages, and those past the
     /// lease expire.
     fn elapse(&mut self, lease: u8) {
+        let lapsing = self.lapsing(lease);
         for q in 0..8 {
             if let Some(key) = self.holder(q) {
-                let age = self.age(q) + 1;
-                self.set(q, (age <= lease).then_some(key), age);
+                let kept = lapsing & 1 << q == 0;
+                self.set(q, kept.then_some(key), self.age(q) + 1);
             }
         }
     }

@@ -57,7 +57,7 @@ pub enum Action {
     Fault(Peer, Fault),
     /// Orderly consumption only: a tick of the clock, 10 s of RocketMQ's
     /// (`clock::tick`). Every clock advances, except, with clock drift,
-    /// that of the `lagging` consumer, which falls one tick behind.
+    /// the wall clock of the `lagging` consumer, stepped back by the tick.
     Elapse {
         /// The consumer whose clock stands still, if any.
         lagging: Option<u8>,
