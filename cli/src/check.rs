@@ -22,12 +22,15 @@ pub struct CheckArgs {
     /// search it on two (default: available cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Breadth-first search.
+    /// Breadth-first search, the exhaustive search and the default (the
+    /// project's own, with sleep sets; `--dfs`, Stateright's depth-first
+    /// search, was replaced by it).
     #[arg(long, group = "search")]
     bfs: bool,
-    /// Depth-first search (the default).
-    #[arg(long, group = "search")]
-    dfs: bool,
+    /// Take every enabled action, without sleep sets: the same states and
+    /// verdicts, more states generated (to compare the reduction with).
+    #[arg(long)]
+    no_reduction: bool,
     /// Random walks from SEED; never complete, so never exit 0 (10 s unless
     /// --timeout or --max-states).
     #[arg(long, value_name = "SEED", group = "search")]
@@ -105,10 +108,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
         None => None,
     };
     let options = CheckOptions {
-        search: match (args.bfs, args.simulate) {
-            (true, _) => Search::Bfs,
-            (_, Some(seed)) => Search::Simulate(seed),
-            _ => Search::Dfs,
+        search: match args.simulate {
+            Some(seed) => Search::Simulate(seed),
+            None => Search::Bfs,
         },
         threads: args
             .threads
@@ -122,6 +124,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         progress_every: Duration::from_secs(3),
         liveness: args.liveness,
         shard: args.shard,
+        reduction: !args.no_reduction,
     };
     eprintln!("checking {summary}");
     let model = checked_model(config, &options);

@@ -123,13 +123,14 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
         }
     };
     let options = CheckOptions {
-        search: Search::Dfs,
+        search: Search::Bfs,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         max_states: None,
         timeout: Some(Duration::from_secs(600)),
         progress_every: Duration::from_secs(3600),
         liveness: false,
         shard: None,
+        reduction: true,
     };
     eprintln!("model: rebalance check {}", script.model.join(" "));
     let report = check_model(checked_model(model, &options), &options, |_| {});

@@ -92,7 +92,8 @@ fn bad_input_exits_2_with_a_message() {
         &["--consumers", "0"],
         &["--consumers", "many"],
         &["--queues", "40"],
-        &["--bfs", "--dfs"],
+        &["--bfs", "--simulate", "1"],
+        &["--dfs"],
         &["--no-such-flag"],
         &["--shard", "2/2"],
         &["--shard", "0/0"],
@@ -191,6 +192,29 @@ fn a_run_stopped_early_exits_3_and_says_why() {
     let out = rebalance(&["--simulate", "7", "--max-states", "2000"]);
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("INCOMPLETE"));
+}
+
+#[test]
+fn sleep_sets_generate_fewer_states_for_the_same_ones() {
+    let reduced = json(&rebalance(&["--json"]));
+    let full = json(&rebalance(&["--json", "--no-reduction"]));
+    assert_eq!(
+        (reduced["reduction"].as_bool(), full["reduction"].as_bool()),
+        (Some(true), Some(false))
+    );
+    assert_eq!(reduced["unique_states"], full["unique_states"]);
+    assert_eq!(reduced["max_depth"], full["max_depth"]);
+    let per_unique = |r: &serde_json::Value| r["generated_per_unique"].as_f64().expect("a ratio");
+    assert!(per_unique(&reduced) < per_unique(&full), "{reduced} {full}");
+    let verdicts = |r: &serde_json::Value| {
+        r["properties"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|p| p["status"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(verdicts(&reduced), verdicts(&full));
 }
 
 #[test]

@@ -440,6 +440,8 @@ mod tests {
             max_depth: 1,
             seconds: 0.0,
             unique_states_per_second: 0.0,
+            generated_per_unique: 1.0,
+            reduction: false,
             properties: vec![PropertyReport {
                 name: "a <b> & \"c\"".into(),
                 expectation: Expectation::Always,

@@ -125,9 +125,16 @@ pub fn run_lines(report: &Report) -> Vec<String> {
             (false, _) => format!("INCOMPLETE: stopped by {}", report.stopped),
         },
         format!(
-            "{} states, {} unique, max depth {}, {:.2} s, {:.0} unique states/s",
+            "{} states, {} unique ({:.2} generated per unique, {}), max depth {}, {:.2} s, \
+             {:.0} unique states/s",
             report.states,
             report.unique_states,
+            report.generated_per_unique,
+            if report.reduction {
+                "sleep sets"
+            } else {
+                "no reduction"
+            },
             report.max_depth,
             report.seconds,
             report.unique_states_per_second

@@ -1,5 +1,7 @@
-//! One call checks a configuration: safety with Stateright's checkers and,
-//! when asked, liveness with the fair-cycle search, and returns the finished
+//! One call checks a configuration: safety with the project's breadth-first
+//! search and its sleep sets ([`crate::search::bfs`]; Stateright's
+//! simulation for random walks) and, when asked, liveness with the
+//! fair-cycle search, and returns the finished
 //! [`Report`] ([`report`]), which never calls an incomplete run a success.
 
 pub mod harms;
@@ -14,19 +16,21 @@ use stateright::{Checker, Model, Path, Property, UniformChooser};
 
 use crate::config::Config;
 use crate::model::build_model;
+use crate::search::bfs::{self, Ended};
 use crate::search::{
     encode_path, indices_of, path_of, shortest_path_to_bad, Limits, Predicate, Shard,
 };
+use crate::shell::independence::ActorIndependence;
 use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::describe_path;
 
 /// How the state space is explored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Search {
-    /// Breadth first: whole states in the frontier, shallower traces.
+    /// Breadth first, level by level, with sleep sets unless
+    /// [`CheckOptions::reduction`] is off: one level of whole states kept,
+    /// the others as fingerprints; shortest counterexamples and examples.
     Bfs,
-    /// Depth first: fingerprints only, the fastest and smallest.
-    Dfs,
     /// Random walks from this seed: never exhaustive.
     Simulate(u64),
 }
@@ -55,18 +59,25 @@ pub struct CheckOptions {
     /// measures no harms (the command line refuses `--shard` with
     /// `--liveness`).
     pub shard: Option<Shard>,
+    /// Prune transitions with sleep sets ([`crate::search::bfs`]): the
+    /// same states, verdicts and shortest paths, fewer states generated.
+    /// Off, every enabled action is taken, as Stateright's checkers do.
+    /// A shard's run never reduces (its boundary is not closed under
+    /// reordering steps).
+    pub reduction: bool,
 }
 
 impl Default for CheckOptions {
     fn default() -> Self {
         Self {
-            search: Search::Dfs,
+            search: Search::Bfs,
             threads: 1,
             max_states: None,
             timeout: None,
             progress_every: Duration::from_secs(3),
             liveness: false,
             shard: None,
+            reduction: true,
         }
     }
 }
@@ -166,11 +177,10 @@ fn check_safety(
     start: Instant,
     progress: impl FnMut(&Progress),
 ) -> Report {
-    let builder = model.checker().threads(options.threads.max(1));
     match options.search {
-        Search::Bfs => drive(builder.spawn_bfs(), options, start, progress),
-        Search::Dfs => drive(builder.spawn_dfs(), options, start, progress),
+        Search::Bfs => search_safety(&model, options, start, progress),
         Search::Simulate(seed) => {
+            let builder = model.checker().threads(options.threads.max(1));
             // Random walks restart from the initial state for ever, so the
             // stop flag alone cannot end them: use Stateright's limits too.
             let mut builder = builder;
@@ -187,6 +197,80 @@ fn check_safety(
                 progress,
             )
         }
+    }
+}
+
+/// The safety check on the project's breadth-first search.
+fn search_safety(
+    model: &RebalanceModel,
+    options: &CheckOptions,
+    start: Instant,
+    mut progress: impl FnMut(&Progress),
+) -> Report {
+    let search_options = bfs::Options {
+        threads: options.threads,
+        max_states: options.max_states,
+        timeout: options.timeout,
+        reduction: options.reduction && model.shard.is_none(),
+        progress_every: options.progress_every,
+    };
+    let progress_of = |counts: bfs::Counts| Progress {
+        states: counts.generated,
+        unique_states: counts.unique,
+        max_depth: counts.max_depth,
+        seconds: start.elapsed().as_secs_f64(),
+    };
+    let outcome =
+        bfs::search::<_, _, u64>(model, &ActorIndependence, search_options, &mut |counts| {
+            progress(&progress_of(counts))
+        });
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        // Not a model of this project (its properties are `always` and
+        // `sometimes` ones): Stateright's own breadth-first search, which
+        // decides `eventually` on its terminal states.
+        Err(_) => {
+            let checker = model.clone().checker().threads(options.threads.max(1));
+            return drive(checker.spawn_bfs(), options, start, progress);
+        }
+    };
+    let stopped = match outcome.ended {
+        Ended::Exhausted => Stopped::Exhausted,
+        Ended::EveryPropertyDecided => Stopped::EveryPropertyDecided,
+        Ended::StateLimit => Stopped::StateLimit,
+        Ended::Timeout => Stopped::Timeout,
+    };
+    let done = progress_of(outcome.counts);
+    let complete = stopped.is_complete();
+    let shortest_limits = graph_limits(options, start, true);
+    let properties = model
+        .properties()
+        .into_iter()
+        .zip(outcome.discoveries)
+        .map(|(p, discovery)| {
+            let found = discovery.is_some();
+            // The search's discovery is among the shortest; a
+            // counterexample is the first in the order of the liveness
+            // graph's exploration, so that both runs report one path.
+            let counterexample = (found && p.expectation == stateright::Expectation::Always)
+                .then(|| {
+                    let target = Predicate {
+                        condition: p.condition,
+                        holds_when: true,
+                    };
+                    shortest_path_to_bad(model, &target, shortest_limits)
+                })
+                .flatten();
+            let chosen = counterexample
+                .or(discovery)
+                .and_then(|indices| Some((path_of(model, &indices)?, indices)))
+                .and_then(|chosen| whole_path(model, chosen));
+            safety_report(model, &p, found, complete, chosen, None)
+        })
+        .collect();
+    Report {
+        reduction: search_options.reduction,
+        ..new_report(model, stopped, done, properties)
     }
 }
 
@@ -257,10 +341,10 @@ fn drive(
         Stopped::Exhausted
     };
     let complete = stopped.is_complete();
-    // Stateright's counterexamples are not the shortest (BFS keeps a later
-    // violating state; DFS goes deep first): search breadth-first again,
-    // within what is left of the time budget, and keep Stateright's when
-    // that runs out.
+    // Stateright's counterexamples are not the shortest (its BFS keeps a
+    // later violating state; a random walk wanders): search breadth-first
+    // again, within what is left of the time budget, and keep Stateright's
+    // when that runs out.
     let shortest_limits = graph_limits(options, start, true);
     let properties = model
         .properties()
@@ -312,6 +396,8 @@ fn new_report(
         max_depth: done.max_depth,
         seconds: done.seconds,
         unique_states_per_second: done.unique_per_second(),
+        generated_per_unique: done.states as f64 / done.unique_states.max(1) as f64,
+        reduction: false,
         properties,
         liveness: None,
         harms: None,

@@ -203,6 +203,11 @@ pub struct Report {
     pub seconds: f64,
     /// Distinct states per second.
     pub unique_states_per_second: f64,
+    /// States generated per distinct state: the work of the search per
+    /// state it found, which sleep sets cut.
+    pub generated_per_unique: f64,
+    /// Whether the safety search pruned transitions with sleep sets.
+    pub reduction: bool,
     /// Verdicts, in model order (the liveness property last, when checked).
     pub properties: Vec<PropertyReport>,
     /// Figures of the liveness check, when it ran.

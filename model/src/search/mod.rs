@@ -1,9 +1,11 @@
 //! Searches over any Stateright [`Model`](stateright::Model) that Stateright
-//! does not do itself: the reachable graph stored compactly ([`graph`]),
+//! does not do itself: the safety search with sleep sets ([`bfs`]), the
+//! reachable graph stored compactly ([`graph`]),
 //! shortest paths to a bad state, and fair cycles for liveness under weak
 //! fairness ([`fair_cycle`]), and one run split into shards ([`shard`]).
 //! Nothing here knows the rebalance model.
 
+pub mod bfs;
 pub mod fair_cycle;
 pub mod graph;
 mod pages;
