@@ -11,7 +11,9 @@ use rocketmq_rebalance_cluster::outcome::{compare, Mismatch, Outcome};
 use rocketmq_rebalance_cluster::run::{prepare, run, RunOptions, RunResult};
 use rocketmq_rebalance_cluster::script::{self, Script};
 use rocketmq_rebalance_cluster::trace::short_queue;
-use rocketmq_rebalance_model::{check_model, checked_model, CheckOptions, Report, Search};
+use rocketmq_rebalance_model::{
+    check_model, checked_model, CheckOptions, FingerprintBits, Report, Search,
+};
 use serde_json::json;
 
 use crate::compare::measure::HarmParameters;
@@ -131,6 +133,7 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
         liveness: false,
         shard: None,
         reduction: true,
+        fingerprint_bits: FingerprintBits::B64,
     };
     eprintln!("model: rebalance check {}", script.model.join(" "));
     let report = check_model(checked_model(model, &options), &options, |_| {});

@@ -40,6 +40,11 @@ fn json_report_has_the_documented_fields() {
         assert!(report[field].as_u64().is_some_and(|n| n > 0), "{field}");
     }
     assert!(report["seconds"].as_f64().is_some());
+    assert_eq!(report["fingerprint_bits"], 64);
+    let p = report["collision_probability"]
+        .as_f64()
+        .expect("an estimate");
+    assert!(p > 0.0 && p < 1e-10, "{p}");
     let properties = report["properties"].as_array().expect("a list");
     assert!(properties
         .iter()
@@ -93,6 +98,7 @@ fn bad_input_exits_2_with_a_message() {
         &["--consumers", "many"],
         &["--queues", "40"],
         &["--bfs", "--simulate", "1"],
+        &["--fingerprint-bits", "32"],
         &["--dfs"],
         &["--no-such-flag"],
         &["--shard", "2/2"],
@@ -215,6 +221,17 @@ fn sleep_sets_generate_fewer_states_for_the_same_ones() {
             .collect::<Vec<_>>()
     };
     assert_eq!(verdicts(&reduced), verdicts(&full));
+}
+
+#[test]
+fn wide_fingerprints_are_reported() {
+    let out = rebalance(&["--consumers", "2", "--fingerprint-bits", "128"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("128-bit fingerprints: probability that a collision hid a state"),
+        "{text}"
+    );
 }
 
 #[test]

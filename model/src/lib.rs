@@ -122,8 +122,8 @@ pub mod view;
 
 pub use check::harms::{Harm, Harms};
 pub use check::{
-    check, check_model, checked_model, CheckOptions, Expectation, LivenessStats, Progress,
-    PropertyReport, Report, Search, ShardStats, Status, Stopped,
+    check, check_model, checked_model, CheckOptions, Expectation, FingerprintBits, LivenessStats,
+    Progress, PropertyReport, Report, Search, ShardStats, Status, Stopped,
 };
 pub use config::{
     Allocator, Commit, Config, ConfigError, ConsumeFrom, Dense, DenseIter, Effect, Fault,

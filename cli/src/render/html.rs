@@ -442,6 +442,8 @@ mod tests {
             unique_states_per_second: 0.0,
             generated_per_unique: 1.0,
             reduction: false,
+            fingerprint_bits: 64,
+            collision_probability: 0.0,
             properties: vec![PropertyReport {
                 name: "a <b> & \"c\"".into(),
                 expectation: Expectation::Always,

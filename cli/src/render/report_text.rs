@@ -140,6 +140,11 @@ pub fn run_lines(report: &Report) -> Vec<String> {
             report.unique_states_per_second
         ),
     ];
+    lines.push(format!(
+        "{}-bit fingerprints: probability that a collision hid a state {:.1e} \
+         (n(n-1)/2^(b+1))",
+        report.fingerprint_bits, report.collision_probability
+    ));
     if let Some(l) = &report.liveness {
         lines.push(format!(
             "liveness graph: {} states, {} transitions, {} bytes/state, {:.2} s",

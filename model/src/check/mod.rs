@@ -16,7 +16,7 @@ use stateright::{Checker, Model, Path, Property, UniformChooser};
 
 use crate::config::Config;
 use crate::model::build_model;
-use crate::search::bfs::{self, Ended};
+use crate::search::bfs::{self, collision_probability, Ended};
 use crate::search::{
     encode_path, indices_of, path_of, shortest_path_to_bad, Limits, Predicate, Shard,
 };
@@ -65,6 +65,34 @@ pub struct CheckOptions {
     /// A shard's run never reduces (its boundary is not closed under
     /// reordering steps).
     pub reduction: bool,
+    /// Bits of the safety search's fingerprints: 64, or 128 for runs of
+    /// billions of states, where two 64-bit fingerprints may well collide
+    /// (see [`Report::collision_probability`]). The liveness graph's are
+    /// 64 bits.
+    pub fingerprint_bits: FingerprintBits,
+}
+
+/// The width of the safety search's fingerprints.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub enum FingerprintBits {
+    /// 64 bits: 8 bytes a state, and a collision likely past about four
+    /// billion states.
+    #[default]
+    #[serde(rename = "64")]
+    B64,
+    /// 128 bits: 8 bytes more a state.
+    #[serde(rename = "128")]
+    B128,
+}
+
+impl FingerprintBits {
+    /// The width in bits.
+    pub fn bits(self) -> u32 {
+        match self {
+            FingerprintBits::B64 => 64,
+            FingerprintBits::B128 => 128,
+        }
+    }
 }
 
 impl Default for CheckOptions {
@@ -78,6 +106,7 @@ impl Default for CheckOptions {
             liveness: false,
             shard: None,
             reduction: true,
+            fingerprint_bits: FingerprintBits::B64,
         }
     }
 }
@@ -220,10 +249,15 @@ fn search_safety(
         max_depth: counts.max_depth,
         seconds: start.elapsed().as_secs_f64(),
     };
-    let outcome =
-        bfs::search::<_, _, u64>(model, &ActorIndependence, search_options, &mut |counts| {
-            progress(&progress_of(counts))
-        });
+    let mut on_progress = |counts| progress(&progress_of(counts));
+    let outcome = match options.fingerprint_bits {
+        FingerprintBits::B64 => {
+            bfs::search::<_, _, u64>(model, &ActorIndependence, search_options, &mut on_progress)
+        }
+        FingerprintBits::B128 => {
+            bfs::search::<_, _, u128>(model, &ActorIndependence, search_options, &mut on_progress)
+        }
+    };
     let outcome = match outcome {
         Ok(outcome) => outcome,
         // Not a model of this project (its properties are `always` and
@@ -268,9 +302,15 @@ fn search_safety(
             safety_report(model, &p, found, complete, chosen, None)
         })
         .collect();
+    let report = new_report(model, stopped, done, properties);
     Report {
         reduction: search_options.reduction,
-        ..new_report(model, stopped, done, properties)
+        fingerprint_bits: options.fingerprint_bits.bits(),
+        collision_probability: collision_probability(
+            report.unique_states,
+            options.fingerprint_bits.bits(),
+        ),
+        ..report
     }
 }
 
@@ -398,6 +438,9 @@ fn new_report(
         unique_states_per_second: done.unique_per_second(),
         generated_per_unique: done.states as f64 / done.unique_states.max(1) as f64,
         reduction: false,
+        // Stateright's fingerprints and the liveness graph's: 64 bits.
+        fingerprint_bits: 64,
+        collision_probability: collision_probability(done.unique_states, 64),
         properties,
         liveness: None,
         harms: None,

@@ -208,6 +208,14 @@ pub struct Report {
     pub generated_per_unique: f64,
     /// Whether the safety search pruned transitions with sleep sets.
     pub reduction: bool,
+    /// Bits of the fingerprints that stood for the states.
+    pub fingerprint_bits: u32,
+    /// The estimated probability that two distinct states got the same
+    /// fingerprint, so that one was never explored: the birthday bound
+    /// n(n-1)/2^(b+1) for n unique states and b bits (the estimate TLC
+    /// prints as "calculated (optimistic)"), at most 1. It bounds the
+    /// chance that a `holds` or `not found` verdict missed a state.
+    pub collision_probability: f64,
     /// Verdicts, in model order (the liveness property last, when checked).
     pub properties: Vec<PropertyReport>,
     /// Figures of the liveness check, when it ran.
