@@ -2,7 +2,7 @@
 
 use clap::Args;
 use rocketmq_rebalance_model::{
-    check_model, checked_model, CheckOptions, FingerprintBits, Progress, Search, Shard,
+    check_model, checked_model, CheckOptions, FingerprintBits, Progress, Search,
 };
 use std::fs::File;
 use std::io::Write;
@@ -77,14 +77,6 @@ pub struct CheckArgs {
     /// before the check runs; writing it never changes the exit status.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
-    /// Explore only shard I of N (0-based) of the state space: the N
-    /// exhaustive shards together explore every reachable state (see
-    /// docs/spec.md), so a CI matrix can run them side by side. A shard
-    /// exits 1 only on a counterexample (an example may lie in another
-    /// shard: merge the `found` verdicts of the JSON reports); its report
-    /// has a `shard` object. Not with --liveness or --simulate.
-    #[arg(long, value_name = "I/N")]
-    shard: Option<Shard>,
 }
 
 /// Runs `rebalance check`: exit 0 when complete and every property holds,
@@ -100,12 +92,6 @@ pub fn run(args: CheckArgs) -> ExitCode {
     };
     if args.max_states == Some(0) || args.timeout == Some(0) {
         return bad_input("--max-states and --timeout must be positive");
-    }
-    if args.shard.is_some() && (args.liveness || args.simulate.is_some()) {
-        return bad_input(
-            "--shard cannot be combined with --liveness (a fair cycle may cross shards) \
-             or --simulate (a random walk has no space to share out)",
-        );
     }
     let config = match args.model.build_config() {
         Ok(config) => config,
@@ -136,7 +122,6 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }),
         progress_every: Duration::from_secs(3),
         liveness: args.liveness,
-        shard: args.shard,
         reduction: !args.no_reduction,
         fingerprint_bits,
     };

@@ -131,7 +131,6 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
         timeout: Some(Duration::from_secs(600)),
         progress_every: Duration::from_secs(3600),
         liveness: false,
-        shard: None,
         reduction: true,
         fingerprint_bits: FingerprintBits::B64,
     };

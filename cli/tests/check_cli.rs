@@ -101,11 +101,7 @@ fn bad_input_exits_2_with_a_message() {
         &["--fingerprint-bits", "32"],
         &["--dfs"],
         &["--no-such-flag"],
-        &["--shard", "2/2"],
-        &["--shard", "0/0"],
-        &["--shard", "one/two"],
-        &["--shard", "0/2", "--liveness"],
-        &["--shard", "0/2", "--simulate", "1"],
+        &["--shard", "0/2"],
         &["--lock-lease", "6"],
         &["--orderly", "--lock-lease", "9"],
     ] {
@@ -144,48 +140,6 @@ fn orderly_budgets_run_with_orderly() {
         let words = budget.trim_start_matches("--").replace('-', " ");
         assert!(text.contains(&format!("{words} 1")), "{text}");
     }
-}
-
-/// A shard fails only on a counterexample, and says which part it
-/// explored; merged, the shards give the whole run's verdicts.
-#[test]
-fn shards_report_their_part_and_merge_into_the_whole_verdicts() {
-    let dir = std::env::temp_dir().join(format!("rebalance-shards-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut files = Vec::new();
-    for index in 0..2 {
-        let out = rebalance(&["--shard", &format!("{index}/2"), "--json"]);
-        assert_eq!(out.status.code(), Some(0), "{out:?}");
-        let report = json(&out);
-        assert_eq!(report["shard"]["index"], index);
-        assert_eq!(report["shard"]["count"], 2);
-        assert!(report["shard"]["roots"].as_u64().unwrap() > 0);
-        let file = dir.join(format!("shard-{index}.json"));
-        std::fs::write(&file, &out.stdout).unwrap();
-        files.push(file);
-    }
-    let merge = concat!(env!("CARGO_MANIFEST_DIR"), "/../.ci/merge-shards");
-    let merged = Command::new(merge)
-        .args(&files)
-        .output()
-        .expect("python3 runs");
-    assert_eq!(merged.status.code(), Some(0), "{merged:?}");
-    let text = String::from_utf8_lossy(&merged.stdout);
-    assert!(text.contains("holds      always     no queue stays double-owned"));
-    assert!(text.contains("found      sometimes  transient double ownership"));
-    let one = Command::new(merge).arg(&files[0]).output().unwrap();
-    assert_eq!(one.status.code(), Some(2), "a shard missing: {one:?}");
-    // The counterexample lies in some shard, and fails that one.
-    let codes: Vec<Option<i32>> = (0..2)
-        .map(|i| {
-            let shard = format!("{i}/2");
-            rebalance(&["--scenario", "duplicate-client-id", "--shard", &shard])
-                .status
-                .code()
-        })
-        .collect();
-    assert!(codes.contains(&Some(1)), "{codes:?}");
-    assert!(codes.iter().all(|c| matches!(c, Some(0 | 1))), "{codes:?}");
 }
 
 #[test]

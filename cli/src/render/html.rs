@@ -455,7 +455,6 @@ mod tests {
             }],
             liveness: None,
             harms: None,
-            shard: None,
         }
     }
 

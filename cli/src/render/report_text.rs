@@ -115,14 +115,10 @@ pub fn status_word(status: Status) -> &'static str {
 /// the lines between the configuration and the verdicts.
 pub fn run_lines(report: &Report) -> Vec<String> {
     let mut lines = vec![
-        match (report.complete(), report.shard) {
-            (true, Some(s)) => format!(
-                "complete: shard {}/{} visited every state reachable from its {} of the \
-                 {} prefix states (depth {}); an example may lie in another shard",
-                s.index, s.count, s.roots, s.prefix_states, s.prefix_depth
-            ),
-            (true, None) => "complete: every reachable state visited".to_string(),
-            (false, _) => format!("INCOMPLETE: stopped by {}", report.stopped),
+        if report.complete() {
+            "complete: every reachable state visited".to_string()
+        } else {
+            format!("INCOMPLETE: stopped by {}", report.stopped)
         },
         format!(
             "{} states, {} unique ({:.2} generated per unique, {}), max depth {}, {:.2} s, \

@@ -8,7 +8,7 @@ pub mod harms;
 pub mod liveness;
 pub mod report;
 
-pub use report::{Expectation, LivenessStats, PropertyReport, Report, ShardStats, Status, Stopped};
+pub use report::{Expectation, LivenessStats, PropertyReport, Report, Status, Stopped};
 
 use std::time::{Duration, Instant};
 
@@ -17,9 +17,7 @@ use stateright::{Checker, Model, Path, Property, UniformChooser};
 use crate::config::Config;
 use crate::model::build_model;
 use crate::search::bfs::{self, collision_probability, Ended};
-use crate::search::{
-    encode_path, indices_of, path_of, shortest_path_to_bad, Limits, Predicate, Shard,
-};
+use crate::search::{encode_path, indices_of, path_of, shortest_path_to_bad, Limits, Predicate};
 use crate::shell::independence::ActorIndependence;
 use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::describe_path;
@@ -53,17 +51,9 @@ pub struct CheckOptions {
     /// pick of a broker and the orderly clock's ticks. The model then has the periodic rebalance
     /// ([`Config::periodic_rebalance`]), which both parts explore.
     pub liveness: bool,
-    /// Explore only this shard of the state space
-    /// ([`Shard`]): exhaustive shards together are the
-    /// whole space. Safety only: a sharded run checks no liveness and
-    /// measures no harms (the command line refuses `--shard` with
-    /// `--liveness`).
-    pub shard: Option<Shard>,
     /// Prune transitions with sleep sets ([`crate::search::bfs`]): the
     /// same states, verdicts and shortest paths, fewer states generated.
     /// Off, every enabled action is taken, as Stateright's checkers do.
-    /// A shard's run never reduces (its boundary is not closed under
-    /// reordering steps).
     pub reduction: bool,
     /// Bits of the safety search's fingerprints: 64, or 128 for runs of
     /// billions of states, where two 64-bit fingerprints may well collide
@@ -104,7 +94,6 @@ impl Default for CheckOptions {
             timeout: None,
             progress_every: Duration::from_secs(3),
             liveness: false,
-            shard: None,
             reduction: true,
             fingerprint_bits: FingerprintBits::B64,
         }
@@ -153,18 +142,6 @@ pub fn check_model(
     progress: impl FnMut(&Progress),
 ) -> Report {
     let start = Instant::now();
-    if let Some(shard) = options.shard {
-        let model = model.sharded(shard);
-        let mut report = check_safety(model.clone(), options, start, progress);
-        report.shard = model.shard.as_ref().map(|roots| ShardStats {
-            index: shard.index,
-            count: shard.count,
-            prefix_depth: roots.depth,
-            prefix_states: roots.prefix_states,
-            roots: roots.roots.len(),
-        });
-        return report;
-    }
     // An exhaustive run with liveness needs the whole graph anyway: then
     // one exploration decides every property.
     let one_exploration = options.liveness && liveness::decides_safety(&model, options.search);
@@ -240,7 +217,7 @@ fn search_safety(
         threads: options.threads,
         max_states: options.max_states,
         timeout: options.timeout,
-        reduction: options.reduction && model.shard.is_none(),
+        reduction: options.reduction,
         progress_every: options.progress_every,
     };
     let progress_of = |counts: bfs::Counts| Progress {
@@ -297,8 +274,7 @@ fn search_safety(
                 .flatten();
             let chosen = counterexample
                 .or(discovery)
-                .and_then(|indices| Some((path_of(model, &indices)?, indices)))
-                .and_then(|chosen| whole_path(model, chosen));
+                .and_then(|indices| Some((path_of(model, &indices)?, indices)));
             safety_report(model, &p, found, complete, chosen, None)
         })
         .collect();
@@ -407,8 +383,7 @@ fn drive(
                 });
             let found = discoveries.get(p.name);
             let chosen = shortest
-                .or_else(|| found.and_then(|path| Some((path.clone(), indices_of(model, path)?))))
-                .and_then(|chosen| whole_path(model, chosen));
+                .or_else(|| found.and_then(|path| Some((path.clone(), indices_of(model, path)?))));
             safety_report(model, &p, found.is_some(), complete, chosen, found)
         })
         .collect();
@@ -444,7 +419,6 @@ fn new_report(
         properties,
         liveness: None,
         harms: None,
-        shard: None,
     }
 }
 
@@ -477,17 +451,4 @@ fn safety_report(
         path: chosen.map(|(_, indices)| indices),
         cycle_start: None,
     }
-}
-
-/// A path of a shard's model as a path of the whole model, from its
-/// initial state; any other path as it is.
-fn whole_path(
-    model: &RebalanceModel,
-    (path, indices): (Path<SystemState, Action>, Vec<u32>),
-) -> Option<(Path<SystemState, Action>, Vec<u32>)> {
-    let Some(shard) = &model.shard else {
-        return Some((path, indices));
-    };
-    let indices = shard.whole_path(&indices)?;
-    Some((path_of(&model.whole(), &indices)?, indices))
 }

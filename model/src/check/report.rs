@@ -225,9 +225,6 @@ pub struct Report {
     /// space (a complete run's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub harms: Option<crate::check::harms::Harms>,
-    /// With `--shard`: which part of the state space this run explored.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub shard: Option<ShardStats>,
 }
 
 impl Report {
@@ -261,14 +258,9 @@ impl Report {
     }
 
     /// 0: complete and every property holds; 1: a property fails;
-    /// 3: incomplete (never success). A shard fails only on a
-    /// counterexample: an example may lie in another shard.
+    /// 3: incomplete (never success).
     pub fn exit_code(&self) -> u8 {
-        let failed = |p: &PropertyReport| match self.shard {
-            Some(_) => p.status == Status::Violated,
-            None => p.status.failed(),
-        };
-        if self.properties.iter().any(failed) {
+        if self.properties.iter().any(|p| p.status.failed()) {
             1
         } else if !self.complete() {
             3
@@ -276,20 +268,4 @@ impl Report {
             0
         }
     }
-}
-
-/// Which part of the state space a sharded run explored
-/// ([`Shard`](crate::search::Shard)).
-#[derive(Clone, Copy, Debug, serde::Serialize)]
-pub struct ShardStats {
-    /// Shard index, from 0.
-    pub index: usize,
-    /// Number of shards.
-    pub count: usize,
-    /// Depth of the breadth-first prefix shared out.
-    pub prefix_depth: usize,
-    /// States in that prefix, all shards together.
-    pub prefix_states: usize,
-    /// Prefix states this shard started from.
-    pub roots: usize,
 }

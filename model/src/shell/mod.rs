@@ -24,7 +24,6 @@ use crate::protocol::{
     clock, subscription, BrokerState, ConsumerState, Fault, NameServerState, Output, Peer, Step,
     Timer,
 };
-use crate::search::ShardRoots;
 
 pub use deliveries::Deliveries;
 pub use network::{Envelope, Network};
@@ -75,8 +74,6 @@ pub struct RebalanceModel {
     /// local work (a simulation's, or the searches of a model's other
     /// users), which can take minutes.
     stop: Arc<AtomicBool>,
-    /// With a shard, where its exploration starts and stops.
-    pub(crate) shard: Option<Arc<ShardRoots<SystemState>>>,
 }
 
 impl RebalanceModel {
@@ -85,16 +82,6 @@ impl RebalanceModel {
         Self {
             cfg: Arc::new(cfg),
             stop: Arc::new(AtomicBool::new(false)),
-            shard: None,
-        }
-    }
-
-    /// The whole model, without its shard: the one whose paths reports
-    /// give.
-    pub(crate) fn whole(&self) -> Self {
-        Self {
-            shard: None,
-            ..self.clone()
         }
     }
 
