@@ -44,7 +44,7 @@ use stateright::{Expectation, Model};
 /// A fingerprint: a hash of a state, the same in every run, that stands for
 /// it in the seen set. Two states with the same fingerprint are taken for
 /// one; [`collision_probability`] says how likely that hid a state.
-pub trait Print: Copy + Eq + Hash + Send + Sync + Debug + 'static {
+pub trait Print: Copy + Ord + Hash + Send + Sync + Debug + 'static {
     /// The fingerprint of `value`.
     fn of<T: Hash>(value: &T) -> Self;
     /// Bits that pick the seen set's shard: neither those a map's bucket
@@ -268,6 +268,8 @@ where
         } else {
             (1u64 << properties.len()) - 1
         }),
+        this_level: AtomicU64::new(0),
+        finishing: AtomicBool::new(false),
         found: Mutex::new(vec![None; properties.len()]),
         generated: AtomicUsize::new(0),
         unique: AtomicUsize::new(0),
@@ -313,6 +315,10 @@ where
         });
         if run.too_large.load(Ordering::Relaxed) {
             return Err(Unsupported::TooLarge);
+        }
+        run.this_level.store(0, Ordering::Relaxed);
+        if run.finishing.load(Ordering::Relaxed) {
+            run.end(Ended::EveryPropertyDecided);
         }
         drop(level);
         level = run.take_next_level();
@@ -370,7 +376,15 @@ struct Run<'a, M: Model, R, F> {
     shards: &'a Shards<M, F>,
     /// One bit per property still without a discovery.
     undecided: AtomicU64,
-    /// The first discovery of each property.
+    /// One bit per property first discovered in the level being expanded:
+    /// it is judged on the rest of the level too.
+    this_level: AtomicU64,
+    /// Set once every property is decided: the rest of the level is
+    /// judged, not expanded.
+    finishing: AtomicBool,
+    /// Each property's discovery: of the states of the first level that
+    /// has one, the one with the least fingerprint, so that every run
+    /// reports the same.
     found: Mutex<Vec<Option<F>>>,
     generated: AtomicUsize,
     unique: AtomicUsize,
@@ -448,11 +462,16 @@ where
                     self.end(Ended::StateLimit);
                 }
             }
-            Entry::Occupied(known) => {
-                let known = known.get();
+            Entry::Occupied(mut known) => {
+                let known = known.get_mut();
                 if known.depth == depth {
                     let waiting = &mut next[known.slot as usize].sleep;
                     waiting.retain(|a| sleep.contains(a));
+                    // The least parent, whatever the threads' order: the
+                    // same paths on every run.
+                    if (parent, action) < (known.parent, known.action) {
+                        (known.parent, known.action) = (parent, action);
+                    }
                 }
             }
         }
@@ -480,10 +499,10 @@ where
             }
             let mut generated = 0;
             for node in chunk {
-                if !self.visit(node) {
-                    break;
+                if self.visit(node) {
+                    generated +=
+                        self.expand(node, child_depth, &mut actions, &mut taken, &mut sleep);
                 }
-                generated += self.expand(node, child_depth, &mut actions, &mut taken, &mut sleep);
             }
             self.generated.fetch_add(generated, Ordering::Relaxed);
             if self
@@ -497,16 +516,15 @@ where
         }
     }
 
-    /// Checks the undecided properties on `node`'s state; `false` once
-    /// every property is decided.
+    /// Judges `node`'s state on the properties still undecided and those
+    /// first discovered in this level; whether it is to be expanded (not
+    /// once every property is decided).
     fn visit(&self, node: &Node<M::State, M::Action, F>) -> bool {
-        let mut undecided = self.undecided.load(Ordering::Relaxed);
-        if undecided == 0 {
-            return false;
-        }
-        while undecided != 0 {
-            let bit = undecided.trailing_zeros() as usize;
-            undecided &= undecided - 1;
+        let mut open =
+            self.undecided.load(Ordering::Relaxed) | self.this_level.load(Ordering::Relaxed);
+        while open != 0 {
+            let bit = open.trailing_zeros() as usize;
+            open &= open - 1;
             let property = &self.properties[bit];
             let holds = (property.condition)(self.model, &node.state);
             let discovery = match property.expectation {
@@ -516,15 +534,17 @@ where
             };
             if discovery {
                 let mut found = self.found.lock().expect("not poisoned");
-                found[bit].get_or_insert(node.print);
+                // The least fingerprint of the level: see `Run::found`.
+                let least = found[bit].map_or(node.print, |f: F| f.min(node.print));
+                found[bit] = Some(least);
+                self.this_level.fetch_or(1 << bit, Ordering::Relaxed);
                 let left = self.undecided.fetch_and(!(1 << bit), Ordering::Relaxed) & !(1 << bit);
                 if left == 0 {
-                    self.end(Ended::EveryPropertyDecided);
-                    return false;
+                    self.finishing.store(true, Ordering::Relaxed);
                 }
             }
         }
-        true
+        !self.finishing.load(Ordering::Relaxed)
     }
 
     /// Takes every action of `node` that is not asleep there; returns the
@@ -662,6 +682,16 @@ mod tests {
             assert_eq!(corner.len(), 1 + 2 * usize::from(N));
             let states = super::super::replay(&Grid, corner);
             assert_eq!(states.last().map(|(s, _)| *s), Some((N, N)));
+        }
+    }
+
+    #[test]
+    fn every_run_reports_the_same_paths() {
+        for reduction in [false, true] {
+            let one = run(reduction, 1).discoveries;
+            for _ in 0..3 {
+                assert_eq!(run(reduction, 2).discoveries, one);
+            }
         }
     }
 
