@@ -14,7 +14,7 @@ use rocketmq_rebalance_cluster::script::{self, Script};
 use rocketmq_rebalance_cluster::trace::short_queue;
 use rocketmq_rebalance_cluster::translate::{same_sizes, validate, Validation};
 use rocketmq_rebalance_model::{
-    check_model, checked_model, Bounds, CheckOptions, Report, Search, Verdict,
+    check_model, checked_model, Bounds, CheckOptions, FingerprintBits, Report, Search, Verdict,
 };
 use serde_json::json;
 
@@ -146,13 +146,14 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
         }
     };
     let options = CheckOptions {
-        search: Search::Dfs,
+        search: Search::Bfs,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         max_states: None,
         timeout: Some(Duration::from_secs(600)),
         progress_every: Duration::from_secs(3600),
         liveness: false,
-        shard: None,
+        reduction: true,
+        fingerprint_bits: FingerprintBits::B64,
     };
     eprintln!("model: rebalance check {}", script.model.join(" "));
     let report = check_model(checked_model(model, &options), &options, |_| {});

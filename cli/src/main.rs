@@ -42,6 +42,12 @@ enum Command {
     Allocate(allocate::AllocateArgs),
     /// Model-check the rebalance protocol of a scenario: every interleaving
     /// of joins, heartbeats, notifications, rebalances and faults.
+    ///
+    /// `--shard I/N` (and `.ci/merge-shards`, the sharded workflow) were
+    /// removed: its shards overlapped almost wholly. They were replaced by
+    /// the safety search's sleep sets, which take fewer transitions to the
+    /// same states (`--no-reduction` to compare), and by 128-bit
+    /// fingerprints for runs of billions of states (`--fingerprint-bits`).
     Check(check::CheckArgs),
     /// Run a scenario on a real RocketMQ cluster on loopback (Java 17 and
     /// Maven needed) and set its outcome beside the model's verdicts.

@@ -40,6 +40,11 @@ fn json_report_has_the_documented_fields() {
         assert!(report[field].as_u64().is_some_and(|n| n > 0), "{field}");
     }
     assert!(report["seconds"].as_f64().is_some());
+    assert_eq!(report["fingerprint_bits"], 64);
+    let p = report["collision_probability"]
+        .as_f64()
+        .expect("an estimate");
+    assert!(p > 0.0 && p < 1e-10, "{p}");
     let properties = report["properties"].as_array().expect("a list");
     assert!(properties
         .iter()
@@ -92,13 +97,11 @@ fn bad_input_exits_2_with_a_message() {
         &["--consumers", "0"],
         &["--consumers", "many"],
         &["--queues", "40"],
-        &["--bfs", "--dfs"],
+        &["--bfs", "--simulate", "1"],
+        &["--fingerprint-bits", "32"],
+        &["--dfs"],
         &["--no-such-flag"],
-        &["--shard", "2/2"],
-        &["--shard", "0/0"],
-        &["--shard", "one/two"],
-        &["--shard", "0/2", "--liveness"],
-        &["--shard", "0/2", "--simulate", "1"],
+        &["--shard", "0/2"],
         &["--lock-lease", "6"],
         &["--orderly", "--lock-lease", "9"],
     ] {
@@ -172,48 +175,6 @@ fn orderly_budgets_run_with_orderly() {
     }
 }
 
-/// A shard fails only on a counterexample, and says which part it
-/// explored; merged, the shards give the whole run's verdicts.
-#[test]
-fn shards_report_their_part_and_merge_into_the_whole_verdicts() {
-    let dir = std::env::temp_dir().join(format!("rebalance-shards-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut files = Vec::new();
-    for index in 0..2 {
-        let out = rebalance(&["--shard", &format!("{index}/2"), "--json"]);
-        assert_eq!(out.status.code(), Some(0), "{out:?}");
-        let report = json(&out);
-        assert_eq!(report["shard"]["index"], index);
-        assert_eq!(report["shard"]["count"], 2);
-        assert!(report["shard"]["roots"].as_u64().unwrap() > 0);
-        let file = dir.join(format!("shard-{index}.json"));
-        std::fs::write(&file, &out.stdout).unwrap();
-        files.push(file);
-    }
-    let merge = concat!(env!("CARGO_MANIFEST_DIR"), "/../.ci/merge-shards");
-    let merged = Command::new(merge)
-        .args(&files)
-        .output()
-        .expect("python3 runs");
-    assert_eq!(merged.status.code(), Some(0), "{merged:?}");
-    let text = String::from_utf8_lossy(&merged.stdout);
-    assert!(text.contains("holds      always     no queue stays double-owned"));
-    assert!(text.contains("found      sometimes  transient double ownership"));
-    let one = Command::new(merge).arg(&files[0]).output().unwrap();
-    assert_eq!(one.status.code(), Some(2), "a shard missing: {one:?}");
-    // The counterexample lies in some shard, and fails that one.
-    let codes: Vec<Option<i32>> = (0..2)
-        .map(|i| {
-            let shard = format!("{i}/2");
-            rebalance(&["--scenario", "duplicate-client-id", "--shard", &shard])
-                .status
-                .code()
-        })
-        .collect();
-    assert!(codes.contains(&Some(1)), "{codes:?}");
-    assert!(codes.iter().all(|c| matches!(c, Some(0 | 1))), "{codes:?}");
-}
-
 #[test]
 fn a_run_stopped_early_exits_3_and_says_why() {
     let out = rebalance(&["--joins", "3", "--max-states", "2000", "--json"]);
@@ -224,6 +185,40 @@ fn a_run_stopped_early_exits_3_and_says_why() {
     let out = rebalance(&["--simulate", "7", "--max-states", "2000"]);
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("INCOMPLETE"));
+}
+
+#[test]
+fn sleep_sets_generate_fewer_states_for_the_same_ones() {
+    let reduced = json(&rebalance(&["--json"]));
+    let full = json(&rebalance(&["--json", "--no-reduction"]));
+    assert_eq!(
+        (reduced["reduction"].as_bool(), full["reduction"].as_bool()),
+        (Some(true), Some(false))
+    );
+    assert_eq!(reduced["unique_states"], full["unique_states"]);
+    assert_eq!(reduced["max_depth"], full["max_depth"]);
+    let per_unique = |r: &serde_json::Value| r["generated_per_unique"].as_f64().expect("a ratio");
+    assert!(per_unique(&reduced) < per_unique(&full), "{reduced} {full}");
+    let verdicts = |r: &serde_json::Value| {
+        r["properties"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|p| p["status"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(verdicts(&reduced), verdicts(&full));
+}
+
+#[test]
+fn wide_fingerprints_are_reported() {
+    let out = rebalance(&["--consumers", "2", "--fingerprint-bits", "128"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("128-bit fingerprints: probability that a collision hid a state"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -125,8 +125,9 @@ fn readme_trace() -> (Vec<String>, Vec<String>) {
     )
 }
 
-/// A line of the run's statistics (`118 states, 63 unique, max depth 14,
-/// 0.02 s, 3089 unique states/s`), whose timings vary from run to run.
+/// A line of the run's statistics (`80 states, 63 unique (1.27 generated
+/// per unique, sleep sets), max depth 13, 0.01 s, 12374 unique states/s`),
+/// whose timings vary from run to run.
 fn is_timing(line: &str) -> bool {
     line.contains(" unique states/s")
 }

@@ -49,9 +49,9 @@
 //! - Checking: [`check_strategy`], [`check()`], [`check_model`] with
 //!   [`checked_model`] (for a caller that keeps the model to replay the
 //!   report's paths), [`build_model`], [`CheckOptions`], [`Search`],
-//!   [`Progress`], [`Shard`].
+//!   [`Progress`].
 //! - The report: [`Report`], [`PropertyReport`], [`Status`],
-//!   [`Expectation`], [`Stopped`], [`LivenessStats`], [`ShardStats`],
+//!   [`Expectation`], [`Stopped`], [`LivenessStats`],
 //!   [`Harms`], and the names of the properties (the table below).
 //! - The configuration: [`Config`], [`Scenario`], [`Sizes`] and [`Size`],
 //!   [`NetworkKind`], [`ProtocolOptions`] ([`LockTiming`], [`Commit`],
@@ -129,8 +129,8 @@ pub mod view;
 
 pub use check::harms::{Harm, Harms};
 pub use check::{
-    check, check_model, checked_model, CheckOptions, Expectation, LivenessStats, Progress,
-    PropertyReport, Report, Search, ShardStats, Status, Stopped,
+    check, check_model, checked_model, CheckOptions, Expectation, FingerprintBits, LivenessStats,
+    Progress, PropertyReport, Report, Search, Status, Stopped,
 };
 pub use config::{
     shown_id, Allocator, Client, ClientChoice, ClientChoices, ClientKind, Commit, Config,
@@ -146,7 +146,7 @@ pub use guarantees::{
     NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK, PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
 };
 pub use model::build_model;
-pub use search::{BadShard, Cutoff, Shard};
+pub use search::Cutoff;
 pub use shell::{Action, RebalanceModel, SystemState};
 
 /// Not the API: what the model's own tests (`model/tests/`) reach into,

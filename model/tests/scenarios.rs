@@ -4,8 +4,8 @@
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::internals::{Group, Route};
 use rocketmq_rebalance_model::{
-    build_model, check, CheckOptions, Config, ConfigError, ConsumeFrom, NetworkKind,
-    ProtocolOptions, Report, Scenario, Size, Sizes, Status, Stopped, AGREE_AT_REST,
+    build_model, check, CheckOptions, Config, ConfigError, ConsumeFrom, FingerprintBits,
+    NetworkKind, ProtocolOptions, Report, Scenario, Size, Sizes, Status, Stopped, AGREE_AT_REST,
     CONVERGED_WHEN_QUIESCENT, DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED, FULL_CONVERGENCE,
     NO_DOUBLE_OWNERSHIP, NO_MESSAGE_SKIPPED, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
 };
@@ -459,16 +459,58 @@ fn every_scenarios_state_space_is_pinned() {
         .collect();
     assert!(stray.is_empty(), "pinned, not in Scenario::ALL: {stray:?}");
     for (scenario, unique, generated) in expected {
-        let report = check(
-            config(scenario, scenario.default_sizes()),
-            &CheckOptions::default(),
-            |_| {},
-        );
+        // The states generated are those of a search that takes every
+        // action; sleep sets take fewer to reach exactly the same states.
+        let full = CheckOptions {
+            reduction: false,
+            ..CheckOptions::default()
+        };
+        let report = check(config(scenario, scenario.default_sizes()), &full, |_| {});
         assert!(report.complete(), "{scenario}");
         assert_eq!(
             (report.unique_states, report.states),
             (unique, generated),
             "{scenario}"
         );
+        let reduced = check(
+            config(scenario, scenario.default_sizes()),
+            &CheckOptions::default(),
+            |_| {},
+        );
+        assert!(reduced.complete() && reduced.reduction, "{scenario}");
+        assert_eq!(reduced.unique_states, unique, "{scenario}: sleep sets");
+        assert_eq!(reduced.max_depth, report.max_depth, "{scenario}");
+        assert!(reduced.states <= generated, "{scenario}: sleep sets");
+        let verdicts = |r: &Report| r.properties.iter().map(|p| p.status).collect::<Vec<_>>();
+        assert_eq!(verdicts(&reduced), verdicts(&report), "{scenario}");
+    }
+}
+
+/// 128-bit fingerprints stand for the same states (no 64-bit collision
+/// hides one at these sizes), and every report bounds the chance that one
+/// did.
+#[test]
+fn wide_fingerprints_find_the_same_states_and_verdicts() {
+    for scenario in [
+        Scenario::Healthy,
+        Scenario::DuplicateClientId,
+        Scenario::Crash,
+    ] {
+        let cfg = || config(scenario, scenario.default_sizes());
+        let narrow = check(cfg(), &CheckOptions::default(), |_| {});
+        let wide_options = CheckOptions {
+            fingerprint_bits: FingerprintBits::B128,
+            ..CheckOptions::default()
+        };
+        let wide = check(cfg(), &wide_options, |_| {});
+        assert_eq!(wide.unique_states, narrow.unique_states, "{scenario}");
+        assert_eq!(wide.states, narrow.states, "{scenario}");
+        assert_eq!((narrow.fingerprint_bits, wide.fingerprint_bits), (64, 128));
+        let verdicts = |r: &Report| r.properties.iter().map(|p| p.status).collect::<Vec<_>>();
+        assert_eq!(verdicts(&wide), verdicts(&narrow), "{scenario}");
+        let n = narrow.unique_states as f64;
+        let expected = n * (n - 1.0) / 2f64.powi(65);
+        assert!((narrow.collision_probability / expected - 1.0).abs() < 1e-9);
+        assert!(wide.collision_probability < narrow.collision_probability * 1e-18);
     }
 }

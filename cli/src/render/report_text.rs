@@ -127,24 +127,32 @@ pub fn status_word(status: Status) -> &'static str {
 /// the lines between the configuration and the verdicts.
 pub fn run_lines(report: &Report) -> Vec<String> {
     let mut lines = vec![
-        match (report.complete(), report.shard) {
-            (true, Some(s)) => format!(
-                "complete: shard {}/{} visited every state reachable from its {} of the \
-                 {} prefix states (depth {}); an example may lie in another shard",
-                s.index, s.count, s.roots, s.prefix_states, s.prefix_depth
-            ),
-            (true, None) => "complete: every reachable state visited".to_string(),
-            (false, _) => format!("INCOMPLETE: stopped by {}", report.stopped),
+        if report.complete() {
+            "complete: every reachable state visited".to_string()
+        } else {
+            format!("INCOMPLETE: stopped by {}", report.stopped)
         },
         format!(
-            "{} states, {} unique, max depth {}, {:.2} s, {:.0} unique states/s",
+            "{} states, {} unique ({:.2} generated per unique, {}), max depth {}, {:.2} s, \
+             {:.0} unique states/s",
             report.states,
             report.unique_states,
+            report.generated_per_unique,
+            if report.reduction {
+                "sleep sets"
+            } else {
+                "no reduction"
+            },
             report.max_depth,
             report.seconds,
             report.unique_states_per_second
         ),
     ];
+    lines.push(format!(
+        "{}-bit fingerprints: probability that a collision hid a state {:.1e} \
+         (n(n-1)/2^(b+1))",
+        report.fingerprint_bits, report.collision_probability
+    ));
     if let Some(l) = &report.liveness {
         lines.push(format!(
             "liveness graph: {} states, {} transitions, {} bytes/state, {:.2} s",

@@ -8,6 +8,7 @@ use stateright::Model;
 
 use super::observation::{changes, initial_observables, Observation, Observed};
 use crate::check::{Expectation, PropertyReport, Report, Status, Stopped};
+use crate::search::bfs::collision_probability;
 use crate::search::{encode_path, fingerprint};
 use crate::shell::{RebalanceModel, SystemState};
 use crate::trace::{describe_action, describe_state};
@@ -385,7 +386,11 @@ impl Conformance {
             }],
             liveness: None,
             harms: None,
-            shard: None,
+            // Every node is expanded: there is no reduction here.
+            generated_per_unique: 1.0,
+            reduction: false,
+            fingerprint_bits: 64,
+            collision_probability: collision_probability(self.nodes, 64),
         }
     }
 }
