@@ -53,13 +53,21 @@ pub fn random_script(seed: u64) -> Result<Script, String> {
     let poll = *picks.one_of(&[1000u64, 2000, 5000]);
     let running = 3;
     let consumers = running + usize::from(change == Change::Join);
+    // At rest, the model's group starts running and balanced, as the run's
+    // is when the change comes; otherwise the model starts cold, every
+    // consumer joining, so that the run's start is validated too.
+    let joins = if at_rest {
+        usize::from(change == Change::Join)
+    } else {
+        consumers
+    };
     let mut model = vec![
         "--scenario".to_owned(),
         "healthy".to_owned(),
         "--consumers".to_owned(),
         consumers.to_string(),
         "--joins".to_owned(),
-        usize::from(change == Change::Join).to_string(),
+        joins.to_string(),
     ];
     let budget = match change {
         Change::Join => None,
@@ -157,7 +165,7 @@ mod tests {
             let s = random_script(seed).unwrap();
             let flags = s.model.join(" ");
             let expected = if s.what.contains("joins") {
-                "--consumers 4 --joins 1"
+                "--consumers 4 --joins"
             } else if s.what.contains("shuts down") {
                 "--leaves 1"
             } else if s.what.contains("killed") {
@@ -166,6 +174,14 @@ mod tests {
                 "--expiries 1"
             };
             assert!(flags.contains(expected), "{seed}: {flags}");
+            // Not at rest, every consumer joins: the model starts cold.
+            if s.what.contains("still starts") {
+                let consumers = s.consumers.len().to_string();
+                assert!(
+                    flags.contains(&format!("--joins {consumers}")),
+                    "{seed}: {flags}"
+                );
+            }
         }
     }
 }
