@@ -51,7 +51,7 @@ pub struct CheckOptions {
     /// pick of a broker and the orderly clock's ticks. The model then has the periodic rebalance
     /// ([`Config::periodic_rebalance`]), which both parts explore.
     pub liveness: bool,
-    /// Prune transitions with sleep sets ([`crate::search::bfs`]): the
+    /// Prune transitions with sleep sets (`search/bfs.rs`): the
     /// same states, verdicts and shortest paths, fewer states generated.
     /// Off, every enabled action is taken, as Stateright's checkers do.
     pub reduction: bool,
