@@ -8,10 +8,9 @@ use std::path::Path;
 
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_cluster::trace::{self, Event};
-use rocketmq_rebalance_cluster::translate::{translate, Translation};
+use rocketmq_rebalance_cluster::translate::{self, translate, Translation};
 use rocketmq_rebalance_model::{
-    build_model, conform, Bounds, Config, Conformance, LockTiming, NetworkKind, ProtocolOptions,
-    Scenario, Sizes, Verdict,
+    Bounds, Config, Conformance, LockTiming, NetworkKind, ProtocolOptions, Scenario, Sizes, Verdict,
 };
 
 fn events(name: &str) -> Vec<Event> {
@@ -50,10 +49,8 @@ fn kill_run() -> Config {
 }
 
 fn validate(events: &[Event], cfg: Config) -> (Translation, Conformance) {
-    let translation = translate(events, &cfg).expect("translates");
-    let model = build_model(cfg.with_periodic_rebalance(true));
-    let result = conform(&model, &translation.observations, Bounds::default());
-    (translation, result)
+    let v = translate::validate(events, cfg, Bounds::default()).expect("translates");
+    (v.translation, v.conformance)
 }
 
 /// The line of the first event `ev` whose fields include `pattern`.

@@ -34,12 +34,14 @@
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::fmt::Debug;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use stateright::{Expectation, Model};
+
+use super::graph::PassThrough;
 
 /// A fingerprint: a hash of a state, the same in every run, that stands for
 /// it in the seen set. Two states with the same fingerprint are taken for
@@ -82,30 +84,6 @@ impl Print for u128 {
 pub fn collision_probability(states: usize, bits: u32) -> f64 {
     let n = states as f64;
     (n * (n - 1.0) / 2.0 / 2f64.powi(bits as i32)).min(1.0)
-}
-
-/// Keys that are fingerprints already need no second hash.
-#[derive(Default)]
-struct PassThrough(u64);
-
-impl Hasher for PassThrough {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-
-    fn write_u128(&mut self, n: u128) {
-        self.0 = n as u64 ^ (n >> 64) as u64;
-    }
 }
 
 /// Which actions of a model commute: the relation sleep sets rely on.
