@@ -2,7 +2,8 @@
 
 use clap::Args;
 use rocketmq_rebalance_model::{
-    check_model, checked_model, CheckOptions, FingerprintBits, Progress, Search,
+    check_model, checked_model, serve_check, CheckOptions, FingerprintBits, Progress, Search,
+    Workers,
 };
 use std::fs::File;
 use std::io::Write;
@@ -10,6 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use crate::distribution::{self, LocalProcesses, Placement};
 use crate::input::bad_input;
 use crate::model_args::ModelArgs;
 use crate::render::html::html_report;
@@ -77,6 +79,28 @@ pub struct CheckArgs {
     /// before the check runs; writing it never changes the exit status.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Run the safety search on timely dataflow with N worker threads in
+    /// this process (and in each process of --hosts): every worker owns
+    /// the states whose fingerprints hash to it. The same states, verdicts
+    /// and counterexamples as the default search.
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
+    /// Run the safety search across processes, on one machine or several:
+    /// FILE lists one `host:port` a line, the same file for every process,
+    /// each started with its own --process. The first process prints the
+    /// report and sets the exit status; the others print nothing and exit
+    /// 0 once the search ends (2 for bad input, 3 when they cannot
+    /// connect).
+    #[arg(long, value_name = "FILE", requires = "process")]
+    hosts: Option<PathBuf>,
+    /// This process's line in --hosts, from 0.
+    #[arg(long, value_name = "I", requires = "hosts")]
+    process: Option<usize>,
+    /// Start N processes of this check on loopback (this one the first,
+    /// on free ports it picks): --hosts on one machine, for tests and
+    /// demonstrations.
+    #[arg(long, value_name = "N", conflicts_with = "hosts")]
+    local_processes: Option<usize>,
 }
 
 /// Runs `rebalance check`: exit 0 when complete and every property holds,
@@ -93,13 +117,31 @@ pub fn run(args: CheckArgs) -> ExitCode {
     if args.max_states == Some(0) || args.timeout == Some(0) {
         return bad_input("--max-states and --timeout must be positive");
     }
+    let placement = Placement {
+        workers: args.workers,
+        hosts: args.hosts.as_deref(),
+        process: args.process,
+        local_processes: args.local_processes,
+    };
+    let (workers, local_hosts) = match distribution::workers(&placement) {
+        Ok(Some((workers, local_hosts))) => (Some(workers), local_hosts),
+        Ok(None) => (None, None),
+        Err(message) => return bad_input(message),
+    };
+    if workers.is_some() && (args.liveness || args.simulate.is_some()) {
+        return bad_input(
+            "--workers, --hosts and --local-processes run the safety search: \
+             not with --liveness (its graph is built in one process) or --simulate",
+        );
+    }
+    let first_process = !matches!(&workers, Some(Workers::Cluster { process, .. }) if *process > 0);
     let config = match args.model.build_config() {
         Ok(config) => config,
         Err(message) => return bad_input(message),
     };
     let summary = summary(&config);
     // Created now, so that a bad path is refused before a long check.
-    let html = match &args.html {
+    let html = match args.html.as_ref().filter(|_| first_process) {
         Some(path) => match File::create(path) {
             Ok(file) => Some((path, file)),
             Err(e) => return bad_input(format!("cannot write --html {}: {e}", path.display())),
@@ -124,9 +166,31 @@ pub fn run(args: CheckArgs) -> ExitCode {
         liveness: args.liveness,
         reduction: !args.no_reduction,
         fingerprint_bits,
+        workers: workers.clone(),
+    };
+    let model = checked_model(config, &options);
+    if let Some(Workers::Cluster { process, .. }) = &workers {
+        if *process > 0 {
+            return match serve_check(model, &options) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(message) => {
+                    eprintln!("error: process {process} of the distributed check: {message}");
+                    ExitCode::from(3)
+                }
+            };
+        }
+    }
+    let _local_processes = match (local_hosts, args.local_processes) {
+        (Some(hosts), Some(n)) => match LocalProcesses::start(hosts, n) {
+            Ok(started) => Some(started),
+            Err(message) => {
+                eprintln!("error: cannot start the local processes: {message}");
+                return ExitCode::from(3);
+            }
+        },
+        _ => None,
     };
     eprintln!("checking {summary}");
-    let model = checked_model(config, &options);
     let report = check_model(model.clone(), &options, print_progress);
     let mut stdout = std::io::stdout().lock();
     let written = if args.json {

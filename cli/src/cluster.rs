@@ -154,6 +154,7 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
         liveness: false,
         reduction: true,
         fingerprint_bits: FingerprintBits::B64,
+        workers: None,
     };
     eprintln!("model: rebalance check {}", script.model.join(" "));
     let report = check_model(checked_model(model, &options), &options, |_| {});

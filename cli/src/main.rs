@@ -22,6 +22,7 @@ mod check;
 mod cluster;
 mod compare;
 mod conform;
+mod distribution;
 mod explore;
 mod input;
 mod model_args;

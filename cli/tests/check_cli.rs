@@ -226,3 +226,52 @@ fn bfs_finds_the_same_verdicts() {
     let out = rebalance(&["--consumers", "2", "--bfs", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
+
+/// The distributed search (timely dataflow) against the default one: the
+/// same counts, verdicts and paths with two worker threads and with two
+/// processes on loopback, on a model that holds and on one that does not.
+#[test]
+fn two_workers_and_two_processes_find_what_one_search_finds() {
+    for model in [
+        &["--consumers", "3"][..],
+        &["--scenario", "duplicate-client-id"],
+    ] {
+        let default = rebalance(&[model, &["--json"]].concat());
+        let expected = json(&default);
+        for placement in [&["--workers", "2"][..], &["--local-processes", "2"]] {
+            let out = rebalance(&[model, placement, &["--json"]].concat());
+            assert_eq!(out.status.code(), default.status.code(), "{out:?}");
+            let got = json(&out);
+            for field in ["stopped", "unique_states", "max_depth", "properties"] {
+                assert_eq!(
+                    got[field], expected[field],
+                    "{model:?} {placement:?}: {field}"
+                );
+            }
+            if expected["stopped"] == "exhausted" {
+                assert_eq!(got["states"], expected["states"], "{model:?} {placement:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_placements_exit_2_with_a_message() {
+    let hosts = std::env::temp_dir().join(format!("rebalance-test-hosts-{}", std::process::id()));
+    std::fs::write(&hosts, "127.0.0.1:1\n127.0.0.1:2\n").expect("written");
+    let hosts = hosts.to_str().expect("utf-8");
+    for args in [
+        &["--workers", "0"][..],
+        &["--local-processes", "0"],
+        &["--workers", "2", "--liveness"],
+        &["--local-processes", "2", "--simulate", "1"],
+        &["--hosts", "/nonexistent/hosts"],
+        &["--hosts", "/nonexistent/hosts", "--process", "0"],
+        &["--hosts", hosts, "--process", "2"],
+        &["--hosts", hosts, "--process", "0", "--local-processes", "2"],
+    ] {
+        let out = rebalance(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert!(!out.stderr.is_empty(), "{args:?}");
+    }
+}

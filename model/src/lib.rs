@@ -129,8 +129,8 @@ pub mod view;
 
 pub use check::harms::{Harm, Harms};
 pub use check::{
-    check, check_model, checked_model, CheckOptions, Expectation, FingerprintBits, LivenessStats,
-    Progress, PropertyReport, Report, Search, Status, Stopped,
+    check, check_model, checked_model, serve_check, CheckOptions, Expectation, FingerprintBits,
+    LivenessStats, Progress, PropertyReport, Report, Search, Status, Stopped,
 };
 pub use config::{
     shown_id, Allocator, Client, ClientChoice, ClientChoices, ClientKind, Commit, Config,
@@ -146,6 +146,7 @@ pub use guarantees::{
     NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK, PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
 };
 pub use model::build_model;
+pub use search::dataflow::Workers;
 pub use search::Cutoff;
 pub use shell::{Action, RebalanceModel, SystemState};
 

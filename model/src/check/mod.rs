@@ -17,6 +17,7 @@ use stateright::{Checker, Model, Path, Property, UniformChooser};
 use crate::config::Config;
 use crate::model::build_model;
 use crate::search::bfs::{self, collision_probability, Ended};
+use crate::search::dataflow::{self, Failed, Workers};
 use crate::search::{encode_path, indices_of, path_of, shortest_path_to_bad, Limits, Predicate};
 use crate::shell::independence::ActorIndependence;
 use crate::shell::{Action, RebalanceModel, SystemState};
@@ -60,6 +61,11 @@ pub struct CheckOptions {
     /// (see [`Report::collision_probability`]). The liveness graph's are
     /// 64 bits.
     pub fingerprint_bits: FingerprintBits,
+    /// Run the safety search on timely dataflow ([`Workers`]), over
+    /// worker threads or processes on several machines, instead of this
+    /// process's threads: the same states, verdicts and paths. Not with
+    /// `liveness`, whose graph is built in one process.
+    pub workers: Option<Workers>,
 }
 
 /// The width of the safety search's fingerprints.
@@ -96,6 +102,7 @@ impl Default for CheckOptions {
             liveness: false,
             reduction: true,
             fingerprint_bits: FingerprintBits::B64,
+            workers: None,
         }
     }
 }
@@ -166,6 +173,53 @@ pub fn check_model(
     report
 }
 
+/// The part of a process other than the first in a distributed check
+/// ([`Workers::Cluster`] with `process` above 0): it searches with the
+/// others and returns when the search ends; the first process reports.
+pub fn serve_check(model: RebalanceModel, options: &CheckOptions) -> Result<(), String> {
+    let Some(workers) = &options.workers else {
+        return Err("a distributed check needs its workers".to_string());
+    };
+    let served = distributed(&model, options, workers, &mut |_| {});
+    match served {
+        Ok(_) => Ok(()),
+        Err(Failed::Communication(message)) => Err(message),
+        Err(Failed::Unsupported(why)) => Err(format!("the model cannot be searched: {why:?}")),
+    }
+}
+
+/// The options of the project's search for a check's.
+fn bfs_options(options: &CheckOptions) -> bfs::Options {
+    bfs::Options {
+        threads: options.threads,
+        max_states: options.max_states,
+        timeout: options.timeout,
+        reduction: options.reduction,
+        progress_every: options.progress_every,
+    }
+}
+
+/// The safety search on timely dataflow, with the fingerprints asked for.
+fn distributed(
+    model: &RebalanceModel,
+    options: &CheckOptions,
+    workers: &Workers,
+    progress: &mut dyn FnMut(bfs::Counts),
+) -> Result<Option<bfs::Outcome>, Failed> {
+    let model = std::sync::Arc::new(model.clone());
+    let independence = std::sync::Arc::new(ActorIndependence);
+    let fingerprint_bits = options.fingerprint_bits;
+    let options = bfs_options(options);
+    match fingerprint_bits {
+        FingerprintBits::B64 => {
+            dataflow::search::<_, _, u64>(model, independence, options, workers, progress)
+        }
+        FingerprintBits::B128 => {
+            dataflow::search::<_, _, u128>(model, independence, options, workers, progress)
+        }
+    }
+}
+
 /// The limits of an exploration of the graph ([`crate::search::Graph`])
 /// that is part of a run begun at `start`: what is left of its budget.
 fn graph_limits(options: &CheckOptions, start: Instant, stop_at_bad: bool) -> Limits {
@@ -213,13 +267,7 @@ fn search_safety(
     start: Instant,
     mut progress: impl FnMut(&Progress),
 ) -> Report {
-    let search_options = bfs::Options {
-        threads: options.threads,
-        max_states: options.max_states,
-        timeout: options.timeout,
-        reduction: options.reduction,
-        progress_every: options.progress_every,
-    };
+    let search_options = bfs_options(options);
     let progress_of = |counts: bfs::Counts| Progress {
         states: counts.generated,
         unique_states: counts.unique,
@@ -227,13 +275,36 @@ fn search_safety(
         seconds: start.elapsed().as_secs_f64(),
     };
     let mut on_progress = |counts| progress(&progress_of(counts));
-    let outcome = match options.fingerprint_bits {
-        FingerprintBits::B64 => {
-            bfs::search::<_, _, u64>(model, &ActorIndependence, search_options, &mut on_progress)
+    let outcome = match &options.workers {
+        Some(workers) => {
+            let outcome = distributed(model, options, workers, &mut on_progress);
+            match outcome {
+                Ok(Some(outcome)) => Ok(outcome),
+                Ok(None) | Err(Failed::Communication(_)) => {
+                    return new_report(
+                        model,
+                        Stopped::WorkersFailed,
+                        progress_of(bfs::Counts::default()),
+                        Vec::new(),
+                    );
+                }
+                Err(Failed::Unsupported(why)) => Err(why),
+            }
         }
-        FingerprintBits::B128 => {
-            bfs::search::<_, _, u128>(model, &ActorIndependence, search_options, &mut on_progress)
-        }
+        None => match options.fingerprint_bits {
+            FingerprintBits::B64 => bfs::search::<_, _, u64>(
+                model,
+                &ActorIndependence,
+                search_options,
+                &mut on_progress,
+            ),
+            FingerprintBits::B128 => bfs::search::<_, _, u128>(
+                model,
+                &ActorIndependence,
+                search_options,
+                &mut on_progress,
+            ),
+        },
     };
     let outcome = match outcome {
         Ok(outcome) => outcome,

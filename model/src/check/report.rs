@@ -25,6 +25,9 @@ pub enum Stopped {
     Simulation,
     /// A checker thread panicked.
     CheckerPanicked,
+    /// The workers of a distributed search could not be started or
+    /// connected.
+    WorkersFailed,
     /// The liveness graph was cut short (and with it, when it also
     /// decided them, the safety properties).
     LivenessGraphCut(Cutoff),
@@ -46,6 +49,7 @@ impl fmt::Display for Stopped {
             Self::StateLimit => f.write_str("state limit"),
             Self::Simulation => f.write_str("simulation"),
             Self::CheckerPanicked => f.write_str("checker thread panicked"),
+            Self::WorkersFailed => f.write_str("the distributed workers failed"),
             Self::LivenessGraphCut(cutoff) => write!(f, "liveness graph cut: {cutoff}"),
         }
     }

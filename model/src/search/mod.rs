@@ -6,6 +6,7 @@
 //! Nothing here knows the rebalance model.
 
 pub mod bfs;
+pub mod dataflow;
 pub mod fair_cycle;
 pub mod graph;
 mod pages;

@@ -47,7 +47,7 @@ pub struct SystemState {
 }
 
 /// One step of the system: a delivery or a timer firing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Action {
     /// The message is delivered to its receiver.
     Deliver(Envelope),
