@@ -117,6 +117,14 @@ pub fn run(args: CheckArgs) -> ExitCode {
     if args.max_states == Some(0) || args.timeout == Some(0) {
         return bad_input("--max-states and --timeout must be positive");
     }
+    let distributed =
+        args.workers.is_some() || args.hosts.is_some() || args.local_processes.is_some();
+    if distributed && (args.liveness || args.simulate.is_some()) {
+        return bad_input(
+            "--workers, --hosts and --local-processes run the safety search: \
+             not with --liveness (its graph is built in one process) or --simulate",
+        );
+    }
     let placement = Placement {
         workers: args.workers,
         hosts: args.hosts.as_deref(),
@@ -128,12 +136,6 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Ok(None) => (None, None),
         Err(message) => return bad_input(message),
     };
-    if workers.is_some() && (args.liveness || args.simulate.is_some()) {
-        return bad_input(
-            "--workers, --hosts and --local-processes run the safety search: \
-             not with --liveness (its graph is built in one process) or --simulate",
-        );
-    }
     let first_process = !matches!(&workers, Some(Workers::Cluster { process, .. }) if *process > 0);
     let config = match args.model.build_config() {
         Ok(config) => config,

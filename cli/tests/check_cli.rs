@@ -109,6 +109,7 @@ fn bad_input_exits_2_with_a_message() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
         assert!(!out.stderr.is_empty(), "{args:?}");
     }
+    std::fs::remove_file(hosts).expect("removed");
 }
 
 /// RocketMQ's orderly consumers always allocate on the client, so the
@@ -274,4 +275,5 @@ fn bad_placements_exit_2_with_a_message() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
         assert!(!out.stderr.is_empty(), "{args:?}");
     }
+    std::fs::remove_file(hosts).expect("removed");
 }
