@@ -310,6 +310,8 @@ impl ModelArgs {
             consume_from: self.consume_from,
             pull_requests: self.pull_requests,
             orderly: self.lock_timing(orderly, defaults.orderly)?,
+            // The mutant is the library's, for the trace tests: no flag.
+            heartbeat_reregisters: defaults.heartbeat_reregisters,
         };
         let strategy = Arc::from(self.strategy.build());
         let mut config = Config::new_with(self.scenario, sizes, self.network, strategy, protocol)

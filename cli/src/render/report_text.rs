@@ -48,6 +48,10 @@ pub fn summary(config: &Config) -> String {
         (protocol.subscription_table, "subscription table"),
         (protocol.retry_topic, "retry topic"),
         (!protocol.notify, "no notifications"),
+        (
+            !protocol.heartbeat_reregisters,
+            "no re-registration (a mutant)",
+        ),
     ] {
         if on {
             line += &format!(", {words}");

@@ -357,7 +357,7 @@ impl BrokerState {
         };
         let bit: ConsumerSet = 1 << c;
         let step = match msg {
-            Message::Heartbeat { topics, .. } => current.register(cfg, bit, *topics),
+            Message::Heartbeat { topics, .. } => current.register(cfg, bit, *topics, epoch),
             Message::Unregister { .. } => current.unregister(cfg, bit),
             Message::ChannelClosed { .. } => current.channel_closed(cfg, bit),
             Message::SilenceExpired { alive, .. } => current.expire(from, bit, epoch, *alive),
@@ -432,7 +432,17 @@ impl BrokerState {
     /// (`ConsumerGroupInfo.updateSubscription`, which replaces the table
     /// with the heartbeat's), notifies every member, the sender included. A
     /// heartbeat that changes neither changes nothing.
-    fn register(&self, cfg: &Config, bit: ConsumerSet, topics: u8) -> Step<Self> {
+    ///
+    /// With the mutant that does not re-register (`heartbeat_reregisters`
+    /// of `ProtocolOptions` off), a heartbeat on a later connection than
+    /// the client's first (`epoch` past 0) of a client the broker does not
+    /// list changes nothing either: a broker that lost its member table in
+    /// a restart never gets its members back.
+    fn register(&self, cfg: &Config, bit: ConsumerSet, topics: u8, epoch: u8) -> Step<Self> {
+        let listed = self.memory.members & bit != 0;
+        if !cfg.protocol.heartbeat_reregisters && epoch > 0 && !listed {
+            return None;
+        }
         let mut next = *self;
         next.memory.members |= bit;
         if cfg.protocol.subscription_table {
