@@ -109,7 +109,6 @@ fn bad_input_exits_2_with_a_message() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
         assert!(!out.stderr.is_empty(), "{args:?}");
     }
-    std::fs::remove_file(hosts).expect("removed");
 }
 
 /// RocketMQ's orderly consumers always allocate on the client, so the
