@@ -577,18 +577,18 @@ where
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// Two counters that count up to `N` each, independently, and a third
     /// action that resets both (dependent on everything): a grid of
-    /// `(N + 1)²` states with diamonds everywhere.
-    struct Grid;
+    /// `(N + 1)²` states with diamonds everywhere (also `dataflow.rs`'s).
+    pub(crate) struct Grid;
 
-    const N: u8 = 6;
+    pub(crate) const N: u8 = 6;
 
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-    enum Step {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+    pub(crate) enum Step {
         X,
         Y,
         Reset,
@@ -622,7 +622,7 @@ mod tests {
         }
     }
 
-    struct Counters;
+    pub(crate) struct Counters;
 
     impl Reduction<Grid> for Counters {
         fn independent(&self, _: &Grid, a: &Step, b: &Step) -> bool {

@@ -301,6 +301,29 @@ fn owner<F: Print>(print: F, peers: usize) -> u64 {
     (print.shard_bits() % peers) as u64
 }
 
+/// A model whose search can be split among workers: its states are kept
+/// by the threads that expand them, and its actions (in sleep sets) cross
+/// the network.
+pub trait Exchanged:
+    Model<
+        State: Hash + Send + Sync + Serialize + DeserializeOwned,
+        Action: Clone + PartialEq + Send + Sync + Serialize + DeserializeOwned + 'static,
+    > + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<M> Exchanged for M where
+    M: Model<
+            State: Hash + Send + Sync + Serialize + DeserializeOwned,
+            Action: Clone + PartialEq + Send + Sync + Serialize + DeserializeOwned + 'static,
+        > + Send
+        + Sync
+        + 'static
+{
+}
+
 /// [`bfs::search`](super::bfs::search) on the `workers`: the same
 /// arguments and outcome. Every process of a cluster calls it; the first
 /// (and a single process) gets the outcome, the others `None`.
@@ -312,10 +335,7 @@ pub fn search<M, R, F>(
     progress: &mut dyn FnMut(Counts),
 ) -> Result<Option<Outcome>, Failed>
 where
-    M: Model + Send + Sync + 'static,
-    M::State: Hash + Send + Sync + Serialize + DeserializeOwned,
-    M::Action:
-        Clone + PartialEq + Send + Sync + Serialize + DeserializeOwned + std::fmt::Debug + 'static,
+    M: Exchanged,
     R: Reduction<M> + Send + Sync + 'static,
     F: Print + Serialize + DeserializeOwned,
 {
@@ -365,10 +385,7 @@ fn run_worker<M, R, F>(
     progress: Option<mpsc::Sender<Counts>>,
 ) -> Result<Option<Outcome>, Unsupported>
 where
-    M: Model + Send + Sync + 'static,
-    M::State: Hash + Send + Sync + Serialize + DeserializeOwned,
-    M::Action:
-        Clone + PartialEq + Send + Sync + Serialize + DeserializeOwned + std::fmt::Debug + 'static,
+    M: Exchanged,
     R: Reduction<M> + Send + Sync + 'static,
     F: Print + Serialize + DeserializeOwned,
 {
@@ -920,57 +937,11 @@ fn trace_back<F: Print + Serialize + DeserializeOwned>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::bfs;
+    use super::super::bfs::{
+        self,
+        tests::{Counters, Grid, Step},
+    };
     use super::*;
-
-    /// Two counters up to `N` and a reset (dependent on both): the grid of
-    /// `bfs`'s tests, with a far corner to find.
-    struct Grid;
-
-    const N: u8 = 6;
-
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-    enum Step {
-        X,
-        Y,
-        Reset,
-    }
-
-    impl Model for Grid {
-        type State = (u8, u8);
-        type Action = Step;
-
-        fn init_states(&self) -> Vec<(u8, u8)> {
-            vec![(0, 0)]
-        }
-
-        fn actions(&self, _: &(u8, u8), actions: &mut Vec<Step>) {
-            actions.extend([Step::X, Step::Y, Step::Reset]);
-        }
-
-        fn next_state(&self, &(x, y): &(u8, u8), step: Step) -> Option<(u8, u8)> {
-            match step {
-                Step::X => (x < N).then_some((x + 1, y)),
-                Step::Y => (y < N).then_some((x, y + 1)),
-                Step::Reset => ((x, y) != (0, 0)).then_some((0, 0)),
-            }
-        }
-
-        fn properties(&self) -> Vec<stateright::Property<Self>> {
-            vec![
-                stateright::Property::always("not the far corner", |_, s| *s != (N, N)),
-                stateright::Property::sometimes("off the grid", |_, s: &(u8, u8)| s.0 > N),
-            ]
-        }
-    }
-
-    struct Counters;
-
-    impl Reduction<Grid> for Counters {
-        fn independent(&self, _: &Grid, a: &Step, b: &Step) -> bool {
-            matches!((a, b), (Step::X, Step::Y) | (Step::Y, Step::X))
-        }
-    }
 
     fn options(reduction: bool) -> Options {
         Options {
