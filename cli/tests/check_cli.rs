@@ -228,8 +228,9 @@ fn bfs_finds_the_same_verdicts() {
 }
 
 /// The distributed search (timely dataflow) against the default one: the
-/// same counts, verdicts and paths with two worker threads and with two
-/// processes on loopback, on a model that holds and on one that does not.
+/// same counts, verdicts and paths with two worker threads, two and four
+/// processes on loopback, and two processes of two workers, on a model that
+/// holds and on one that does not.
 #[test]
 fn two_workers_and_two_processes_find_what_one_search_finds() {
     for model in [
@@ -238,7 +239,12 @@ fn two_workers_and_two_processes_find_what_one_search_finds() {
     ] {
         let default = rebalance(&[model, &["--json"]].concat());
         let expected = json(&default);
-        for placement in [&["--workers", "2"][..], &["--local-processes", "2"]] {
+        for placement in [
+            &["--workers", "2"][..],
+            &["--local-processes", "2"],
+            &["--local-processes", "4"],
+            &["--local-processes", "2", "--workers", "2"],
+        ] {
             let out = rebalance(&[model, placement, &["--json"]].concat());
             assert_eq!(out.status.code(), default.status.code(), "{out:?}");
             let got = json(&out);
