@@ -216,15 +216,7 @@ where
     F: Print,
 {
     let properties = model.properties();
-    if properties
-        .iter()
-        .any(|p| p.expectation == Expectation::Eventually)
-    {
-        return Err(Unsupported::Eventually);
-    }
-    if properties.len() > 64 {
-        return Err(Unsupported::TooManyProperties);
-    }
+    supported(&properties)?;
     let started = Instant::now();
     let shards: Box<Shards<M, F>> = (0..SHARDS)
         .map(|_| {
@@ -342,6 +334,114 @@ fn path_to<F: Print>(
     }
     indices.reverse();
     indices
+}
+
+/// Whether a search by levels can decide `properties`: `always` and
+/// `sometimes` ones, at most 64 (one bit each).
+pub(super) fn supported<M: Model>(
+    properties: &[stateright::Property<M>],
+) -> Result<(), Unsupported> {
+    if properties
+        .iter()
+        .any(|p| p.expectation == Expectation::Eventually)
+    {
+        return Err(Unsupported::Eventually);
+    }
+    if properties.len() > 64 {
+        return Err(Unsupported::TooManyProperties);
+    }
+    Ok(())
+}
+
+/// Whether `state` is a discovery of `property`: a counterexample of an
+/// `always` one, an example of a `sometimes` one.
+pub(super) fn discovers<M: Model>(
+    model: &M,
+    property: &stateright::Property<M>,
+    state: &M::State,
+) -> bool {
+    let holds = (property.condition)(model, state);
+    match property.expectation {
+        Expectation::Always => !holds,
+        Expectation::Sometimes => holds,
+        Expectation::Eventually => false,
+    }
+}
+
+/// Buffers that one thread's expansions reuse.
+pub(super) struct Scratch<A> {
+    actions: Vec<A>,
+    taken: Vec<A>,
+    sleep: Vec<A>,
+}
+
+impl<A> Default for Scratch<A> {
+    fn default() -> Self {
+        Scratch {
+            actions: Vec::new(),
+            taken: Vec::new(),
+            sleep: Vec::new(),
+        }
+    }
+}
+
+/// Takes every action of `state` not in `asleep` (all of them unless
+/// `reduce`), calling `reached` with each successor within the boundary,
+/// the action's index among the state's actions and the successor's sleep
+/// set; returns the transitions taken, or `None` when the state has more
+/// actions than a `u16` names.
+pub(super) fn expand<M, R>(
+    model: &M,
+    reduction: &R,
+    reduce: bool,
+    (state, asleep): (&M::State, &[M::Action]),
+    scratch: &mut Scratch<M::Action>,
+    mut reached: impl FnMut(M::State, u16, &[M::Action]),
+) -> Option<usize>
+where
+    M: Model,
+    M::Action: Clone + PartialEq,
+    R: Reduction<M>,
+{
+    let Scratch {
+        actions,
+        taken,
+        sleep,
+    } = scratch;
+    actions.clear();
+    taken.clear();
+    model.actions(state, actions);
+    if actions.len() > usize::from(u16::MAX) {
+        return None;
+    }
+    let mut generated = 0;
+    for (index, action) in actions.iter().enumerate() {
+        if reduce && asleep.contains(action) {
+            continue;
+        }
+        let Some(next) = model.next_state(state, action.clone()) else {
+            continue;
+        };
+        if !model.within_boundary(&next) {
+            // Not explored, so it covers no other order: nothing
+            // sleeps because of it.
+            continue;
+        }
+        generated += 1;
+        sleep.clear();
+        if reduce {
+            sleep.extend(
+                asleep
+                    .iter()
+                    .chain(taken.iter())
+                    .filter(|b| reduction.independent(model, b, action))
+                    .cloned(),
+            );
+            taken.push(action.clone());
+        }
+        reached(next, index as u16, sleep);
+    }
+    Some(generated)
 }
 
 /// A search under way: what its threads share.
@@ -464,9 +564,7 @@ where
         child_depth: u16,
         tick: &mut dyn FnMut(),
     ) {
-        let mut actions = Vec::new();
-        let mut taken = Vec::new();
-        let mut sleep = Vec::new();
+        let mut scratch = Scratch::default();
         while !self.stop.load(Ordering::Relaxed) {
             let start = cursor.fetch_add(CHUNK, Ordering::Relaxed);
             let Some(chunk) = level.get(start..level.len().min(start + CHUNK)) else {
@@ -478,8 +576,7 @@ where
             let mut generated = 0;
             for node in chunk {
                 if self.visit(node) {
-                    generated +=
-                        self.expand(node, child_depth, &mut actions, &mut taken, &mut sleep);
+                    generated += self.expand(node, child_depth, &mut scratch);
                 }
             }
             self.generated.fetch_add(generated, Ordering::Relaxed);
@@ -503,14 +600,7 @@ where
         while open != 0 {
             let bit = open.trailing_zeros() as usize;
             open &= open - 1;
-            let property = &self.properties[bit];
-            let holds = (property.condition)(self.model, &node.state);
-            let discovery = match property.expectation {
-                Expectation::Always => !holds,
-                Expectation::Sometimes => holds,
-                Expectation::Eventually => false,
-            };
-            if discovery {
+            if discovers(self.model, &self.properties[bit], &node.state) {
                 let mut found = self.found.lock().expect("not poisoned");
                 // The least fingerprint of the level: see `Run::found`.
                 let least = found[bit].map_or(node.print, |f: F| f.min(node.print));
@@ -531,48 +621,24 @@ where
         &self,
         node: &Node<M::State, M::Action, F>,
         child_depth: u16,
-        actions: &mut Vec<M::Action>,
-        taken: &mut Vec<M::Action>,
-        sleep: &mut Vec<M::Action>,
+        scratch: &mut Scratch<M::Action>,
     ) -> usize {
-        let reduce = self.options.reduction;
-        actions.clear();
-        taken.clear();
-        self.model.actions(&node.state, actions);
-        if actions.len() > usize::from(u16::MAX) {
+        let taken = expand(
+            self.model,
+            self.reduction,
+            self.options.reduction,
+            (&node.state, &node.sleep),
+            scratch,
+            |next, index, sleep| {
+                let print = F::of(&next);
+                self.insert(next, print, sleep, (node.print, index), child_depth);
+            },
+        );
+        taken.unwrap_or_else(|| {
             self.too_large.store(true, Ordering::Relaxed);
             self.stop.store(true, Ordering::Relaxed);
-            return 0;
-        }
-        let mut generated = 0;
-        for (index, action) in actions.iter().enumerate() {
-            if reduce && node.sleep.contains(action) {
-                continue;
-            }
-            let Some(next) = self.model.next_state(&node.state, action.clone()) else {
-                continue;
-            };
-            if !self.model.within_boundary(&next) {
-                // Not explored, so it covers no other order: nothing
-                // sleeps because of it.
-                continue;
-            }
-            generated += 1;
-            sleep.clear();
-            if reduce {
-                sleep.extend(
-                    node.sleep
-                        .iter()
-                        .chain(taken.iter())
-                        .filter(|b| self.reduction.independent(self.model, b, action))
-                        .cloned(),
-                );
-                taken.push(action.clone());
-            }
-            let print = F::of(&next);
-            self.insert(next, print, sleep, (node.print, index as u16), child_depth);
-        }
-        generated
+            0
+        })
     }
 }
 

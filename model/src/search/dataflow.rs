@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use stateright::{Expectation, Model};
+use stateright::Model;
 use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
 use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
 use timely::communication::{Hooks, Pull};
@@ -57,7 +57,10 @@ use timely::dataflow::operators::{Capability, Concat, ConnectLoop, Feedback, ToS
 use timely::progress::frontier::MutableAntichain;
 use timely::WorkerConfig;
 
-use super::bfs::{Counts, Ended, Options, Outcome, Print, Reduction, Unsupported};
+use super::bfs::{
+    discovers, expand, supported, Counts, Ended, Options, Outcome, Print, Reduction, Scratch,
+    Unsupported,
+};
 use super::graph::PassThrough;
 
 /// Where the workers of a distributed search run.
@@ -339,16 +342,7 @@ where
     R: Reduction<M> + Send + Sync + 'static,
     F: Print + Serialize + DeserializeOwned,
 {
-    let properties = model.properties();
-    if properties
-        .iter()
-        .any(|p| p.expectation == Expectation::Eventually)
-    {
-        return Err(Failed::Unsupported(Unsupported::Eventually));
-    }
-    if properties.len() > 64 {
-        return Err(Failed::Unsupported(Unsupported::TooManyProperties));
-    }
+    supported(&model.properties()).map_err(Failed::Unsupported)?;
     let (sender, receiver) = mpsc::channel::<Counts>();
     let sender = Mutex::new(sender);
     let started = Instant::now();
@@ -418,6 +412,7 @@ where
             properties: model.properties(),
             global: Rc::clone(&global),
             kept: HashMap::default(),
+            scratch: Scratch::default(),
             last_progress: Instant::now(),
             progress,
             too_large: Rc::clone(&too_large),
@@ -622,6 +617,7 @@ struct Expander<M: Model, R, F> {
     /// The successors this worker generated in the last level, until their
     /// owners say which of them it expands.
     kept: ByPrint<F, M::State>,
+    scratch: Scratch<M::Action>,
     last_progress: Instant,
     progress: Option<mpsc::Sender<Counts>>,
     too_large: Rc<RefCell<bool>>,
@@ -785,14 +781,7 @@ where
         while open != 0 {
             let bit = open.trailing_zeros() as usize;
             open &= open - 1;
-            let property = &self.properties[bit];
-            let holds = (property.condition)(&*self.model, state);
-            let discovery = match property.expectation {
-                Expectation::Always => !holds,
-                Expectation::Sometimes => holds,
-                Expectation::Eventually => false,
-            };
-            if discovery {
+            if discovers(&*self.model, &self.properties[bit], state) {
                 for to in 0..self.peers as u32 {
                     out.push(Up::Note {
                         to,
@@ -815,49 +804,33 @@ where
         asleep: &[M::Action],
         arrivals: &mut ByPrint<F, Arrival<M::Action, F>>,
     ) -> u64 {
-        let reduce = self.options.reduction;
-        let mut actions = Vec::new();
-        self.model.actions(state, &mut actions);
-        if actions.len() > usize::from(u16::MAX) {
-            *self.too_large.borrow_mut() = true;
-            return 0;
-        }
-        let mut taken: Vec<M::Action> = Vec::new();
-        let mut generated = 0;
-        for (index, action) in actions.iter().enumerate() {
-            if reduce && asleep.contains(action) {
-                continue;
-            }
-            let Some(next) = self.model.next_state(state, action.clone()) else {
-                continue;
-            };
-            if !self.model.within_boundary(&next) {
-                continue;
-            }
-            generated += 1;
-            let mut sleep = Vec::new();
-            if reduce {
-                sleep.extend(
-                    asleep
-                        .iter()
-                        .chain(taken.iter())
-                        .filter(|b| self.reduction.independent(&self.model, b, action))
-                        .cloned(),
-                );
-                taken.push(action.clone());
-            }
-            let next_print = F::of(&next);
-            let arrival = Arrival {
-                parent: print,
-                action: index as u16,
-                sleep,
-                from: self.index,
-            };
-            if arrive(arrivals, next_print, arrival) {
-                self.kept.insert(next_print, next);
-            }
-        }
-        generated
+        let (kept, from) = (&mut self.kept, self.index);
+        let taken = expand(
+            &*self.model,
+            &*self.reduction,
+            self.options.reduction,
+            (state, asleep),
+            &mut self.scratch,
+            |next, action, sleep| {
+                let next_print = F::of(&next);
+                let arrival = Arrival {
+                    parent: print,
+                    action,
+                    sleep: sleep.to_vec(),
+                    from,
+                };
+                if arrive(arrivals, next_print, arrival) {
+                    kept.insert(next_print, next);
+                }
+            },
+        );
+        taken.map_or_else(
+            || {
+                *self.too_large.borrow_mut() = true;
+                0
+            },
+            |n| n as u64,
+        )
     }
 }
 
