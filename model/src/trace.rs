@@ -173,7 +173,17 @@ pub fn describe_consumer(cfg: &Config, i: usize, c: &ConsumerState) -> String {
             cfg.queue_labels(c.owned)
         ),
         Phase::Idle => format!("{name}: idle"),
-        phase => format!("{name}: {}", phase_word(phase)),
+        phase => {
+            let running = (0..cfg.queues.len())
+                .filter(|&q| c.queues[q].running())
+                .fold(0, |set, q| set | 1 << q);
+            if running == 0 {
+                format!("{name}: {}", phase_word(phase))
+            } else {
+                let batches = cfg.queue_labels(running);
+                format!("{name}: {}, still consuming {batches}", phase_word(phase))
+            }
+        }
     }
 }
 

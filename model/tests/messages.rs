@@ -283,7 +283,9 @@ fn the_default_message_check_finds_duplicates_and_pauses_and_loses_nothing() {
 
 /// The same leave of three consumers over three queues, one message each,
 /// per strategy: the duplicated messages follow the queues moved between
-/// survivors (a leaver persists before anyone learns it left).
+/// survivors (a leaver persists before anyone learns it left), plus the
+/// leaver's own batch where it owns a queue: its shutdown does not wait for
+/// the batch, which is delivered and then again by the queue's next owner.
 #[test]
 fn duplicates_per_strategy_follow_the_queues_moved() {
     let sizes = Sizes {
@@ -301,8 +303,8 @@ fn duplicates_per_strategy_follow_the_queues_moved() {
         );
         run(cfg, false).harms.unwrap().max_duplicated_messages.value
     };
-    assert_eq!(duplicated("AVG"), 1);
-    assert_eq!(duplicated("AVG_BY_CIRCLE"), 0);
+    assert_eq!(duplicated("AVG"), 2);
+    assert_eq!(duplicated("AVG_BY_CIRCLE"), 1);
     assert_eq!(duplicated("CONSISTENT_HASH"), 0);
-    assert_eq!(duplicated("STICKY"), 1);
+    assert_eq!(duplicated("STICKY"), 2);
 }

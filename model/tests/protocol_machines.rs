@@ -1016,12 +1016,16 @@ fn the_clock_ages_locks_of_the_table_batches_and_dropped_queues_each_to_its_cap(
     assert_eq!(behind.queues[0].batch_age, timing.batch);
     assert_eq!(behind.queues[1].idle_age, timing.pull_expiry);
     assert_eq!(behind.elapse(&cfg, false).lag, 2);
-    // Only a running consumer has a clock.
+    // A consumer that has left has no clock of its own, but the batches it
+    // still runs (its shutdown does not wait for them) age.
     let left = ConsumerState {
         phase: Phase::Left,
         ..c
     };
-    assert_eq!(left.elapse(&cfg, true), left);
+    let mut aged = left;
+    aged.queues[0].batch_age = timing.batch;
+    assert_eq!(left.elapse(&cfg, true), aged);
+    assert!(aged.deadline(&cfg), "its batch at its longest must end");
 }
 
 #[test]

@@ -148,11 +148,11 @@ impl<'a> Group<'a> {
             .fold(0, |set, t| set | self.cfg.route_queues(route, t))
     }
 
-    /// Orderly: the queues that satisfy `holds` for two live consumers or
-    /// more at once, as a bit set of queue indices.
+    /// Orderly: the queues that satisfy `holds` for two consumers or more
+    /// at once, as a bit set of queue indices.
     fn twice(&self, holds: impl Fn(&ConsumerState, usize) -> bool) -> u8 {
         let (mut once, mut twice) = (0u8, 0u8);
-        for c in self.consumers().filter(|c| c.phase == Phase::Running) {
+        for c in self.consumers() {
             for q in 0..self.cfg.queues.len() {
                 if holds(c, q) {
                     twice |= once & 1 << q;
@@ -163,7 +163,9 @@ impl<'a> Group<'a> {
         twice
     }
 
-    /// Orderly: queues of which two live consumers run a batch at once.
+    /// Orderly: queues of which two consumers run a batch at once: live
+    /// ones, or one that has left and still runs a batch its shutdown did
+    /// not wait for.
     pub fn consumed_by_two(&self) -> u8 {
         self.twice(|c, q| c.queues[q].running())
     }
@@ -174,7 +176,11 @@ impl<'a> Group<'a> {
         let Some(timing) = self.cfg.orderly() else {
             return 0;
         };
-        self.twice(|c, q| c.table() & 1 << q != 0 && c.queues[q].lock_trusted(timing.validity))
+        self.twice(|c, q| {
+            c.phase == Phase::Running
+                && c.table() & 1 << q != 0
+                && c.queues[q].lock_trusted(timing.validity)
+        })
     }
 
     /// Orderly: every queue of a topic some live consumer subscribes to is

@@ -67,6 +67,17 @@ impl ProcessQueue {
         }
     }
 
+    /// Its running batch and nothing else: what of it outlives its
+    /// consumer's shutdown.
+    pub fn batch_alone(self) -> Self {
+        Self {
+            from: self.from,
+            to: self.to,
+            batch_age: self.batch_age,
+            ..Self::default()
+        }
+    }
+
     /// The batch `[from, to)` starts, and the next pull is from `to`.
     pub fn consuming(self, from: u8, to: u8) -> Self {
         Self {

@@ -260,10 +260,14 @@ impl ConsumerState {
         let Some(timing) = cfg.orderly() else {
             return *self;
         };
-        if self.phase != Phase::Running {
-            return *self;
-        }
         let mut next = *self;
+        // A consumer that has left still runs the batches it had.
+        for pq in next.queues.iter_mut().filter(|pq| pq.running()) {
+            pq.batch_age = (pq.batch_age + 1).min(timing.batch);
+        }
+        if self.phase != Phase::Running {
+            return next;
+        }
         let table = self.table();
         next.renew_age = (self.renew_age + 1).min(timing.renew);
         if own_clock {
@@ -275,9 +279,6 @@ impl ConsumerState {
             next.lag += 1;
         }
         for pq in next.queues.iter_mut() {
-            if pq.running() {
-                pq.batch_age = (pq.batch_age + 1).min(timing.batch);
-            }
             if pq.dropped {
                 pq.idle_age = (pq.idle_age + 1).min(timing.pull_expiry);
             }
@@ -289,12 +290,11 @@ impl ConsumerState {
     /// the end of a batch that has run as long as a batch runs.
     pub fn deadline(&self, cfg: &Config) -> bool {
         cfg.orderly().is_some_and(|timing| {
-            self.phase == Phase::Running
-                && (self.renew_age >= timing.renew
-                    || self
-                        .queues
-                        .iter()
-                        .any(|pq| pq.running() && pq.batch_age >= timing.batch))
+            (self.phase == Phase::Running && self.renew_age >= timing.renew)
+                || self
+                    .queues
+                    .iter()
+                    .any(|pq| pq.running() && pq.batch_age >= timing.batch)
         })
     }
 

@@ -6,6 +6,7 @@
 use super::{locks, with_epoch, ConsumerState, Phase, Query};
 use crate::config::{members_of, Allocator, Config, ConsumerSet, Fault, Route};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
+use crate::protocol::process_queue::ProcessQueue;
 use rocketmq_rebalance::plan_update;
 
 impl ConsumerState {
@@ -26,6 +27,10 @@ impl ConsumerState {
 
     /// `DefaultMQPushConsumerImpl.shutdown`: drops every process queue and
     /// sends `UNREGISTER_CLIENT` to every broker (`unregisterClientWithLock`).
+    /// It does not wait for the batches the application is consuming
+    /// (`awaitTerminationMillisWhenShutdown` is 0 by default): each runs on
+    /// to its end after the unlock and the persist, which recorded its
+    /// first message as the offset.
     pub(super) fn shutdown(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let mut outputs = vec![Output::DisarmAll];
         outputs.extend(self.unlock_all(cfg, me));
@@ -35,7 +40,30 @@ impl ConsumerState {
                 .map(|(broker, msg)| Output::Send(broker, msg)),
         );
         outputs.extend(self.broadcast(cfg, me, |epoch| Message::Unregister { epoch }));
-        (Self::empty(Phase::Left), outputs)
+        let mut left = Self::empty(Phase::Left);
+        for (q, pq) in self.queues.iter().enumerate() {
+            if pq.running() {
+                left.queues[q] = pq.batch_alone();
+                outputs.push(Output::Arm(Timer::Done { queue: q as u8 }));
+            }
+        }
+        (left, outputs)
+    }
+
+    /// After its shutdown, a batch the application was still consuming
+    /// ends: its messages were delivered, and nothing is committed.
+    pub(super) fn outlived_batch_ends(&self, q: usize) -> Step<Self> {
+        let pq = self.queues[q];
+        pq.running().then(|| {
+            let mut next = *self;
+            next.queues[q] = ProcessQueue::default();
+            let delivered = Output::Delivered {
+                queue: q as u8,
+                from: pq.from,
+                to: pq.to,
+            };
+            (next, vec![delivered])
+        })
     }
 
     /// The process dies: nothing is sent, and each broker's scan

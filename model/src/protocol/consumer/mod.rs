@@ -131,8 +131,12 @@ impl ConsumerState {
 
     /// Handles a timer: dispatches to the protocol step it starts.
     pub fn on_timer(&self, cfg: &Config, me: usize, timer: &Timer) -> Step<Self> {
-        if self.phase != Phase::Running {
-            return None;
+        match (self.phase, *timer) {
+            (Phase::Running, _) => {}
+            (Phase::Left, Timer::Done { queue }) => {
+                return self.outlived_batch_ends(usize::from(queue))
+            }
+            _ => return None,
         }
         match *timer {
             Timer::Rebalance { broker } => self.rebalance(cfg, me, broker),
@@ -294,7 +298,8 @@ impl ConsumerState {
     }
 
     /// A consumer that holds nothing: not started yet, or stopped (a stopped
-    /// consumer keeps nothing, so all stopped states are equal).
+    /// consumer keeps nothing but the batches it was consuming, so all
+    /// stopped states are equal once they end).
     fn empty(phase: Phase) -> Self {
         Self {
             phase,
