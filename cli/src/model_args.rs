@@ -228,6 +228,11 @@ pub struct ModelArgs {
     /// version the renewal slowed with it) (default 0; clock-drift: 3).
     #[arg(long)]
     pub clock_drift: Option<usize>,
+    /// Orderly: brokers (the first ones) whose wall clock may step forward
+    /// once by a lease or more, so that every lock they hold lapses at once
+    /// while its holder still trusts it (default 0).
+    #[arg(long)]
+    pub broker_clock_steps: Option<usize>,
     /// Orderly: consumers (the first ones) that may each lose one unlock
     /// (default 0).
     #[arg(long)]
@@ -289,6 +294,7 @@ impl ModelArgs {
         set(&mut sizes.subscription_changes, self.subscription_changes);
         sizes.pull_batch = self.pull_batch;
         set(&mut sizes.clock_drift, self.clock_drift);
+        set(&mut sizes.broker_clock_steps, self.broker_clock_steps);
         set(&mut sizes.lost_unlocks, self.lost_unlocks);
         set(&mut sizes.failed_locks, self.failed_locks);
         set(&mut sizes.lost_persists, self.lost_persists);
@@ -394,6 +400,7 @@ fn flag(size: Size) -> &'static str {
         Size::Evictions => "--evictions",
         Size::DiskLosses => "--disk-losses",
         Size::ClockDrift => "--clock-drift",
+        Size::BrokerClockSteps => "--broker-clock-steps",
         Size::LostUnlocks => "--lost-unlocks",
         Size::FailedLocks => "--failed-locks",
         Size::LockRenew => "--lock-renew",

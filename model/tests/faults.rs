@@ -43,6 +43,7 @@ fn every_fault() -> RebalanceModel {
         disk_losses: 1,
         lost_unlocks: 1,
         failed_locks: 1,
+        broker_clock_steps: 1,
         ..Sizes::DEFAULT
     };
     for fault in Fault::all() {

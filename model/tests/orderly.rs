@@ -3,9 +3,9 @@
 //! scenario's verdicts and counterexample of `docs/spec.md` asserted.
 
 use rocketmq_rebalance_model::{
-    Config, LockTiming, ProtocolOptions, Report, Scenario, Sizes, Status, CONVERGES,
-    EVERY_QUEUE_CONSUMED_AGAIN, NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, ONE_LIVE_LOCK,
-    TRANSIENT_DOUBLE,
+    check, CheckOptions, Config, LockTiming, ProtocolOptions, Report, Scenario, Sizes, Status,
+    CONVERGES, EVERY_QUEUE_CONSUMED_AGAIN, NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP,
+    ONE_LIVE_LOCK, TRANSIENT_DOUBLE,
 };
 
 mod common;
@@ -199,4 +199,53 @@ fn a_client_clock_stepped_back_trusts_a_dropped_lock_but_its_renewals_keep_the_l
         status(&past_renewal, NO_CONCURRENT_CONSUMPTION),
         Status::Holds
     );
+}
+
+/// A broker's wall clock stepped forward by a lease or more (NTP correcting
+/// a clock that was behind): every lock it holds lapses at once, while each
+/// holder still trusts its own by its clock. A joiner is granted a queue
+/// its old owner has not dropped yet, and both consume it. The complete
+/// space is 3,974,313 states; the breadth-first search meets this
+/// counterexample (13 steps) long before the limit here.
+#[test]
+fn a_broker_clock_stepped_forward_lets_trusted_locks_lapse() {
+    let cfg = config(Scenario::Healthy, |_| {}, |s| s.broker_clock_steps = 1);
+    let options = CheckOptions {
+        threads: 2,
+        max_states: Some(400_000),
+        ..CheckOptions::default()
+    };
+    let report = check(cfg, &options, |_| {});
+    assert_eq!(status(&report, NO_CONCURRENT_CONSUMPTION), Status::Violated);
+    assert_eq!(status(&report, ONE_LIVE_LOCK), Status::Violated);
+    let steps = trace(&report, NO_CONCURRENT_CONSUMPTION);
+    assert!(
+        steps[0].contains("wall clock stepped forward"),
+        "{steps:#?}"
+    );
+    assert!(has(&steps, "broker-a -> c2: locked [a1]"), "{steps:#?}");
+    assert!(has(&steps, "c1: pulls a1"), "{steps:#?}");
+    assert!(has(&steps, "c2: pulls a1"), "{steps:#?}");
+    assert!(!has(&steps, "UNLOCK_BATCH_MQ"), "{steps:#?}");
+}
+
+/// A graceful shutdown unlocks its queues and does not wait for the batch
+/// its application is consuming (`awaitTerminationMillisWhenShutdown` is
+/// 0): the survivor is granted the queue and consumes it while the
+/// departed process still runs its batch. Rolling upgrades meet it too.
+#[test]
+fn a_graceful_shutdown_leaves_its_batch_running_beside_the_next_owner() {
+    let report = default_run(Scenario::GracefulShutdown);
+    assert_eq!(report.unique_states, 5_167, "the pinned state space");
+    assert_eq!(status(&report, NO_CONCURRENT_CONSUMPTION), Status::Violated);
+    assert_eq!(status(&report, ONE_LIVE_LOCK), Status::Holds);
+    let steps = trace(&report, NO_CONCURRENT_CONSUMPTION);
+    let at = |text: &str| steps.iter().position(|l| l.contains(text)).unwrap();
+    let pulled = at("c2: pulls a1");
+    let left = at("c2: shutdown");
+    let unlocked = at("c2 -> broker-a: UNLOCK_BATCH_MQ [a1]");
+    let granted = at("broker-a -> c1: locked [a1]");
+    assert!(pulled < left && left < unlocked && unlocked < granted);
+    assert!(has(&steps[granted..], "c1: pulls a1"), "{steps:#?}");
+    assert!(has(&steps, "c2: left, still consuming [a1]"), "{steps:#?}");
 }

@@ -67,6 +67,10 @@ dense_enum! {
         /// loses and its offset table; its commit log is restored (the
         /// model has no log to lose, `BrokerDisk::lost`).
         DiskLoss,
+        /// Orderly: the broker's wall clock steps forward by a lease or
+        /// more (NTP correcting a clock that was behind): every lock it
+        /// holds lapses at once.
+        ClockStep,
     }
 }
 
@@ -299,6 +303,14 @@ impl Fault {
                 Messages,
                 Now,
                 "restarts on a replaced disk: its tables in memory and its offsets lost, its commit log restored",
+            ),
+            Self::ClockStep => (
+                Broker,
+                &[Size::BrokerClockSteps],
+                First,
+                Orderly,
+                Now,
+                "has its wall clock stepped forward a lease or more: every lock it holds lapses",
             ),
         };
         FaultSpec {

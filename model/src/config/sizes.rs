@@ -84,6 +84,10 @@ pub struct Sizes {
     /// consumer's wall clock may be stepped back in a run, a tick at a time
     /// (its renewal runs on the monotonic clock, which no step moves).
     pub clock_drift: usize,
+    /// With orderly consumption: how many brokers (the first ones) may each
+    /// have their wall clock stepped forward once, by a lease or more
+    /// (their lock leases are wall-clock times).
+    pub broker_clock_steps: usize,
     /// With orderly consumption: how many consumers (the first ones) may
     /// each lose one unlock (a one-way message).
     pub lost_unlocks: usize,
@@ -125,6 +129,7 @@ impl Sizes {
         evictions: 0,
         disk_losses: 0,
         clock_drift: 0,
+        broker_clock_steps: 0,
         lost_unlocks: 0,
         failed_locks: 0,
     };
@@ -174,6 +179,7 @@ impl Sizes {
             Size::Evictions => self.evictions,
             Size::DiskLosses => self.disk_losses,
             Size::ClockDrift => self.clock_drift,
+            Size::BrokerClockSteps => self.broker_clock_steps,
             Size::LostUnlocks => self.lost_unlocks,
             Size::FailedLocks => self.failed_locks,
             Size::LockRenew
@@ -245,6 +251,8 @@ pub enum Size {
     DiskLosses,
     /// [`Sizes::clock_drift`].
     ClockDrift,
+    /// [`Sizes::broker_clock_steps`].
+    BrokerClockSteps,
     /// [`Sizes::lost_unlocks`].
     LostUnlocks,
     /// [`Sizes::failed_locks`].
@@ -292,6 +300,7 @@ impl Size {
             Self::Evictions => "evictions",
             Self::DiskLosses => "disk losses",
             Self::ClockDrift => "clock drift",
+            Self::BrokerClockSteps => "broker clock steps",
             Self::LostUnlocks => "lost unlocks",
             Self::FailedLocks => "failed locks",
             Self::LockRenew => "lock renewal interval",

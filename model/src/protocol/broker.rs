@@ -256,6 +256,11 @@ impl BrokerState {
         match fault {
             Fault::Restart => Some(self.restart()),
             Fault::DiskLoss => Some(self.lose_disk()),
+            Fault::ClockStep => (self.memory.locks != LockTable::default()).then(|| {
+                let mut next = *self;
+                next.memory.locks = LockTable::default();
+                (next, Vec::new())
+            }),
             Fault::Evict => (!self.disk.evicted).then(|| {
                 let mut next = *self;
                 next.disk.evicted = true;
