@@ -4,7 +4,7 @@
 //! A translator (the real-cluster tooling's) turns a real trace into
 //! [`Observation`]s: the changes RocketMQ's own events show, each a value
 //! of something the model has too (a broker's member table, a consumer's
-//! queues, its life). [`conform`] then searches, breadth-first over
+//! queues, its life). [`conform`] then searches, exhaustively over
 //! (model state, position in the trace), for a run of the model that makes
 //! exactly these changes in this order, allowing steps the trace cannot
 //! see between them (bounded) and observations of different actors close

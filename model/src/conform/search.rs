@@ -1,8 +1,14 @@
-//! The search over (model state, position in the trace): breadth-first,
-//! each node a model state and the observations it has explained, so that
-//! the answer is exact within its bounds.
+//! The search over (model state, position in the trace): each node a model
+//! state and the observations it has explained. It is exhaustive within its
+//! bounds, so its answer is exact whatever the order it goes in; it expands
+//! first the nodes that have explained the most (then those with the fewest
+//! silent steps, then the oldest), so that a trace that conforms is decided
+//! as soon as one run reaches its end instead of after every shorter run.
+//! A node keeps its state only until it is expanded: the run that explained
+//! the most is replayed from the actions along its path.
 
-use std::collections::{HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 
 use stateright::Model;
 
@@ -84,12 +90,12 @@ pub struct Conformance {
     pub bound_hit: bool,
 }
 
-/// One node: a state, the observations explained so far (`next`, the
-/// first unexplained, and `ahead`, those after it already explained, as
-/// bits from `next + 1`), and the silent steps taken since the last.
-#[derive(Clone)]
+/// One node: a state (until it is expanded), the observations explained so
+/// far (`next`, the first unexplained, and `ahead`, those after it already
+/// explained, as bits from `next + 1`), and the silent steps taken since
+/// the last.
 struct Node {
-    state: SystemState,
+    state: Option<SystemState>,
     next: usize,
     ahead: u64,
     silent: usize,
@@ -169,7 +175,7 @@ pub fn conform(
         return result;
     };
     let mut nodes = vec![Node {
-        state: initial,
+        state: Some(initial.clone()),
         next: start,
         ahead: 0,
         silent: 0,
@@ -177,11 +183,16 @@ pub fn conform(
         via: None,
     }];
     let mut seen: HashMap<(u64, usize, u64), usize> = HashMap::new();
-    seen.insert((fingerprint(&nodes[0].state), start, 0), 0);
-    let mut queue = VecDeque::from([0usize]);
+    seen.insert((fingerprint(&initial), start, 0), 0);
+    // Most explained first, then fewest silent steps, then oldest.
+    let priority = |node: &Node, index: usize| {
+        let explained = node.next + node.ahead.count_ones() as usize;
+        (explained, Reverse(node.silent), Reverse(index))
+    };
+    let mut queue = BinaryHeap::from([priority(&nodes[0], 0)]);
     let mut best = 0usize;
     let mut actions = Vec::new();
-    while let Some(n) = queue.pop_front() {
+    while let Some((_, _, Reverse(n))) = queue.pop() {
         let (next, ahead, silent) = (nodes[n].next, nodes[n].ahead, nodes[n].silent);
         if next == observations.len() {
             best = n;
@@ -191,13 +202,16 @@ pub fn conform(
         if next > nodes[best].next {
             best = n;
         }
+        let Some(state) = nodes[n].state.take() else {
+            continue;
+        };
         actions.clear();
-        model.actions(&nodes[n].state, &mut actions);
+        model.actions(&state, &mut actions);
         for (index, &action) in actions.iter().enumerate() {
-            let Some(after) = model.next_state(&nodes[n].state, action) else {
+            let Some(after) = model.next_state(&state, action) else {
                 continue;
             };
-            let seen_changes = changes(cfg, &nodes[n].state, &after);
+            let seen_changes = changes(cfg, &state, &after);
             let (next2, ahead2, silent2, explained) = if seen_changes.is_empty() {
                 if silent >= bounds.silent_steps {
                     result.bound_hit = true;
@@ -223,15 +237,16 @@ pub fn conform(
                 break;
             }
             seen.insert(key, nodes.len());
-            queue.push_back(nodes.len());
-            nodes.push(Node {
-                state: after,
+            let node = Node {
+                state: Some(after),
                 next: next2,
                 ahead: ahead2,
                 silent: silent2,
                 parent: Some(n),
                 via: Some((index as u32, explained)),
-            });
+            };
+            queue.push(priority(&node, nodes.len()));
+            nodes.push(node);
         }
     }
     result.nodes = nodes.len();
@@ -257,16 +272,23 @@ pub fn conform(
         at = nodes[i].parent;
     }
     chain.reverse();
-    for pair in chain.windows(2) {
-        let (from, to) = (&nodes[pair[0]], &nodes[pair[1]]);
-        let Some((index, explained)) = &to.via else {
+    // Replayed from the initial state: expanded nodes keep no state.
+    let mut state = initial;
+    for &i in &chain[1..] {
+        let Some((index, explained)) = &nodes[i].via else {
             continue;
         };
         actions.clear();
-        model.actions(&from.state, &mut actions);
+        model.actions(&state, &mut actions);
+        let action = actions[*index as usize];
         result.path.push(*index);
-        let step = describe_action(model, Some(&from.state), &actions[*index as usize]);
-        result.explanation.push(step);
+        result
+            .explanation
+            .push(describe_action(model, Some(&state), &action));
+        // The search took it, so it is a step.
+        if let Some(after) = model.next_state(&state, action) {
+            state = after;
+        }
         for &o in explained {
             let obs = &observations[o];
             result
@@ -276,12 +298,12 @@ pub fn conform(
     }
     if result.verdict != Verdict::Conforms {
         result.unexplained = Some(node.next);
-        result.state = describe_state(model, &node.state);
+        result.state = describe_state(model, &state);
         actions.clear();
-        model.actions(&node.state, &mut actions);
+        model.actions(&state, &mut actions);
         result.enabled = actions
             .iter()
-            .map(|a| describe_action(model, Some(&node.state), a))
+            .map(|a| describe_action(model, Some(&state), a))
             .collect();
     }
     result
