@@ -67,6 +67,11 @@ dense_enum! {
         /// loses and its offset table; its commit log is restored (the
         /// model has no log to lose, `BrokerDisk::lost`).
         DiskLoss,
+        /// The consumer's next batch fails: its listener returns
+        /// `RECONSUME_LATER`, and the batch is sent back to the broker (or,
+        /// if that fails, consumed again); orderly, it returns
+        /// `SUSPEND_CURRENT_QUEUE_A_MOMENT` and the batch is consumed again.
+        FailConsume,
     }
 }
 
@@ -299,6 +304,14 @@ impl Fault {
                 Messages,
                 Now,
                 "restarts on a replaced disk: its tables in memory and its offsets lost, its commit log restored",
+            ),
+            Self::FailConsume => (
+                Consumer,
+                &[Size::ConsumeFailures],
+                First,
+                Messages,
+                Scheduled("its next batch fails"),
+                "its next batch will fail (RECONSUME_LATER; orderly SUSPEND_CURRENT_QUEUE_A_MOMENT)",
             ),
         };
         FaultSpec {

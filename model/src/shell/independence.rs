@@ -141,7 +141,8 @@ pub fn may_send_periodic(action: &Action) -> bool {
             | Fault::Evict
             | Fault::LoseUnlock
             | Fault::FailLocks
-            | Fault::DiskLoss => false,
+            | Fault::DiskLoss
+            | Fault::FailConsume => false,
         },
     }
 }
