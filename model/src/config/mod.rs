@@ -154,15 +154,6 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
             range(size, sizes.count(size).unwrap_or(0), 0, sizes.brokers)?;
         }
     }
-    // A fault of the message layer has nothing to happen to without
-    // messages.
-    let without_messages = Fault::all()
-        .filter(|f| f.spec().layer == Layer::Messages)
-        .flat_map(|f| f.spec().budgets.iter().copied())
-        .find(|&size| sizes.messages == 0 && sizes.count(size).is_some_and(|n| n > 0));
-    if let Some(size) = without_messages {
-        return Err(ConfigError::MessagesOnly { size });
-    }
     // Each consumer has a consumer fault at most once.
     let exceeds = Fault::all()
         .filter(|f| f.target() == Target::Consumer)
@@ -195,7 +186,17 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
             needs(Size::Messages, sizes.messages, 1)
         }
         _ => Ok(()),
+    }?;
+    // A fault of the message layer has nothing to happen to without
+    // messages.
+    let without_messages = Fault::all()
+        .filter(|f| f.spec().layer == Layer::Messages)
+        .flat_map(|f| f.spec().budgets.iter().copied())
+        .find(|&size| sizes.messages == 0 && sizes.count(size).is_some_and(|n| n > 0));
+    if let Some(size) = without_messages {
+        return Err(ConfigError::MessagesOnly { size });
     }
+    Ok(())
 }
 
 /// Checks orderly consumption's durations, and that what only orderly
