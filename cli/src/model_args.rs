@@ -186,6 +186,16 @@ pub struct ModelArgs {
     /// --consume-from says; broker-disk-loss: 1).
     #[arg(long)]
     pub disk_losses: Option<usize>,
+    /// With messages, consumers (the first ones) whose next batch may fail
+    /// once: its listener returns RECONSUME_LATER and the batch is sent
+    /// back to its broker (CONSUMER_SEND_MSG_BACK), which appends it to the
+    /// group's retry topic (consumed again with --retry-topic), or, if the
+    /// broker is unreachable, consumed again; orderly it returns
+    /// SUSPEND_CURRENT_QUEUE_A_MOMENT and the batch is consumed again. The
+    /// offset never moves past a failed batch before it is stored
+    /// (default 0).
+    #[arg(long)]
+    pub consume_failures: Option<usize>,
     /// Consumers (the first ones) that may each lose one
     /// NOTIFY_CONSUMER_IDS_CHANGED (default 0).
     #[arg(long)]
@@ -301,6 +311,7 @@ impl ModelArgs {
         set(&mut sizes.failed_offset_reads, self.failed_offset_reads);
         set(&mut sizes.evictions, self.evictions);
         set(&mut sizes.disk_losses, self.disk_losses);
+        set(&mut sizes.consume_failures, self.consume_failures);
         set(&mut sizes.lost_notifications, self.lost_notifications);
         set(&mut sizes.failed_queries, self.failed_queries);
         if self.joins.is_some() {
@@ -399,6 +410,7 @@ fn flag(size: Size) -> &'static str {
         Size::FailedOffsetReads => "--failed-offset-reads",
         Size::Evictions => "--evictions",
         Size::DiskLosses => "--disk-losses",
+        Size::ConsumeFailures => "--consume-failures",
         Size::ClockDrift => "--clock-drift",
         Size::BrokerClockSteps => "--broker-clock-steps",
         Size::LostUnlocks => "--lost-unlocks",
@@ -429,6 +441,7 @@ fn describe(error: &ConfigError) -> String {
             min,
         } => format!("--scenario {scenario} needs {} {min} or more", flag(*size)),
         ConfigError::OrderlyOnly { size } => format!("{} needs --orderly", flag(*size)),
+        ConfigError::MessagesOnly { size } => format!("{} needs --messages", flag(*size)),
         other => other.to_string(),
     }
 }

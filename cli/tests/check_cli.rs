@@ -111,6 +111,32 @@ fn bad_input_exits_2_with_a_message() {
     }
 }
 
+/// A consume failure is a batch's: without messages there is none, and the
+/// checker says which flag is missing.
+#[test]
+fn consume_failures_without_messages_are_refused() {
+    let out = rebalance(&["--consume-failures", "1"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("--consume-failures needs --messages"),
+        "{text}"
+    );
+    let out = rebalance(&[
+        "--scenario",
+        "graceful-shutdown",
+        "--messages",
+        "1",
+        "--leaves",
+        "0",
+        "--consume-failures",
+        "1",
+    ]);
+    // Accepted with messages: checked (no example of a duplicate or a
+    // double owner in this run, exit 1), not refused.
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+}
+
 /// RocketMQ's orderly consumers always allocate on the client, so the
 /// checker refuses to model them with server-side assignment.
 #[test]

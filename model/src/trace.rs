@@ -396,6 +396,20 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
             "pulled {} [{from}, {to})",
             cfg.queues[usize::from(*queue)].label
         ),
+        Message::SendMessageBack {
+            queue,
+            from,
+            to,
+            epoch,
+        } => format!(
+            "CONSUMER_SEND_MSG_BACK {} [{from}, {to}){}",
+            cfg.queues[usize::from(*queue)].label,
+            on_connection(*epoch)
+        ),
+        Message::SentBack { queue, .. } => format!(
+            "{} sent back to the retry topic",
+            cfg.queues[usize::from(*queue)].label
+        ),
         Message::CommitAck { queue } => {
             format!(
                 "commit of {} acknowledged",

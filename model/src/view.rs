@@ -420,7 +420,9 @@ fn offsets(group: &Group) -> Vec<String> {
                 .filter_map(|(i, c)| {
                     let pq = c.queues[q];
                     let owned = c.owned & 1 << q != 0;
-                    let doing = if pq.running() {
+                    let doing = if pq.sending_back {
+                        format!("sending [{}, {}) back", pq.from, pq.to)
+                    } else if pq.running() {
                         let dropped = if owned { "" } else { ", dropped" };
                         format!("consuming [{}, {}){dropped}", pq.from, pq.to)
                     } else if !owned {

@@ -41,6 +41,7 @@ fn every_fault() -> RebalanceModel {
         failed_offset_reads: 1,
         evictions: 1,
         disk_losses: 1,
+        consume_failures: 1,
         lost_unlocks: 1,
         failed_locks: 1,
         broker_clock_steps: 1,

@@ -3,8 +3,8 @@
 //! each finding of `docs/spec.md` asserted.
 
 use rocketmq_rebalance_model::{
-    Commit, Config, ConsumeFrom, ProtocolOptions, Scenario, Sizes, Status, DUPLICATE_DELIVERY,
-    EVERY_MESSAGE_CONSUMED, NO_MESSAGE_SKIPPED, PAUSED_QUEUE, TRANSIENT_DOUBLE,
+    Commit, Config, ConsumeFrom, LockTiming, ProtocolOptions, Scenario, Sizes, Status,
+    DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED, NO_MESSAGE_SKIPPED, PAUSED_QUEUE, TRANSIENT_DOUBLE,
 };
 
 mod common;
@@ -307,4 +307,89 @@ fn duplicates_per_strategy_follow_the_queues_moved() {
     assert_eq!(duplicated("AVG_BY_CIRCLE"), 1);
     assert_eq!(duplicated("CONSISTENT_HASH"), 0);
     assert_eq!(duplicated("STICKY"), 2);
+}
+
+/// One failed batch within the budget costs one delivery more: consuming
+/// concurrently, it is sent back and consumed again from the retry topic
+/// (`graceful-shutdown`'s one broker and three consumers, nobody leaving);
+/// without the retry topic modelled, the copy is stored where nobody in the
+/// run reads, and the offset has moved on past it all the same.
+#[test]
+fn a_failed_batch_is_consumed_again_from_the_retry_topic() {
+    let check = |consume_failures, retry_topic| {
+        let sizes = Sizes {
+            leaves: 0,
+            consume_failures,
+            ..Scenario::GracefulShutdown.layered_sizes(1, false)
+        };
+        let protocol = ProtocolOptions {
+            retry_topic,
+            ..ProtocolOptions::default()
+        };
+        let report = run(
+            config(Scenario::GracefulShutdown, sizes, "AVG", protocol),
+            false,
+        );
+        assert_eq!(status(&report, NO_MESSAGE_SKIPPED), Status::Holds);
+        (
+            report.unique_states,
+            report.harms.unwrap().max_deliveries.value,
+        )
+    };
+    assert_eq!(check(0, true), (650, 1));
+    assert_eq!(check(1, true), (11_050, 2));
+    assert_eq!(check(1, false), (375, 1));
+}
+
+/// Orderly, a failed batch suspends its queue and is consumed again: its
+/// message is delivered twice, never skipped, and under fairness every
+/// message is consumed.
+#[test]
+fn orderly_a_suspended_queue_consumes_its_batch_again() {
+    let check = |consume_failures| {
+        let sizes = Sizes {
+            joins: Some(0),
+            consume_failures,
+            ..Scenario::Healthy.layered_sizes(1, true)
+        };
+        let protocol = ProtocolOptions {
+            orderly: Some(LockTiming::default()),
+            ..ProtocolOptions::default()
+        };
+        let report = run(config(Scenario::Healthy, sizes, "AVG", protocol), true);
+        assert_eq!(status(&report, NO_MESSAGE_SKIPPED), Status::Holds);
+        assert_eq!(status(&report, EVERY_MESSAGE_CONSUMED), Status::Holds);
+        report.harms.unwrap().max_deliveries.value
+    };
+    assert_eq!(check(0), 1);
+    assert_eq!(check(1), 2);
+}
+
+/// A send-back that fails (the broker restarts while it is on its way, so
+/// the connection closes unanswered) leaves the batch to be consumed again
+/// locally: without the retry topic modelled, a second delivery can only
+/// be that one. Nothing is skipped, and under fairness every message is
+/// consumed.
+#[test]
+fn a_failed_send_back_is_consumed_again_not_lost() {
+    let check = |consume_failures| {
+        let sizes = Sizes {
+            consumers: 1,
+            joins: Some(0),
+            consume_failures,
+            ..Scenario::BrokerRestart.layered_sizes(1, false)
+        };
+        let cfg = config(
+            Scenario::BrokerRestart,
+            sizes,
+            "AVG",
+            Scenario::BrokerRestart.default_protocol(),
+        );
+        let report = run(cfg, true);
+        assert_eq!(status(&report, NO_MESSAGE_SKIPPED), Status::Holds);
+        assert_eq!(status(&report, EVERY_MESSAGE_CONSUMED), Status::Holds);
+        report.harms.unwrap().max_deliveries.value
+    };
+    assert_eq!(check(0), 1);
+    assert_eq!(check(1), 2);
 }

@@ -599,6 +599,7 @@ fn every_field_of_a_consumer_changes_its_fingerprint() {
         vary(&move |c| c.queues[q].awaiting_ack = true);
         vary(&move |c| c.queues[q].locked = true);
         vary(&move |c| c.queues[q].dropped = true);
+        vary(&move |c| c.queues[q].sending_back = true);
     }
     variants.assert_fingerprints_distinct(150);
 }
@@ -1709,5 +1710,170 @@ fn a_route_that_drops_a_broker_with_a_new_queues_lock_in_flight_schedules_the_ne
     assert!(
         out.contains(&Output::Arm(Timer::Rebalance { broker: 0 })),
         "the round that failed to lock is retried: {out:?}"
+    );
+}
+
+/// A batch whose listener returns `RECONSUME_LATER` is sent back to its
+/// queue's broker, and the offset stays at it until the broker has stored
+/// it; a send-back that gets no answer (the connection closed) leaves the
+/// batch to be consumed again, not lost.
+#[test]
+fn a_failed_batch_is_sent_back_and_consumed_again_if_the_send_back_fails() {
+    let (cfg, c0) = with_messages(ProtocolOptions::default());
+    let running = ProcessQueue {
+        from: 1,
+        to: 2,
+        ..ProcessQueue::default()
+    };
+    let mut failing = holding_both(c0, 2, running);
+    failing.faults.insert(Fault::FailConsume);
+    let done = Timer::Done { queue: 1 };
+    let (sending, out) = failing.on_timer(&cfg, 0, &done).expect("the batch ends");
+    assert!(out.contains(&Output::Delivered {
+        queue: 1,
+        from: 1,
+        to: 2
+    }));
+    let send_back = Message::SendMessageBack {
+        queue: 1,
+        from: 1,
+        to: 2,
+        epoch: 2,
+    };
+    assert_eq!(sends(&out), [(Peer::Broker(1), send_back)]);
+    assert!(!sending.faults.contains(Fault::FailConsume));
+    assert!(sending.queues[1].sending_back && sending.queues[1].running());
+    assert_eq!(sending.queues[1].local_offset(), 1, "held: not past it");
+    assert!(
+        sending.on_timer(&cfg, 0, &done).is_none(),
+        "the call blocks"
+    );
+    // Stored: the batch is done with, and the offset moves past it.
+    let stored = Message::SentBack { queue: 1, epoch: 2 };
+    let (sent, out) = sending
+        .on_message(&cfg, 0, Peer::Broker(1), &stored)
+        .unwrap();
+    assert_eq!(sends(&out), []);
+    assert_eq!(
+        sent.queues[1],
+        ProcessQueue {
+            cursor: 2,
+            ..ProcessQueue::default()
+        }
+    );
+    // No answer: the connection closed. The batch runs again later.
+    let closed = Message::ConnectionClosed { epoch: 2 };
+    let (lost, _) = sending
+        .on_message(&cfg, 0, Peer::Broker(1), &closed)
+        .unwrap();
+    assert_eq!(
+        lost.queues[1],
+        ProcessQueue {
+            cursor: 1,
+            ..ProcessQueue::default()
+        }
+    );
+    assert!(
+        lost.on_message(&cfg, 0, Peer::Broker(1), &stored).is_none(),
+        "a late answer"
+    );
+    let (again, _) = lost.on_timer(&cfg, 0, &Timer::Pull { queue: 1 }).unwrap();
+    assert_eq!((again.queues[1].from, again.queues[1].to), (1, 2));
+    let (_, out) = again.on_timer(&cfg, 0, &done).unwrap();
+    assert!(out.contains(&Output::Delivered {
+        queue: 1,
+        from: 1,
+        to: 2
+    }));
+    // A broker it no longer reaches is not asked: consumed again at once.
+    let unreachable = ConsumerState {
+        route: Route {
+            version: 0,
+            dropped: 0b10,
+        },
+        ..failing
+    };
+    let (local, out) = unreachable.on_timer(&cfg, 0, &done).unwrap();
+    assert_eq!(sends(&out), []);
+    assert_eq!(
+        local.queues[1],
+        ProcessQueue {
+            cursor: 1,
+            ..ProcessQueue::default()
+        }
+    );
+}
+
+/// The broker appends a batch sent back to its queue of the retry topic,
+/// as copies of the messages sent (a copy sent back again is still a copy
+/// of the first), and answers; its pulls of that queue then reach them.
+#[test]
+fn a_broker_appends_what_is_sent_back_to_its_retry_queue() {
+    let sizes = Sizes {
+        consumers: 1,
+        brokers: 1,
+        queues: 1,
+        joins: Some(0),
+        messages: 1,
+        consume_failures: 1,
+        pull_batch: 1,
+        ..Sizes::default()
+    };
+    let protocol = ProtocolOptions {
+        retry_topic: true,
+        ..ProtocolOptions::default()
+    };
+    let cfg = common::config_with(Scenario::Healthy, sizes, "AVG", protocol);
+    assert_eq!(cfg.queues.len(), 2, "a0 and the retry queue");
+    let broker = BrokerState::start(&cfg, 0).0;
+    let send_back = Message::SendMessageBack {
+        queue: 0,
+        from: 0,
+        to: 1,
+        epoch: 0,
+    };
+    let (stored, out) = broker
+        .on_message(&cfg, Peer::Consumer(0), &send_back)
+        .unwrap();
+    assert_eq!(
+        sends(&out),
+        [(Peer::Consumer(0), Message::SentBack { queue: 0, epoch: 0 })]
+    );
+    assert_eq!(stored.disk.retried.len(), 1);
+    assert_eq!(stored.disk.retried.origin(0), (0, 0));
+    let copy_again = Message::SendMessageBack {
+        queue: 1,
+        from: 1,
+        to: 2,
+        epoch: 0,
+    };
+    let (twice, _) = stored
+        .on_message(&cfg, Peer::Consumer(0), &copy_again)
+        .unwrap();
+    assert_eq!(twice.disk.retried.len(), 2);
+    assert_eq!(twice.disk.retried.origin(1), (0, 0), "a copy of a0's first");
+    let pull = |offset| Message::PullMessage {
+        queue: 1,
+        offset,
+        commit: NO_OFFSET,
+        generation: false,
+        epoch: 0,
+    };
+    let (_, out) = stored
+        .on_message(&cfg, Peer::Consumer(0), &pull(1))
+        .unwrap();
+    assert!(matches!(
+        sends(&out)[..],
+        [(_, Message::PullResult { from: 1, to: 2, .. })]
+    ));
+    let (_, out) = broker
+        .on_message(&cfg, Peer::Consumer(0), &pull(1))
+        .unwrap();
+    assert!(
+        matches!(
+            sends(&out)[..],
+            [(_, Message::PullResult { from: 1, to: 1, .. })]
+        ),
+        "nothing new yet"
     );
 }

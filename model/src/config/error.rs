@@ -61,6 +61,11 @@ pub enum ConfigError {
         /// The number that needs it.
         size: Size,
     },
+    /// A fault of the message layer asked for without messages.
+    MessagesOnly {
+        /// The number that needs it.
+        size: Size,
+    },
     /// A scenario about orderly consumption without it.
     ScenarioNeedsOrderly {
         /// The scenario.
@@ -114,6 +119,9 @@ impl fmt::Display for ConfigError {
             } => write!(f, "{scenario} needs {min} or more {size}"),
             Self::OrderlyOnly { size } => {
                 write!(f, "{size} is modelled with orderly consumption only")
+            }
+            Self::MessagesOnly { size } => {
+                write!(f, "{size} is modelled with messages only")
             }
             Self::Clients { reason } => f.write_str(reason),
             Self::ScenarioNeedsOrderly { scenario } => {

@@ -71,6 +71,11 @@ dense_enum! {
         /// more (NTP correcting a clock that was behind): every lock it
         /// holds lapses at once.
         ClockStep,
+        /// The consumer's next batch fails: its listener returns
+        /// `RECONSUME_LATER`, and the batch is sent back to the broker (or,
+        /// if that fails, consumed again); orderly, it returns
+        /// `SUSPEND_CURRENT_QUEUE_A_MOMENT` and the batch is consumed again.
+        FailConsume,
     }
 }
 
@@ -311,6 +316,14 @@ impl Fault {
                 Orderly,
                 Now,
                 "has its wall clock stepped forward a lease or more: every lock it holds lapses",
+            ),
+            Self::FailConsume => (
+                Consumer,
+                &[Size::ConsumeFailures],
+                First,
+                Messages,
+                Scheduled("its next batch fails"),
+                "its next batch will fail (RECONSUME_LATER; orderly SUSPEND_CURRENT_QUEUE_A_MOMENT)",
             ),
         };
         FaultSpec {

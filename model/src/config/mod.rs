@@ -186,7 +186,17 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
             needs(Size::Messages, sizes.messages, 1)
         }
         _ => Ok(()),
+    }?;
+    // A fault of the message layer has nothing to happen to without
+    // messages.
+    let without_messages = Fault::all()
+        .filter(|f| f.spec().layer == Layer::Messages)
+        .flat_map(|f| f.spec().budgets.iter().copied())
+        .find(|&size| sizes.messages == 0 && sizes.count(size).is_some_and(|n| n > 0));
+    if let Some(size) = without_messages {
+        return Err(ConfigError::MessagesOnly { size });
     }
+    Ok(())
 }
 
 /// Checks orderly consumption's durations, and that what only orderly
@@ -314,6 +324,20 @@ impl Config {
                 max: MAX_TOPICS - usize::from(protocol.retry_topic),
             });
         }
+        // Each failure sends back at most a batch, which the broker appends
+        // to its queue of the retry topic: the log's offsets must fit.
+        let copies = sizes.consume_failures * sizes.pull_batch;
+        if protocol.retry_topic
+            && protocol.orderly.is_none()
+            && sizes.messages > 0
+            && sizes.messages + copies > MAX_MESSAGES
+        {
+            return Err(ConfigError::OutOfRange {
+                size: Size::ConsumeFailures,
+                min: 0,
+                max: (MAX_MESSAGES - sizes.messages) / sizes.pull_batch,
+            });
+        }
         if sizes.messages > 0 && protocol.subscription_table {
             return Err(ConfigError::NotTogether {
                 first: "messages",
@@ -388,6 +412,40 @@ impl Config {
     /// (`%RETRY%<group>`, the topic after the others).
     pub(crate) fn is_retry_queue(&self, queue: usize) -> bool {
         self.protocol.retry_topic && self.queues[queue].topic == self.sizes.topics
+    }
+
+    /// Whether the retry topic's logs grow during the run: consuming
+    /// concurrently, a batch that fails is sent back and its broker appends
+    /// it to the group's retry topic, when that topic is modelled.
+    pub(crate) fn retry_log_grows(&self) -> bool {
+        self.protocol.retry_topic
+            && self.protocol.orderly.is_none()
+            && self.sizes.consume_failures > 0
+    }
+
+    /// Broker `broker`'s queue of the retry topic, when modelled.
+    pub(crate) fn retry_queue_of(&self, broker: usize) -> Option<usize> {
+        (0..self.queues.len()).find(|&q| self.is_retry_queue(q) && self.queues[q].broker == broker)
+    }
+
+    /// Whether a pull of queue `q` is a request to its broker: with pull
+    /// requests, and for a log that grows during the run, whose end only
+    /// its broker knows (the other logs are written before the run, so a
+    /// pull reads them at once).
+    pub(crate) fn pulls_by_request(&self, q: usize) -> bool {
+        self.protocol.pull_requests || (self.retry_log_grows() && self.is_retry_queue(q))
+    }
+
+    /// The most messages queue `q`'s log may hold: those written before
+    /// the run and, on a retry queue whose log grows, every batch the
+    /// failures' budget may send back.
+    pub(crate) fn log_capacity(&self, q: usize) -> u8 {
+        let copies = if self.retry_log_grows() && self.is_retry_queue(q) {
+            self.sizes.consume_failures * self.sizes.pull_batch
+        } else {
+            0
+        };
+        (self.sizes.messages + copies) as u8
     }
 
     /// Every queue broker `broker` may host.

@@ -80,6 +80,11 @@ pub struct Sizes {
     /// How many brokers (the first ones) may restart on a replaced disk,
     /// losing their offset tables as well as their memory.
     pub disk_losses: usize,
+    /// How many consumers (the first ones) may each have one batch fail:
+    /// its listener returns `RECONSUME_LATER` (orderly,
+    /// `SUSPEND_CURRENT_QUEUE_A_MOMENT`) and the batch is sent back or
+    /// consumed again.
+    pub consume_failures: usize,
     /// With orderly consumption: by how many ticks in all the first
     /// consumer's wall clock may be stepped back in a run, a tick at a time
     /// (its renewal runs on the monotonic clock, which no step moves).
@@ -128,6 +133,7 @@ impl Sizes {
         failed_offset_reads: 0,
         evictions: 0,
         disk_losses: 0,
+        consume_failures: 0,
         clock_drift: 0,
         broker_clock_steps: 0,
         lost_unlocks: 0,
@@ -178,6 +184,7 @@ impl Sizes {
             Size::FailedOffsetReads => self.failed_offset_reads,
             Size::Evictions => self.evictions,
             Size::DiskLosses => self.disk_losses,
+            Size::ConsumeFailures => self.consume_failures,
             Size::ClockDrift => self.clock_drift,
             Size::BrokerClockSteps => self.broker_clock_steps,
             Size::LostUnlocks => self.lost_unlocks,
@@ -249,6 +256,8 @@ pub enum Size {
     Evictions,
     /// [`Sizes::disk_losses`].
     DiskLosses,
+    /// [`Sizes::consume_failures`].
+    ConsumeFailures,
     /// [`Sizes::clock_drift`].
     ClockDrift,
     /// [`Sizes::broker_clock_steps`].
@@ -299,6 +308,7 @@ impl Size {
             Self::FailedOffsetReads => "failed offset reads",
             Self::Evictions => "evictions",
             Self::DiskLosses => "disk losses",
+            Self::ConsumeFailures => "consume failures",
             Self::ClockDrift => "clock drift",
             Self::BrokerClockSteps => "broker clock steps",
             Self::LostUnlocks => "lost unlocks",

@@ -116,9 +116,24 @@ impl<'a> Group<'a> {
         twice
     }
 
-    /// How many times message `offset` of `queue` reached application code.
+    /// How many times message `offset` of `queue` reached application code
+    /// (3: three or more), its copies sent back to the retry topic
+    /// included: the listener is handed a copy as the message itself
+    /// (`resetRetryAndNamespace`).
     pub fn deliveries(&self, queue: usize, offset: usize) -> u8 {
-        self.state.deliveries.count(queue, offset)
+        let own = self.state.deliveries.count(queue, offset);
+        let copies: u8 = (0..self.state.brokers.len())
+            .map(|b| (b, self.state.brokers[b].disk.retried))
+            .filter(|(_, log)| !log.is_empty())
+            .filter_map(|(b, log)| Some((self.cfg.retry_queue_of(b)?, log)))
+            .flat_map(|(retry, log)| {
+                (0..log.len())
+                    .filter(move |&i| log.origin(i) == (queue, offset))
+                    .map(move |i| (retry, self.cfg.sizes.messages + i))
+            })
+            .map(|(retry, copy)| self.state.deliveries.count(retry, copy))
+            .sum();
+        (own + copies).min(3)
     }
 
     /// No message below its queue's committed offset was left undelivered:

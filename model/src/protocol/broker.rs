@@ -2,7 +2,7 @@
 //! `ConsumerGroupInfo`, `DefaultConsumerIdsChangeListener`). Brokers share
 //! nothing: each learns members from the heartbeats it receives.
 
-use crate::config::{members_of, Config, ConsumerSet, Route};
+use crate::config::{members_of, Config, ConsumerSet, Route, MAX_MESSAGES};
 use crate::config::{Dense, Fault, Target};
 use crate::protocol::message::{Message, Output, Peer, Step, NO_OFFSET};
 use crate::protocol::ConsumerState;
@@ -89,6 +89,54 @@ impl LockTable {
     }
 }
 
+/// What a broker has appended to its queue of the group's retry topic
+/// during the run, after the messages its log was written with: each
+/// message sent back, as the message it is a copy of (queue index and
+/// offset; RocketMQ keeps the origin in the copy's properties, and
+/// `resetRetryAndNamespace` hands the listener the original topic). A
+/// length and six bits an entry.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct RetryLog(u64);
+
+impl RetryLog {
+    /// The most entries: a log holds at most [`MAX_MESSAGES`], one written
+    /// before the run at least.
+    const CAPACITY: usize = MAX_MESSAGES - 1;
+
+    /// The log as one word.
+    pub fn bits(self) -> u64 {
+        self.0
+    }
+
+    /// How many messages were appended.
+    pub fn len(self) -> usize {
+        (self.0 & 0x7) as usize
+    }
+
+    /// Whether nothing was appended.
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// The message entry `i` is a copy of: its queue index and offset.
+    pub fn origin(self, i: usize) -> (usize, usize) {
+        let entry = (self.0 >> (3 + 6 * i)) as usize & 0x3F;
+        (entry & 0x7, entry >> 3)
+    }
+
+    /// Appends a copy of message `offset` of `queue`. A full log (only the
+    /// duplicating network sends one batch back twice) stays as it is.
+    fn push(&mut self, queue: usize, offset: usize) {
+        let len = self.len();
+        if len < Self::CAPACITY {
+            let entry = (queue | offset << 3) as u64;
+            self.0 = (self.0 & !0x7 | (len + 1) as u64) | entry << (3 + 6 * len);
+        }
+    }
+}
+
 /// One broker, in two parts: what its process holds, which a restart
 /// loses, and what it keeps on disk across a restart. A restart builds its
 /// memory anew (`BrokerMemory::restarted`) and keeps its disk.
@@ -157,6 +205,8 @@ pub struct BrokerDisk {
     /// (`checkInMemByConsumeOffset` fails): a fact of the log, which a
     /// restart keeps.
     pub evicted: bool,
+    /// What was sent back to its queue of the retry topic.
+    pub retried: RetryLog,
 }
 
 impl BrokerDisk {
@@ -166,11 +216,13 @@ impl BrokerDisk {
     /// its backup are missing). The commit log is restored, as from a
     /// replica: the model's logs are written before the run and its pulls
     /// read them without asking the broker, so it has no log to lose, and
-    /// `evicted`, a fact of the log, is kept.
+    /// `evicted` and the retry topic's appended messages, facts of the
+    /// log, are kept.
     pub fn lost(&self) -> Self {
         Self {
             offsets: NONE_STORED,
             evicted: self.evicted,
+            retried: self.retried,
         }
     }
 }
@@ -242,6 +294,7 @@ impl BrokerState {
             disk: BrokerDisk {
                 offsets,
                 evicted: false,
+                retried: RetryLog::default(),
             },
         };
         let outputs = Fault::all()
@@ -347,6 +400,7 @@ impl BrokerState {
             | Message::UpdateOffset { epoch, .. }
             | Message::CommitOffset { epoch, .. }
             | Message::PullMessage { epoch, .. }
+            | Message::SendMessageBack { epoch, .. }
             | Message::LockBatch { epoch, .. }
             | Message::UnlockBatch { epoch, .. } => *epoch,
             _ => return None,
@@ -397,6 +451,12 @@ impl BrokerState {
             } => {
                 Some(current.pull_message(cfg, from, *queue, *offset, *commit, *generation, epoch))
             }
+            Message::SendMessageBack {
+                queue,
+                from: first,
+                to,
+                ..
+            } => Some(current.send_back(cfg, from, *queue, *first, *to, epoch)),
             Message::LockBatch { queues, .. } => {
                 let mut next = current;
                 let granted = next
@@ -531,7 +591,7 @@ impl BrokerState {
         if commit != NO_OFFSET {
             next.disk.offsets = with_offset(self.disk.offsets, usize::from(queue), commit);
         }
-        let end = cfg.sizes.messages as u8;
+        let end = self.log_end(cfg, usize::from(queue));
         let answer = Message::PullResult {
             queue,
             from: offset,
@@ -539,6 +599,46 @@ impl BrokerState {
             generation,
             epoch,
         };
+        (next, vec![Output::Send(from, answer)])
+    }
+
+    /// The end of queue `q`'s log: the messages it was written with and,
+    /// on its queue of the retry topic, those sent back since.
+    fn log_end(&self, cfg: &Config, q: usize) -> u8 {
+        let appended = if cfg.is_retry_queue(q) {
+            self.disk.retried.len()
+        } else {
+            0
+        };
+        (cfg.sizes.messages + appended) as u8
+    }
+
+    /// `SendMessageProcessor.consumerSendMsgBack`: the batch `[first, to)`
+    /// of queue `queue` is appended to its queue of the group's retry topic
+    /// (`retryQueueNums` is 1), each message as the one it is a copy of (a
+    /// copy sent back again is still a copy of the first). A run that does
+    /// not model the retry topic stores it where nobody in the run reads.
+    fn send_back(
+        &self,
+        cfg: &Config,
+        from: Peer,
+        queue: u8,
+        first: u8,
+        to: u8,
+        epoch: u8,
+    ) -> (Self, Vec<Output>) {
+        let mut next = *self;
+        let q = usize::from(queue);
+        if cfg.retry_log_grows() {
+            for offset in usize::from(first)..usize::from(to) {
+                let origin = match offset.checked_sub(cfg.sizes.messages) {
+                    Some(copy) if cfg.is_retry_queue(q) => self.disk.retried.origin(copy),
+                    _ => (q, offset),
+                };
+                next.disk.retried.push(origin.0, origin.1);
+            }
+        }
+        let answer = Message::SentBack { queue, epoch };
         (next, vec![Output::Send(from, answer)])
     }
 
@@ -632,6 +732,7 @@ mod tests {
             disk: BrokerDisk {
                 offsets: 0,
                 evicted: false,
+                retried: RetryLog::default(),
             },
         }
     }

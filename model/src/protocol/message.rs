@@ -200,6 +200,28 @@ pub enum Message {
         /// Epoch of the connection the question came on.
         epoch: u8,
     },
+    /// `CONSUMER_SEND_MSG_BACK`, a synchronous call: a batch whose listener
+    /// returned `RECONSUME_LATER` goes back to the queue's broker, which
+    /// appends it to the group's retry topic
+    /// (`ConsumeMessageConcurrentlyService.sendMessageBack`,
+    /// `SendMessageProcessor.consumerSendMsgBack`).
+    SendMessageBack {
+        /// Queue index.
+        queue: u8,
+        /// First offset of the batch.
+        from: u8,
+        /// One past its last offset.
+        to: u8,
+        /// Connection epoch.
+        epoch: u8,
+    },
+    /// The answer: the batch is stored in the retry topic.
+    SentBack {
+        /// Queue index.
+        queue: u8,
+        /// Epoch of the connection the call came on.
+        epoch: u8,
+    },
     /// `LOCK_BATCH_MQ`, orderly consumption: lock these queues for the
     /// sender's client id (`RebalanceImpl.lock` for a new queue, `lockAll`
     /// to renew). A synchronous call with a 1 s timeout.

@@ -36,6 +36,10 @@ pub struct ProcessQueue {
     /// Orderly: ticks since it was dropped, when its pulls stopped
     /// (`lastPullTimestamp`), saturating at the pull expiry.
     pub idle_age: u8,
+    /// Its failed batch is being sent back (`CONSUMER_SEND_MSG_BACK`, a
+    /// synchronous call): the batch is still held, so the offset stays at
+    /// its start.
+    pub sending_back: bool,
     /// With pull requests: a `PULL_MESSAGE` is in flight.
     pub pulling: bool,
     /// With pull requests: which process queue of the queue this is, the
@@ -55,13 +59,14 @@ impl ProcessQueue {
     }
 
     /// `base` with what outlives this process queue: its batch, if one
-    /// runs (a batch goes on whatever becomes of its queue), and its
-    /// generation.
+    /// runs (a batch goes on whatever becomes of its queue, its send-back
+    /// included), and its generation.
     pub fn with_batch_of(base: Self, pq: Self) -> Self {
         Self {
             from: pq.from,
             to: pq.to,
             batch_age: pq.batch_age,
+            sending_back: pq.sending_back,
             generation: pq.generation,
             ..base
         }
@@ -95,7 +100,19 @@ impl ProcessQueue {
             from: 0,
             to: 0,
             batch_age: 0,
+            sending_back: false,
             ..self
+        }
+    }
+
+    /// Its batch failed and is consumed again later
+    /// (`submitConsumeRequestLater`; orderly, `makeMessageToConsumeAgain`):
+    /// the batch ends and the next pull starts at it again, so the offset
+    /// does not move past it.
+    pub fn again(self) -> Self {
+        Self {
+            cursor: self.from,
+            ..self.finished()
         }
     }
 

@@ -41,7 +41,7 @@ impl Packed for Peer {
 }
 
 impl Packed for ProcessQueue {
-    /// 54 bits: its flags and counters.
+    /// 55 bits: its flags and counters.
     fn packed(&self) -> u128 {
         u128::from(self.reading_offset)
             | u128::from(self.cursor) << 1
@@ -55,6 +55,7 @@ impl Packed for ProcessQueue {
             | u128::from(self.idle_age) << 44
             | u128::from(self.pulling) << 52
             | u128::from(self.generation) << 53
+            | u128::from(self.sending_back) << 54
     }
 }
 
@@ -147,6 +148,13 @@ impl Packed for Message {
             } => (18, [asked.into(), granted.into(), epoch.into(), 0]),
             UnlockBatch { queues, epoch } => (19, [queues.into(), epoch.into(), 0, 0]),
             LaterPoll { route } => (20, [route.packed() as u16, 0, 0, 0]),
+            SendMessageBack {
+                queue,
+                from,
+                to,
+                epoch,
+            } => (23, [queue.into(), from.into(), to.into(), epoch.into()]),
+            SentBack { queue, epoch } => (24, [queue.into(), epoch.into(), 0, 0]),
         };
         fields
             .iter()
@@ -208,19 +216,26 @@ impl Hash for ConsumerState {
     }
 }
 
-/// Two words, memory and disk together.
+/// Two words, memory and disk together, and a third when messages were
+/// sent back to its retry topic. The first word says whether it follows,
+/// so distinct states write distinct sequences.
 impl Hash for BrokerState {
     fn hash<H: Hasher>(&self, h: &mut H) {
         let (memory, disk) = (&self.memory, &self.disk);
+        let retried = disk.retried.bits() != 0;
         h.write_u128(
             u128::from(memory.members)
                 | u128::from(memory.closed) << 16
                 | u128::from(memory.subscription) << 32
                 | memory.route.packed() << 40
                 | u128::from(disk.evicted) << 56
+                | u128::from(retried) << 57
                 | u128::from(disk.offsets) << 64,
         );
         h.write_u128(u128::from(memory.epochs) | u128::from(memory.locks.bits()) << 64);
+        if retried {
+            h.write_u64(disk.retried.bits());
+        }
     }
 }
 
@@ -314,6 +329,13 @@ mod tests {
                         epoch: x,
                     },
                     LaterPoll { route },
+                    SendMessageBack {
+                        queue: x,
+                        from: y,
+                        to: x,
+                        epoch: y,
+                    },
+                    SentBack { queue: y, epoch: x },
                 ]);
             }
         }

@@ -142,7 +142,8 @@ pub fn may_send_periodic(action: &Action) -> bool {
             | Fault::LoseUnlock
             | Fault::FailLocks
             | Fault::DiskLoss
-            | Fault::ClockStep => false,
+            | Fault::ClockStep
+            | Fault::FailConsume => false,
         },
     }
 }

@@ -146,7 +146,7 @@ impl ConsumerState {
         };
         let mut outputs = Vec::new();
         next.lock_calls_lost(cfg, broker);
-        next.pulls_lost(cfg, broker);
+        next.requests_lost(cfg, broker);
         if self.querying.is_some_and(|q| q.broker == broker) {
             next.querying = None;
             outputs.extend(self.retry_later(&mut next, cfg, me));
@@ -197,7 +197,7 @@ impl ConsumerState {
             // The next connection there is a new one.
             next.epochs = with_epoch(next.epochs, broker, self.epoch(broker) + 1);
             next.lock_calls_lost(cfg, broker);
-            next.pulls_lost(cfg, broker);
+            next.requests_lost(cfg, broker);
         }
         // A new queue's lock call lost there ends the round unbalanced: the
         // next round is scheduled, as after a closed connection.

@@ -20,7 +20,9 @@ impl ConsumerState {
     /// ([`ConsumerState::pulled`]).
     pub(super) fn pull(&self, cfg: &Config, me: usize, q: usize) -> Step<Self> {
         let pq = &self.queues[q];
-        let end = cfg.sizes.messages as u8;
+        // A log that grows during the run may have more than its broker
+        // answered last: it is asked until it is full.
+        let end = cfg.log_capacity(q);
         let pullable = self.owned & 1 << q != 0
             && !pq.reading_offset
             && !pq.pulling
@@ -36,7 +38,7 @@ impl ConsumerState {
         }
         let mut next = *self;
         let mut outputs = vec![Output::Arm(Timer::Pull { queue: q as u8 })];
-        if cfg.protocol.pull_requests {
+        if cfg.pulls_by_request(q) {
             let broker = cfg.broker_of(q);
             outputs.push(Output::Send(
                 Peer::Broker(broker),
@@ -82,13 +84,23 @@ impl ConsumerState {
         Some((next, Vec::new()))
     }
 
-    /// Pulls in flight to `broker` that will get no answer (its connection
-    /// closed or dropped): the queue is pulled again later
-    /// (`executePullRequestLater`).
-    pub(super) fn pulls_lost(&mut self, cfg: &Config, broker: u8) {
-        if cfg.protocol.pull_requests {
-            for q in members_of(cfg.broker_queues(usize::from(broker))) {
-                self.queues[q].pulling = false;
+    /// Calls in flight to `broker` that will get no answer (its connection
+    /// closed or dropped): a pull's queue is pulled again later
+    /// (`executePullRequestLater`); a send-back fails, and the batch of a
+    /// queue it still consumes is consumed again later
+    /// (`submitConsumeRequestLater`), so the offset does not move past it.
+    pub(super) fn requests_lost(&mut self, cfg: &Config, broker: u8) {
+        for q in members_of(cfg.broker_queues(usize::from(broker))) {
+            let pq = &mut self.queues[q];
+            if cfg.pulls_by_request(q) {
+                pq.pulling = false;
+            }
+            if pq.sending_back {
+                *pq = if self.owned & 1 << q != 0 {
+                    pq.again()
+                } else {
+                    pq.finished()
+                };
             }
         }
     }
@@ -97,9 +109,16 @@ impl ConsumerState {
     /// delivered. The queue's offset moves on unless it was dropped
     /// meanwhile (`processConsumeResult` checks `isDropped`); with
     /// synchronous commit it is committed before the next pull.
-    pub(super) fn done(&self, cfg: &Config, q: usize) -> Step<Self> {
+    ///
+    /// A batch that fails (a consume failure) was delivered too, and
+    /// `processConsumeResult` keeps its offset: orderly
+    /// (`SUSPEND_CURRENT_QUEUE_A_MOMENT`) it is consumed again later;
+    /// concurrently (`RECONSUME_LATER`) it is sent back to the queue's
+    /// broker (`sendMessageBack`), and consumed again later if the broker
+    /// cannot be reached. A dropped queue's result is not processed.
+    pub(super) fn done(&self, cfg: &Config, me: usize, q: usize) -> Step<Self> {
         let pq = self.queues[q];
-        if !pq.running() {
+        if !pq.running() || pq.sending_back {
             return None;
         }
         let mut next = *self;
@@ -112,8 +131,59 @@ impl ConsumerState {
             Output::Arm(Timer::Done { queue: q as u8 }),
         ];
         let owned = self.owned & 1 << q != 0;
+        if self.faults.contains(Fault::FailConsume) {
+            next.faults.remove(Fault::FailConsume);
+            // A dropped queue's result is not looked at: its batch ends as
+            // a consumed one would.
+            if owned || pq.dropped {
+                outputs.extend(next.failed(cfg, me, q));
+                return Some((next, outputs));
+            }
+        }
+        outputs.extend(next.finish(cfg, q));
+        Some((next, outputs))
+    }
+
+    /// `processConsumeResult` of a batch whose listener failed: orderly,
+    /// the batch is consumed again later; concurrently, it is sent back to
+    /// the queue's broker if it reaches it, else consumed again later.
+    fn failed(&mut self, cfg: &Config, me: usize, q: usize) -> Vec<Output> {
+        let pq = self.queues[q];
+        let broker = cfg.broker_of(q);
+        if cfg.orderly().is_some() || self.target_set(cfg, me) & 1 << broker == 0 {
+            self.queues[q] = pq.again();
+            return Vec::new();
+        }
+        self.queues[q].sending_back = true;
+        vec![Output::Send(
+            Peer::Broker(broker),
+            Message::SendMessageBack {
+                queue: q as u8,
+                from: pq.from,
+                to: pq.to,
+                epoch: self.epoch(broker),
+            },
+        )]
+    }
+
+    /// The broker stored the batch sent back in the retry topic: the batch
+    /// is done with, as if consumed.
+    pub(super) fn sent_back(&self, cfg: &Config, q: usize) -> Step<Self> {
+        self.queues[q].sending_back.then(|| {
+            let mut next = *self;
+            let outputs = next.finish(cfg, q);
+            (next, outputs)
+        })
+    }
+
+    /// Queue `q`'s batch is done with: the offset moves past it, unless the
+    /// queue was dropped meanwhile.
+    fn finish(&mut self, cfg: &Config, q: usize) -> Vec<Output> {
+        let pq = self.queues[q];
+        let mut outputs = Vec::new();
+        let owned = self.owned & 1 << q != 0;
         // Orderly, a dropped queue stays in the table until unlocked.
-        next.queues[q] = if owned || pq.dropped {
+        self.queues[q] = if owned || pq.dropped {
             pq.finished()
         } else {
             ProcessQueue::with_batch_of(ProcessQueue::default(), pq.finished())
@@ -128,9 +198,9 @@ impl ConsumerState {
                     epoch: self.epoch(broker),
                 },
             ));
-            next.queues[q].awaiting_ack = true;
+            self.queues[q].awaiting_ack = true;
         }
-        Some((next, outputs))
+        outputs
     }
 
     /// `CommitAck`: the synchronous commit of queue `q`'s last batch is
@@ -298,7 +368,7 @@ impl ConsumerState {
         let fresh = ProcessQueue::with_batch_of(ProcessQueue::reading(), self.queues[q]);
         // A new generation, which only answers to pulls need.
         self.queues[q] = ProcessQueue {
-            generation: fresh.generation ^ cfg.protocol.pull_requests,
+            generation: fresh.generation ^ cfg.pulls_by_request(q),
             ..fresh
         };
         let broker = cfg.broker_of(q);

@@ -144,7 +144,7 @@ impl ConsumerState {
             Timer::Connect { broker } => Some(self.connect(cfg, me, broker)),
             Timer::Heartbeat => Some(self.heartbeat(cfg, me)),
             Timer::Pull { queue } => self.pull(cfg, me, usize::from(queue)),
-            Timer::Done { queue } => self.done(cfg, usize::from(queue)),
+            Timer::Done { queue } => self.done(cfg, me, usize::from(queue)),
             Timer::Persist => Some(self.persist(cfg, me)),
             Timer::LockAll => self.lock_all(cfg, me),
             Timer::Heal => None,
@@ -260,6 +260,11 @@ impl ConsumerState {
                 },
             ) if broker.is_some_and(|b| self.epoch(b) == *epoch) => {
                 self.pulled(cfg, usize::from(*queue), *from, *to, *generation)
+            }
+            (Phase::Running, Message::SentBack { queue, epoch })
+                if broker.is_some_and(|b| self.epoch(b) == *epoch) =>
+            {
+                self.sent_back(cfg, usize::from(*queue))
             }
             (Phase::Running, Message::CommitAck { queue }) => {
                 self.commit_acknowledged(usize::from(*queue))
