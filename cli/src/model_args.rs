@@ -62,8 +62,11 @@ pub struct ModelArgs {
     /// reconnect (zombie-consumer: 1).
     #[arg(long)]
     pub expiries: Option<usize>,
-    /// Brokers (the first ones) that may restart, losing their member
-    /// tables (broker-restart: 1).
+    /// Brokers (the first ones) that may restart: each stops, losing its
+    /// member and lock tables and closing its connections (the name
+    /// servers drop it at once), and starts again on the same address;
+    /// without --orderly its start is a step of its own, anything between
+    /// (broker-restart: 1).
     #[arg(long)]
     pub broker_restarts: Option<usize>,
     /// Consumers that may shut down gracefully: the last ones, or the first
@@ -200,6 +203,12 @@ pub struct ModelArgs {
     /// slow-batch: 3).
     #[arg(long)]
     pub batch_ticks: Option<u8>,
+    /// Orderly: ticks a restarted broker stays stopped before it starts
+    /// again (default 0: it may start within the tick it stopped in). The
+    /// old holder's lock is trusted validity ticks after its last lock, so
+    /// a downtime past the validity closes broker-restart's window.
+    #[arg(long, value_name = "TICKS")]
+    pub restart_downtime: Option<u8>,
     /// Orderly: ticks the first consumer's clock may fall behind the
     /// brokers' (default 0; clock-drift: 4).
     #[arg(long)]
@@ -290,6 +299,7 @@ impl ModelArgs {
             ("--lock-lease", self.lock_lease),
             ("--unlock-delay", self.unlock_delay),
             ("--batch-ticks", self.batch_ticks),
+            ("--restart-downtime", self.restart_downtime),
         ];
         if !orderly {
             return match flags.iter().find(|(_, value)| value.is_some()) {
@@ -304,6 +314,7 @@ impl ModelArgs {
             lease: self.lock_lease.unwrap_or(base.lease),
             unlock_delay: self.unlock_delay.unwrap_or(base.unlock_delay),
             batch: self.batch_ticks.unwrap_or(base.batch),
+            restart_downtime: self.restart_downtime.unwrap_or(base.restart_downtime),
             ..base
         }))
     }
@@ -346,6 +357,7 @@ fn flag(size: Size) -> &'static str {
         Size::LockLease => "--lock-lease",
         Size::UnlockDelay => "--unlock-delay",
         Size::BatchTicks => "--batch-ticks",
+        Size::RestartDowntime => "--restart-downtime",
     }
 }
 

@@ -198,6 +198,15 @@ pub fn describe_action(
                         "{dst}: periodic rebalance (sees a change made at {src} without notice)"
                     )
                 }
+                Message::Refused { .. } => {
+                    format!("{dst} cannot connect to {src} (stopped): the call fails")
+                }
+                Message::BrokerPresence { alive: false } => {
+                    format!("{src}'s channel to the name servers closes: they drop it from their routes")
+                }
+                Message::BrokerPresence { alive: true } => {
+                    format!("{src} registers with the name servers again")
+                }
                 Message::LaterPoll { route } => format!(
                     "{dst}: a later route poll succeeds, {}",
                     describe_route(cfg, route)
@@ -322,6 +331,11 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
             format!("(closes the channel{})", on_connection(*epoch))
         }
         Message::LaterRebalance => "(periodic rebalance sees the expiry)".into(),
+        Message::Refused { epoch } => {
+            format!("(connection{} refused: stopped)", on_connection(*epoch))
+        }
+        Message::BrokerPresence { alive: false } => "(its channel closes: stopped)".into(),
+        Message::BrokerPresence { alive: true } => "REGISTER_BROKER".into(),
         Message::QueryOffset { queue, epoch } => format!(
             "QUERY_CONSUMER_OFFSET ({}){}",
             cfg.queues[usize::from(*queue)].label,
@@ -442,6 +456,7 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
                 cfg.name_server_names[n], cfg.broker_names[broker]
             )
         }
+        Timer::Start => "starts again on the same address (empty tables)".into(),
         Timer::PeriodicRebalance => "periodic rebalance".into(),
         Timer::LockAll => "renews its locks (lockAll)".into(),
         Timer::Heartbeat => "periodic heartbeat to every broker".into(),
@@ -460,7 +475,7 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
 pub fn describe_fault(cfg: &Config, fault: Fault) -> String {
     match fault {
         Fault::Restart if cfg.orderly().is_some() => {
-            "restarts (member and lock tables lost)".into()
+            "stops for a restart (member and lock tables lost, connections closed)".into()
         }
         Fault::Resubscribe => format!(
             "changes its subscription (subscribes to or unsubscribes from {})",

@@ -59,6 +59,9 @@ pub fn summary(config: &Config) -> String {
              pull expiry {} ticks",
             t.renew, t.validity, t.lease, t.unlock_delay, t.batch, t.pull_expiry
         );
+        if sizes.broker_restarts > 0 {
+            line += &format!(", restart downtime {} ticks", t.restart_downtime);
+        }
         for size in budgets(Size::ClockDrift, true) {
             line += &shown(sizes, size);
         }

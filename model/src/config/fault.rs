@@ -47,7 +47,9 @@ dense_enum! {
         /// blip) for over 120 s: every broker expires it while it keeps its
         /// queues.
         Pause,
-        /// The broker restarts and loses its member table.
+        /// The broker stops for a restart: its member table is lost and
+        /// its connections close; it starts again on the same address after
+        /// its downtime (`Timer::Start`).
         Restart,
         /// The consumer subscribes to the last topic, or unsubscribes from
         /// it, at runtime.
@@ -63,9 +65,9 @@ dense_enum! {
         /// Orderly: the consumer loses its connection for lock calls: every
         /// lock call times out from then on.
         FailLocks,
-        /// The broker restarts on a replaced disk: it loses what a restart
-        /// loses and its offset table; its commit log is restored (the
-        /// model has no log to lose, `BrokerDisk::lost`).
+        /// The broker stops and restarts on a replaced disk: it loses what
+        /// a restart loses and its offset table; its commit log is restored
+        /// (the model has no log to lose, `BrokerDisk::lost`).
         DiskLoss,
     }
 }
@@ -242,7 +244,7 @@ impl Fault {
                 First,
                 Rebalance,
                 Now,
-                "restarts (member table lost)",
+                "stops for a restart (member table lost, connections closed)",
             ),
             Self::Resubscribe => (
                 Consumer,
@@ -298,7 +300,7 @@ impl Fault {
                 First,
                 Messages,
                 Now,
-                "restarts on a replaced disk: its tables in memory and its offsets lost, its commit log restored",
+                "stops to restart on a replaced disk: its tables in memory and its offsets lost, its commit log restored",
             ),
         };
         FaultSpec {

@@ -209,6 +209,7 @@ fn validate_orderly(
         (Size::LockLease, timing.lease, 1),
         (Size::UnlockDelay, timing.unlock_delay, 1),
         (Size::BatchTicks, timing.batch, 0),
+        (Size::RestartDowntime, timing.restart_downtime, 0),
     ];
     for (size, value, min) in durations {
         if !(min..=max).contains(&usize::from(value)) {

@@ -68,6 +68,9 @@ pub struct LockTiming {
     /// adds it afresh (`ProcessQueue.isPullExpired`, 120 s): what frees a
     /// queue allocated again while it was still dropped.
     pub pull_expiry: u8,
+    /// Not RocketMQ's: how long a restarted broker stays stopped before it
+    /// starts again (0: it may start within the tick it stopped in).
+    pub restart_downtime: u8,
 }
 
 impl LockTiming {
@@ -86,6 +89,7 @@ impl Default for LockTiming {
             unlock_delay: 2,
             batch: 0,
             pull_expiry: 12,
+            restart_downtime: 0,
         }
     }
 }

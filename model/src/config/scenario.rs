@@ -40,8 +40,9 @@ pub enum Scenario {
     /// server: its route poll fails and it keeps the old route until a later
     /// poll succeeds.
     StaleRoute,
-    /// The first broker restarts (an upgrade): its member table is lost and
-    /// members register again on their new connections.
+    /// The first broker restarts (an upgrade): it stops, its member table is
+    /// lost and the name servers drop it; it starts again on the same
+    /// address, and members register again on their new connections.
     BrokerRestart,
     /// With messages: the first broker, whose queues' first messages may
     /// have left memory, restarts on a replaced disk and loses its offset
@@ -142,6 +143,7 @@ impl Scenario {
                 unlock_delay: 1,
                 batch: 0,
                 pull_expiry: 6,
+                restart_downtime: 0,
             }),
             _ => None,
         };

@@ -249,7 +249,10 @@ impl<'a> Group<'a> {
         let idle = self.consumers().enumerate().all(|(i, c)| {
             c.phase != Phase::Running || (c.due == 0 && c.querying.is_none() && !self.connecting(i))
         });
-        idle && self
+        // A stopped broker's start is still to come.
+        let brokers_up = self.state.brokers.iter().all(|b| b.down.is_none());
+        idle && brokers_up
+            && self
             .state
             .network
             .iter()

@@ -115,6 +115,8 @@ impl Packed for Message {
             } => (18, [asked.into(), granted.into(), epoch.into(), 0]),
             UnlockBatch { queues, epoch } => (19, [queues.into(), epoch.into(), 0, 0]),
             LaterPoll { route } => (20, [route.packed() as u16, 0, 0, 0]),
+            Refused { epoch } => (21, [epoch.into(), 0, 0, 0]),
+            BrokerPresence { alive } => (22, [alive.into(), 0, 0, 0]),
         };
         fields
             .iter()
@@ -176,7 +178,7 @@ impl Hash for ConsumerState {
     }
 }
 
-/// Two words, memory and disk together.
+/// Two words, memory and disk together, and whether it is stopped.
 impl Hash for BrokerState {
     fn hash<H: Hasher>(&self, h: &mut H) {
         let (memory, disk) = (&self.memory, &self.disk);
@@ -189,6 +191,7 @@ impl Hash for BrokerState {
                 | u128::from(disk.offsets) << 64,
         );
         h.write_u128(u128::from(memory.epochs) | u128::from(memory.locks.bits()) << 64);
+        h.write_u16(self.down.map_or(0, |ticks| 1 << 8 | u16::from(ticks)));
     }
 }
 
@@ -268,6 +271,8 @@ mod tests {
                         epoch: x,
                     },
                     LaterPoll { route },
+                    Refused { epoch: y },
+                    BrokerPresence { alive: flag },
                 ]);
             }
         }

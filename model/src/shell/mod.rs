@@ -173,11 +173,16 @@ impl RebalanceModel {
         );
         for peer in self.peers() {
             let timers = state.timers[self.index_of(peer)];
-            actions.extend(timers.iter().map(|timer| Action::Timeout(peer, timer)));
+            actions.extend(
+                timers
+                    .iter()
+                    .filter(|timer| connects_to_a_listening_broker(state, timer))
+                    .map(|timer| Action::Timeout(peer, timer)),
+            );
             actions.extend(timers.faults().map(|fault| Action::Fault(peer, fault)));
         }
         let in_flight = state.network.iter().map(|env| &env.msg);
-        if clock::may_tick(&self.cfg, &state.consumers, in_flight) {
+        if clock::may_tick(&self.cfg, &state.brokers, &state.consumers, in_flight) {
             actions.push(Action::Elapse { lagging: None });
             actions.extend(
                 clock::may_lag(&self.cfg, &state.consumers)
@@ -290,7 +295,10 @@ impl RebalanceModel {
                     current.on_message(cfg, usize::from(c), env.src, &env.msg),
                 )
             }
-            Peer::NameServer => None,
+            Peer::NameServer => {
+                let current = &state.name_server;
+                Change::of(current, current.on_message(cfg, env.src, &env.msg))
+            }
         }
     }
 
@@ -305,7 +313,10 @@ impl RebalanceModel {
                 let current = &state.consumers[usize::from(c)];
                 Change::of(current, current.on_timer(cfg, usize::from(c), timer))
             }
-            Peer::Broker(_) => None,
+            Peer::Broker(b) => {
+                let current = &state.brokers[usize::from(b)];
+                Change::of(current, current.on_timer(cfg, timer))
+            }
         }
     }
 
@@ -373,6 +384,21 @@ impl RebalanceModel {
                 }
             }
         }
+    }
+}
+
+/// Whether a timer may fire as far as connections go: a consumer's
+/// `Connect` opens a connection, which a stopped broker refuses, so it waits
+/// for the broker's start (the client's next request after it); and its
+/// rebalance does not ask a stopped broker, as it does not ask one it
+/// cannot reach (`ConsumerState::schedule`: asking ends the round
+/// unchanged, which in a timeless model is not asking yet).
+fn connects_to_a_listening_broker(state: &SystemState, timer: &Timer) -> bool {
+    match timer {
+        Timer::Connect { broker } | Timer::Rebalance { broker } => {
+            state.brokers[usize::from(*broker)].listens()
+        }
+        _ => true,
     }
 }
 

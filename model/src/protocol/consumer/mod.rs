@@ -143,7 +143,7 @@ impl ConsumerState {
             Timer::Done { queue } => self.done(cfg, usize::from(queue)),
             Timer::Persist => Some(self.persist(cfg, me)),
             Timer::LockAll => self.lock_all(cfg, me),
-            Timer::Heal => None,
+            Timer::Heal | Timer::Start => None,
         }
     }
 
@@ -181,6 +181,13 @@ impl ConsumerState {
             _ => None,
         };
         match (self.phase, msg) {
+            // A route with no broker of the topic is no route
+            // (`TOPIC_NOT_EXIST`): the poll fails and the cache stays.
+            (_, Message::RouteData { route } | Message::LaterPoll { route })
+                if cfg.route_brokers(*route) == 0 =>
+            {
+                None
+            }
             (Phase::Idle, Message::RouteData { route }) => self.cache_route(*route),
             (Phase::Running, Message::RouteData { route })
                 if self.faults.contains(Fault::MissRoute) =>
@@ -252,6 +259,11 @@ impl ConsumerState {
                 if broker.is_some_and(|b| self.epoch(b) == *epoch) =>
             {
                 broker.map(|b| self.connection_closed(cfg, me, b))
+            }
+            (Phase::Running, Message::Refused { epoch })
+                if broker.is_some_and(|b| self.epoch(b) == *epoch) =>
+            {
+                broker.map(|b| self.connection_refused(cfg, me, b))
             }
             _ => None,
         }
