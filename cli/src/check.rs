@@ -1,13 +1,17 @@
 //! `rebalance check`: model-checks the rebalance protocol for a scenario.
 
 use clap::Args;
-use rocketmq_rebalance_model::{check_model, checked_model, CheckOptions, Progress, Search, Shard};
+use rocketmq_rebalance_model::{
+    check_model, checked_model, serve_check, CheckOptions, FingerprintBits, Progress, Search,
+    Workers,
+};
 use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use crate::distribution::{self, LocalProcesses, Placement};
 use crate::input::bad_input;
 use crate::model_args::ModelArgs;
 use crate::render::html::html_report;
@@ -22,12 +26,21 @@ pub struct CheckArgs {
     /// search it on two (default: available cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Breadth-first search.
+    /// Breadth-first search, the exhaustive search and the default (the
+    /// project's own, with sleep sets; `--dfs`, Stateright's depth-first
+    /// search, was replaced by it).
     #[arg(long, group = "search")]
     bfs: bool,
-    /// Depth-first search (the default).
-    #[arg(long, group = "search")]
-    dfs: bool,
+    /// Take every enabled action, without sleep sets: the same states and
+    /// verdicts, more states generated (to compare the reduction with).
+    #[arg(long)]
+    no_reduction: bool,
+    /// Bits of the safety search's fingerprints, 64 or 128: 128 costs 8
+    /// bytes more a state and makes a collision (two states taken for one)
+    /// negligible past billions of states. Every report gives the
+    /// estimated probability that a collision hid a state.
+    #[arg(long, value_name = "BITS", default_value_t = 64)]
+    fingerprint_bits: u32,
     /// Random walks from SEED; never complete, so never exit 0 (10 s unless
     /// --timeout or --max-states).
     #[arg(long, value_name = "SEED", group = "search")]
@@ -41,8 +54,10 @@ pub struct CheckArgs {
     /// Print one JSON object on stdout instead of text.
     #[arg(long)]
     json: bool,
-    /// Also check liveness under weak fairness: every fair execution
-    /// reaches a converged state and stays there. Models the periodic
+    /// Also check liveness under fairness (weak for deliveries and timers,
+    /// strong for the random pick of a broker to ask and for the orderly
+    /// clock's ticks): every fair execution reaches a converged state and
+    /// stays there. Models the periodic
     /// rebalance (so the state space is larger) and reports the
     /// property "converges and stays converged" with expectation
     /// `eventually`; a violation is a lasso (steps to a cycle, then the
@@ -64,14 +79,28 @@ pub struct CheckArgs {
     /// before the check runs; writing it never changes the exit status.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
-    /// Explore only shard I of N (0-based) of the state space: the N
-    /// exhaustive shards together explore every reachable state (see
-    /// docs/spec.md), so a CI matrix can run them side by side. A shard
-    /// exits 1 only on a counterexample (an example may lie in another
-    /// shard: merge the `found` verdicts of the JSON reports); its report
-    /// has a `shard` object. Not with --liveness or --simulate.
-    #[arg(long, value_name = "I/N")]
-    shard: Option<Shard>,
+    /// Run the safety search on timely dataflow with N worker threads in
+    /// this process (and in each process of --hosts): every worker owns
+    /// the states whose fingerprints hash to it. The same states, verdicts
+    /// and counterexamples as the default search.
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
+    /// Run the safety search across processes, on one machine or several:
+    /// FILE lists one `host:port` a line, the same file for every process,
+    /// each started with its own --process. The first process prints the
+    /// report and sets the exit status; the others print nothing and exit
+    /// 0 once the search ends (2 for bad input, 3 when they cannot
+    /// connect).
+    #[arg(long, value_name = "FILE", requires = "process")]
+    hosts: Option<PathBuf>,
+    /// This process's line in --hosts, from 0.
+    #[arg(long, value_name = "I", requires = "hosts")]
+    process: Option<usize>,
+    /// Start N processes of this check on loopback (this one the first,
+    /// on free ports it picks): --hosts on one machine, for tests and
+    /// demonstrations.
+    #[arg(long, value_name = "N", conflicts_with = "hosts")]
+    local_processes: Option<usize>,
 }
 
 /// Runs `rebalance check`: exit 0 when complete and every property holds,
@@ -80,22 +109,41 @@ pub fn run(args: CheckArgs) -> ExitCode {
     if args.threads.is_some_and(|t| t == 0 || t > 1024) {
         return bad_input("--threads must be 1..=1024");
     }
+    let fingerprint_bits = match args.fingerprint_bits {
+        64 => FingerprintBits::B64,
+        128 => FingerprintBits::B128,
+        _ => return bad_input("--fingerprint-bits must be 64 or 128"),
+    };
     if args.max_states == Some(0) || args.timeout == Some(0) {
         return bad_input("--max-states and --timeout must be positive");
     }
-    if args.shard.is_some() && (args.liveness || args.simulate.is_some()) {
+    let distributed =
+        args.workers.is_some() || args.hosts.is_some() || args.local_processes.is_some();
+    if distributed && (args.liveness || args.simulate.is_some()) {
         return bad_input(
-            "--shard cannot be combined with --liveness (a fair cycle may cross shards) \
-             or --simulate (a random walk has no space to share out)",
+            "--workers, --hosts and --local-processes run the safety search: \
+             not with --liveness (its graph is built in one process) or --simulate",
         );
     }
+    let placement = Placement {
+        workers: args.workers,
+        hosts: args.hosts.as_deref(),
+        process: args.process,
+        local_processes: args.local_processes,
+    };
+    let (workers, local_hosts) = match distribution::workers(&placement) {
+        Ok(Some((workers, local_hosts))) => (Some(workers), local_hosts),
+        Ok(None) => (None, None),
+        Err(message) => return bad_input(message),
+    };
+    let first_process = !matches!(&workers, Some(Workers::Cluster { process, .. }) if *process > 0);
     let config = match args.model.build_config() {
         Ok(config) => config,
         Err(message) => return bad_input(message),
     };
     let summary = summary(&config);
     // Created now, so that a bad path is refused before a long check.
-    let html = match &args.html {
+    let html = match args.html.as_ref().filter(|_| first_process) {
         Some(path) => match File::create(path) {
             Ok(file) => Some((path, file)),
             Err(e) => return bad_input(format!("cannot write --html {}: {e}", path.display())),
@@ -103,10 +151,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
         None => None,
     };
     let options = CheckOptions {
-        search: match (args.bfs, args.simulate) {
-            (true, _) => Search::Bfs,
-            (_, Some(seed)) => Search::Simulate(seed),
-            _ => Search::Dfs,
+        search: match args.simulate {
+            Some(seed) => Search::Simulate(seed),
+            None => Search::Bfs,
         },
         threads: args
             .threads
@@ -119,10 +166,33 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }),
         progress_every: Duration::from_secs(3),
         liveness: args.liveness,
-        shard: args.shard,
+        reduction: !args.no_reduction,
+        fingerprint_bits,
+        workers: workers.clone(),
+    };
+    let model = checked_model(config, &options);
+    if let Some(Workers::Cluster { process, .. }) = &workers {
+        if *process > 0 {
+            return match serve_check(model, &options) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(message) => {
+                    eprintln!("error: process {process} of the distributed check: {message}");
+                    ExitCode::from(3)
+                }
+            };
+        }
+    }
+    let _local_processes = match (local_hosts, args.local_processes) {
+        (Some(hosts), Some(n)) => match LocalProcesses::start(hosts, n) {
+            Ok(started) => Some(started),
+            Err(message) => {
+                eprintln!("error: cannot start the local processes: {message}");
+                return ExitCode::from(3);
+            }
+        },
+        _ => None,
     };
     eprintln!("checking {summary}");
-    let model = checked_model(config, &options);
     let report = check_model(model.clone(), &options, print_progress);
     let mut stdout = std::io::stdout().lock();
     let written = if args.json {

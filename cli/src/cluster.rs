@@ -5,13 +5,17 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser};
+use clap::Args;
 use rocketmq_rebalance_cluster::harms::{self, Figures, Harms};
 use rocketmq_rebalance_cluster::outcome::{compare, Mismatch, Outcome};
+use rocketmq_rebalance_cluster::random::random_script;
 use rocketmq_rebalance_cluster::run::{prepare, run, RunOptions, RunResult};
 use rocketmq_rebalance_cluster::script::{self, Script};
 use rocketmq_rebalance_cluster::trace::short_queue;
-use rocketmq_rebalance_model::{check_model, checked_model, CheckOptions, Report, Search};
+use rocketmq_rebalance_cluster::translate::{same_sizes, validate, Validation};
+use rocketmq_rebalance_model::{
+    check_model, checked_model, Bounds, CheckOptions, FingerprintBits, Report, Search, Verdict,
+};
 use serde_json::json;
 
 use crate::compare::measure::HarmParameters;
@@ -23,7 +27,7 @@ use crate::model_args::ModelArgs;
 pub struct ClusterArgs {
     /// The scenario to run, by `check`'s names: the script
     /// `cluster/scenarios/NAME.json` (`NAME-orderly.json` with --orderly).
-    #[arg(long, required_unless_present_any = ["script", "harms"])]
+    #[arg(long, required_unless_present_any = ["script", "harms", "random"])]
     scenario: Option<String>,
     /// The orderly variant of the scenario.
     #[arg(long)]
@@ -37,6 +41,13 @@ pub struct ClusterArgs {
     /// harms; these scripts are made for it.
     #[arg(long, value_name = "CHANGE", conflicts_with_all = ["scenario", "script", "orderly"])]
     harms: Option<String>,
+    /// A randomised run for trace validation instead: the seed picks what
+    /// happens to a running group of three (a join, a graceful leave, a
+    /// kill, a pause past the brokers' expiry), whether at rest or while it
+    /// still starts, the messages and the timers; the run is validated
+    /// against the model of those picks (`conformance`).
+    #[arg(long, value_name = "SEED", conflicts_with_all = ["scenario", "script", "orderly", "harms"])]
+    random: Option<u64>,
     /// Run at RocketMQ's default timers: the script's scaled timers are
     /// dropped (its store settings stay) and every wait lasts at least
     /// 400 s.
@@ -62,14 +73,6 @@ pub struct ClusterArgs {
     json: bool,
 }
 
-/// Only the model flags, to read a script's `model` list.
-#[derive(Parser, Debug)]
-#[command(name = "model")]
-struct ModelFlags {
-    #[command(flatten)]
-    model: ModelArgs,
-}
-
 /// Runs `rebalance cluster`: exit 0 when the real outcome matches the
 /// model's, 1 when it does not, 2 on bad input, 3 when the cluster could
 /// not be started.
@@ -77,30 +80,50 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
     if !(0.0..=600.0).contains(&args.restart_downtime) {
         return bad_input("--restart-downtime must be 0..=600 seconds");
     }
-    let path = match (&args.script, &args.scenario, &args.harms) {
-        (Some(path), _, _) => Ok(path.clone()),
-        (None, Some(name), _) => script::scenario_path(name, args.orderly),
-        (None, None, Some(change)) => script::harms_path(change),
-        (None, None, None) => Err("--scenario, --script or --harms is required".to_owned()),
+    let path = match (&args.script, &args.scenario, &args.harms, args.random) {
+        (Some(path), ..) => Ok(path.clone()),
+        (None, Some(name), ..) => script::scenario_path(name, args.orderly),
+        (None, None, Some(change), _) => script::harms_path(change),
+        (None, None, None, Some(seed)) => Ok(PathBuf::from(format!("--random {seed}"))),
+        (None, None, None, None) => {
+            Err("--scenario, --script, --harms or --random is required".to_owned())
+        }
     };
     let path = match path {
         Ok(path) => path,
         Err(e) => return bad_input(e),
     };
-    let script = match Script::load(&path) {
+    let loaded = match args.random {
+        Some(seed) => random_script(seed).map_err(|e| format!("--random {seed}: {e}")),
+        None => Script::load(&path).map_err(|e| e.to_string()),
+    };
+    let script = match loaded {
         Ok(s) if args.default_timers => s.with_default_timers(),
         Ok(s) => s,
         Err(e) => return bad_input(e),
     };
-    let model = match ModelFlags::try_parse_from(
-        std::iter::once("model".to_owned()).chain(script.model.clone()),
-    )
-    .map_err(|e| e.to_string())
-    .and_then(|f| f.model.build_config())
-    {
+    let model = match ModelArgs::config_from(&script.model) {
         Ok(config) => config,
         Err(e) => return bad_input(format!("{}: its model flags: {e}", path.display())),
     };
+    // Trace validation needs the model at the run's own sizes.
+    let conform_flags = script.conform.as_ref().unwrap_or(&script.model);
+    let sized = ModelArgs::config_from(conform_flags).and_then(|cfg| {
+        let topics = vec![script.queues; script.topics().len()];
+        same_sizes(
+            script.brokers - script.late_brokers,
+            &topics,
+            script.consumers.len(),
+            &cfg,
+        )
+    });
+    if let Err(e) = sized {
+        return bad_input(format!(
+            "{}: its conform flags ({}): {e}",
+            path.display(),
+            conform_flags.join(" ")
+        ));
+    }
     let run_dir = args.run_dir.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!(
             "rebalance-cluster-{}-{}",
@@ -123,13 +146,15 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
         }
     };
     let options = CheckOptions {
-        search: Search::Dfs,
+        search: Search::Bfs,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         max_states: None,
         timeout: Some(Duration::from_secs(600)),
         progress_every: Duration::from_secs(3600),
         liveness: false,
-        shard: None,
+        reduction: true,
+        fingerprint_bits: FingerprintBits::B64,
+        workers: None,
     };
     eprintln!("model: rebalance check {}", script.model.join(" "));
     let report = check_model(checked_model(model, &options), &options, |_| {});
@@ -161,7 +186,9 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
     let outcome = Outcome::judge(&result.observer, result.settled, script.orderly);
     let mismatches = compare(&report, &outcome, &script);
     let harms = harms::measure(&result.events, &result.observer, Script::TOPIC);
+    let conformance = conformance(&script, &result, &trace_text);
     let judged = Judged {
+        conformance: &conformance,
         default_timers: args.default_timers,
         harms: &harms,
         script: &script,
@@ -183,8 +210,47 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
     }
 }
 
+/// Trace validation of the run (`rebalance conform`) against the model at
+/// its own sizes, as JSON: the verdict, what was explained, the first event
+/// not explained, the allocations checked.
+fn conformance(script: &Script, result: &RunResult, trace_text: &str) -> serde_json::Value {
+    let flags = script.conform.as_ref().unwrap_or(&script.model);
+    let validated = ModelArgs::config_from(flags)
+        .and_then(|cfg| validate(&result.events, cfg, Bounds::default()));
+    match validated {
+        Ok(Validation {
+            translation,
+            conformance: c,
+            ..
+        }) => {
+            let unexplained = c
+                .unexplained
+                .and_then(|i| translation.observations.get(i))
+                .map(|o| {
+                    json!({"line": o.line, "change": o.what.to_string(),
+                           "event": trace_text.lines().nth(o.line - 1)})
+                });
+            json!({
+                "verdict": c.verdict,
+                "conforms": c.verdict == Verdict::Conforms
+                    && translation.allocation_mismatches.is_empty(),
+                "model": flags,
+                "observations": c.observations,
+                "explained": c.explained,
+                "unexplained": unexplained,
+                "allocations": translation.allocations,
+                "allocation_mismatches": translation.allocation_mismatches,
+            })
+        }
+        Err(e) => {
+            json!({"verdict": "not_validated", "conforms": false, "model": flags, "error": e})
+        }
+    }
+}
+
 /// A run and its verdicts, beside the model's.
 struct Judged<'a> {
+    conformance: &'a serde_json::Value,
     default_timers: bool,
     harms: &'a Harms,
     script: &'a Script,
@@ -227,6 +293,7 @@ impl Judged<'_> {
             "harms": self.harms_json(),
             "matches_model": self.mismatches.is_empty(),
             "mismatches": self.mismatches,
+            "conformance": self.conformance,
             "trace": self.trace,
         })
     }
@@ -377,6 +444,20 @@ impl Judged<'_> {
                 );
             }
         }
+        let c = self.conformance;
+        println!(
+            "trace validation (rebalance conform {}): {}, {} of {} observations explained by one run, {} allocations checked{}",
+            c["model"].as_array().map_or(String::new(), |f| {
+                f.iter().filter_map(|v| v.as_str()).collect::<Vec<_>>().join(" ")
+            }),
+            c["verdict"].as_str().unwrap_or_default(),
+            c["explained"],
+            c["observations"],
+            c["allocations"],
+            c["unexplained"]["change"]
+                .as_str()
+                .map_or(String::new(), |u| format!("; first unexplained: {u}"))
+        );
         println!(
             "trace: {}",
             self.trace

@@ -21,6 +21,8 @@ mod allocate;
 mod check;
 mod cluster;
 mod compare;
+mod conform;
+mod distribution;
 mod explore;
 mod input;
 mod model_args;
@@ -41,6 +43,12 @@ enum Command {
     Allocate(allocate::AllocateArgs),
     /// Model-check the rebalance protocol of a scenario: every interleaving
     /// of joins, heartbeats, notifications, rebalances and faults.
+    ///
+    /// `--shard I/N` (and `.ci/merge-shards`, the sharded workflow) were
+    /// removed: its shards overlapped almost wholly. They were replaced by
+    /// the safety search's sleep sets, which take fewer transitions to the
+    /// same states (`--no-reduction` to compare), and by 128-bit
+    /// fingerprints for runs of billions of states (`--fingerprint-bits`).
     Check(check::CheckArgs),
     /// Run a scenario on a real RocketMQ cluster on loopback (Java 17 and
     /// Maven needed) and set its outcome beside the model's verdicts.
@@ -48,6 +56,11 @@ enum Command {
     /// Compare every strategy on joins, leaves and queue growth: balance,
     /// queues moved against the lower bound, disagreement, time.
     Compare(compare::CompareArgs),
+    /// Decide whether a real cluster's trace (`rebalance cluster`'s NDJSON)
+    /// is a behaviour of the model configured by the same flags as `check`:
+    /// 0 it is, 1 it is not (with the first event the model cannot
+    /// explain), 2 bad input, 3 a search bound was hit.
+    Conform(conform::ConformArgs),
     /// Serve the interactive state explorer for a model configuration (the
     /// same flags as `check`) in the browser.
     Explore(explore::ExploreArgs),
@@ -60,6 +73,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Cluster(args) => cluster::run_cluster(args),
         Command::Compare(args) => compare::run(args),
+        Command::Conform(args) => conform::run(args),
         Command::Explore(args) => explore::run(args),
     }
 }

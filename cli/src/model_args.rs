@@ -6,8 +6,8 @@ use std::sync::Arc;
 use clap::Args;
 use rocketmq_rebalance::StrategySpec;
 use rocketmq_rebalance_model::{
-    Allocator, Commit, Config, ConfigError, ConsumeFrom, LockTiming, NetworkKind, ProtocolOptions,
-    Scenario, Size,
+    Allocator, ClientChoices, Commit, Config, ConfigError, ConsumeFrom, LockTiming, NetworkKind,
+    ProtocolOptions, Scenario, Size,
 };
 
 /// Scenario, sizes, strategy, network and fault budgets.
@@ -17,9 +17,9 @@ pub struct ModelArgs {
     /// duplicate-client-id, crash, route-change, partial-partition,
     /// graceful-shutdown, broker-scale-out, broker-scale-in, queue-scale-in,
     /// nameserver-partition, stale-route, broker-restart, broker-disk-loss
-    /// (with messages), rolling-upgrade, zombie-consumer,
-    /// subscription-flap, and (orderly consumption) slow-batch,
-    /// clock-drift.
+    /// and evicted-new-queue (with messages), rolling-upgrade,
+    /// zombie-consumer, subscription-flap, mixed-clients, strategy-rollout,
+    /// and (orderly consumption) slow-batch, clock-drift.
     #[arg(long, default_value = "healthy")]
     pub scenario: Scenario,
     /// Consumers in the group (scenario default: 3).
@@ -40,6 +40,21 @@ pub struct ModelArgs {
     /// MACHINE_ROOM_NEARBY[-X], STICKY[-k]).
     #[arg(long, default_value = "AVG")]
     pub strategy: StrategySpec,
+    /// Each consumer's client, CONSUMER=CLIENT:STRATEGY separated by
+    /// commas (c1=java:AVG,c2=bytes:AVG): java sorts as the Java client
+    /// (UTF-16 code units), bytes by UTF-8 bytes as the Rust and Go
+    /// clients, both with the strategies as Java computes them;
+    /// rocketmq-rust runs rocketmq-rust's own strategy code after its byte
+    /// sort (a build with the rocketmq-rust feature). Consumers left out:
+    /// java with --strategy (mixed-clients: the last one bytes;
+    /// strategy-rollout: the joiner AVG_BY_CIRCLE).
+    #[arg(long)]
+    pub clients: Option<ClientChoices>,
+    /// The consumers' client ids, one per consumer in order, separated by
+    /// commas (default c1, c2, ...; mixed-clients: U+E000.., and U+10000
+    /// for the last).
+    #[arg(long, value_delimiter = ',')]
+    pub client_ids: Option<Vec<String>>,
     /// Network semantics: ordered (per connection, as TCP), unordered,
     /// duplicating.
     #[arg(long, default_value = "ordered")]
@@ -114,13 +129,20 @@ pub struct ModelArgs {
     /// after the first heartbeats).
     #[arg(long)]
     pub retry_topic: bool,
+    /// With messages, a pull is a request to the queue's broker
+    /// (PULL_MESSAGE), which commits the offset it carries and answers with
+    /// the next messages; a stale answer (the queue dropped meanwhile) is
+    /// discarded. Off, a pull reads the log at once.
+    #[arg(long)]
+    pub pull_requests: bool,
     /// Brokers do not send NOTIFY_CONSUMER_IDS_CHANGED
     /// (notifyConsumerIdsChangedEnable=false): the group relies on the
     /// periodic rebalance alone.
     #[arg(long)]
     pub no_notify: bool,
     /// Who computes a consumer's share: client (each consumer, the default)
-    /// or server (the broker it asks, QUERY_ASSIGNMENT).
+    /// or server (the broker it asks, QUERY_ASSIGNMENT). Not with --orderly:
+    /// orderly consumers always allocate on the client.
     #[arg(long, default_value = "client")]
     pub assignment: Allocator,
     /// Messages in each queue's log: pulls, offsets and deliveries are
@@ -209,8 +231,10 @@ pub struct ModelArgs {
     /// a downtime past the validity closes broker-restart's window.
     #[arg(long, value_name = "TICKS")]
     pub restart_downtime: Option<u8>,
-    /// Orderly: ticks the first consumer's clock may fall behind the
-    /// brokers' (default 0; clock-drift: 4).
+    /// Orderly: ticks by which the first consumer's wall clock may be
+    /// stepped back, a tick at a time: its locks' ages stand still, while
+    /// its renewal, on the monotonic clock, comes when due (until this
+    /// version the renewal slowed with it) (default 0; clock-drift: 3).
     #[arg(long)]
     pub clock_drift: Option<usize>,
     /// Orderly: consumers (the first ones) that may each lose one unlock
@@ -218,13 +242,30 @@ pub struct ModelArgs {
     #[arg(long)]
     pub lost_unlocks: Option<usize>,
     /// Orderly: consumers (the first ones) that may lose their connection
-    /// for lock calls, every later one timing out (default 0; clock-drift:
-    /// 1).
+    /// for lock calls, every later one timing out (default 0).
     #[arg(long)]
     pub failed_locks: Option<usize>,
 }
 
+/// Only the model flags, to read a list of them (a script's `model`, a
+/// trace's `run`).
+#[derive(clap::Parser, Debug)]
+#[command(name = "model")]
+struct ModelFlags {
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
 impl ModelArgs {
+    /// The configuration a list of model flags describes (without the
+    /// program name), or what is wrong with them.
+    pub fn config_from(flags: &[String]) -> Result<Config, String> {
+        use clap::Parser;
+        ModelFlags::try_parse_from(std::iter::once("model".to_owned()).chain(flags.to_vec()))
+            .map_err(|e| e.to_string())
+            .and_then(|f| f.model.build_config())
+    }
+
     /// The configuration these flags describe, or what is wrong with them
     /// in the flags' own terms.
     pub fn build_config(&self) -> Result<Config, String> {
@@ -276,11 +317,25 @@ impl ModelArgs {
             assignment: self.assignment,
             commit: self.commit,
             consume_from: self.consume_from,
+            pull_requests: self.pull_requests,
             orderly: self.lock_timing(orderly, defaults.orderly)?,
+            // The mutant is the library's, for the trace tests: no flag.
+            heartbeat_reregisters: defaults.heartbeat_reregisters,
         };
         let strategy = Arc::from(self.strategy.build());
-        Config::new_with(self.scenario, sizes, self.network, strategy, protocol)
-            .map_err(|e| describe(&e))
+        let mut config = Config::new_with(self.scenario, sizes, self.network, strategy, protocol)
+            .map_err(|e| describe(&e))?;
+        if let Some(ids) = &self.client_ids {
+            config = config
+                .with_client_ids(ids)
+                .map_err(|e| format!("--client-ids: {e}"))?;
+        }
+        if let Some(clients) = &self.clients {
+            config = config
+                .with_clients(clients)
+                .map_err(|e| format!("--clients: {e}"))?;
+        }
+        Ok(config)
     }
 }
 

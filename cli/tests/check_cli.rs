@@ -40,6 +40,11 @@ fn json_report_has_the_documented_fields() {
         assert!(report[field].as_u64().is_some_and(|n| n > 0), "{field}");
     }
     assert!(report["seconds"].as_f64().is_some());
+    assert_eq!(report["fingerprint_bits"], 64);
+    let p = report["collision_probability"]
+        .as_f64()
+        .expect("an estimate");
+    assert!(p > 0.0 && p < 1e-10, "{p}");
     let properties = report["properties"].as_array().expect("a list");
     assert!(properties
         .iter()
@@ -92,19 +97,60 @@ fn bad_input_exits_2_with_a_message() {
         &["--consumers", "0"],
         &["--consumers", "many"],
         &["--queues", "40"],
-        &["--bfs", "--dfs"],
+        &["--bfs", "--simulate", "1"],
+        &["--fingerprint-bits", "32"],
+        &["--dfs"],
         &["--no-such-flag"],
-        &["--shard", "2/2"],
-        &["--shard", "0/0"],
-        &["--shard", "one/two"],
-        &["--shard", "0/2", "--liveness"],
-        &["--shard", "0/2", "--simulate", "1"],
+        &["--shard", "0/2"],
         &["--lock-lease", "6"],
         &["--orderly", "--lock-lease", "9"],
     ] {
         let out = rebalance(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
         assert!(!out.stderr.is_empty(), "{args:?}");
+    }
+}
+
+/// RocketMQ's orderly consumers always allocate on the client, so the
+/// checker refuses to model them with server-side assignment.
+#[test]
+fn orderly_with_server_side_assignment_is_refused() {
+    let out = rebalance(&["--orderly", "--assignment", "server"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("always rebalance on the client"), "{text}");
+}
+
+/// Each consumer's client (`--clients`) and the client ids: bad values exit 2
+/// saying what is wrong; a mixed group names its clients in the summary
+/// and shows each member list in its client's order.
+#[test]
+fn bad_clients_exit_2_and_mixed_clients_are_named() {
+    for (args, words) in [
+        (
+            &["--clients", "c1=python:AVG"][..],
+            "unknown client 'python'",
+        ),
+        (&["--clients", "c1=java"], "expected CLIENT:STRATEGY"),
+        (&["--clients", "c1=java:NOPE"], "unknown strategy"),
+        (&["--clients", "c9=java:AVG"], "no consumer c9"),
+        (&["--clients", "c1=java:AVG,c1=bytes:AVG"], "two clients"),
+        (&["--client-ids", "a,b"], "2 client ids for 3 consumers"),
+        (&["--client-ids", "a,,b"], "cannot be empty"),
+    ] {
+        let out = rebalance(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(words), "{args:?}: {stderr}");
+    }
+    let out = rebalance(&["--scenario", "mixed-clients"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for words in [
+        "clients c1 java:AVG c2 bytes:AVG",
+        "members [\\u{e000} \u{10000}] in bytes order, owns [b0 b1]",
+    ] {
+        assert!(stdout.contains(words), "{words}: {stdout}");
     }
 }
 
@@ -129,48 +175,6 @@ fn orderly_budgets_run_with_orderly() {
     }
 }
 
-/// A shard fails only on a counterexample, and says which part it
-/// explored; merged, the shards give the whole run's verdicts.
-#[test]
-fn shards_report_their_part_and_merge_into_the_whole_verdicts() {
-    let dir = std::env::temp_dir().join(format!("rebalance-shards-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut files = Vec::new();
-    for index in 0..2 {
-        let out = rebalance(&["--shard", &format!("{index}/2"), "--json"]);
-        assert_eq!(out.status.code(), Some(0), "{out:?}");
-        let report = json(&out);
-        assert_eq!(report["shard"]["index"], index);
-        assert_eq!(report["shard"]["count"], 2);
-        assert!(report["shard"]["roots"].as_u64().unwrap() > 0);
-        let file = dir.join(format!("shard-{index}.json"));
-        std::fs::write(&file, &out.stdout).unwrap();
-        files.push(file);
-    }
-    let merge = concat!(env!("CARGO_MANIFEST_DIR"), "/../.ci/merge-shards");
-    let merged = Command::new(merge)
-        .args(&files)
-        .output()
-        .expect("python3 runs");
-    assert_eq!(merged.status.code(), Some(0), "{merged:?}");
-    let text = String::from_utf8_lossy(&merged.stdout);
-    assert!(text.contains("holds      always     no queue stays double-owned"));
-    assert!(text.contains("found      sometimes  transient double ownership"));
-    let one = Command::new(merge).arg(&files[0]).output().unwrap();
-    assert_eq!(one.status.code(), Some(2), "a shard missing: {one:?}");
-    // The counterexample lies in some shard, and fails that one.
-    let codes: Vec<Option<i32>> = (0..2)
-        .map(|i| {
-            let shard = format!("{i}/2");
-            rebalance(&["--scenario", "duplicate-client-id", "--shard", &shard])
-                .status
-                .code()
-        })
-        .collect();
-    assert!(codes.contains(&Some(1)), "{codes:?}");
-    assert!(codes.iter().all(|c| matches!(c, Some(0 | 1))), "{codes:?}");
-}
-
 #[test]
 fn a_run_stopped_early_exits_3_and_says_why() {
     let out = rebalance(&["--joins", "3", "--max-states", "2000", "--json"]);
@@ -184,7 +188,97 @@ fn a_run_stopped_early_exits_3_and_says_why() {
 }
 
 #[test]
+fn sleep_sets_generate_fewer_states_for_the_same_ones() {
+    let reduced = json(&rebalance(&["--json"]));
+    let full = json(&rebalance(&["--json", "--no-reduction"]));
+    assert_eq!(
+        (reduced["reduction"].as_bool(), full["reduction"].as_bool()),
+        (Some(true), Some(false))
+    );
+    assert_eq!(reduced["unique_states"], full["unique_states"]);
+    assert_eq!(reduced["max_depth"], full["max_depth"]);
+    let per_unique = |r: &serde_json::Value| r["generated_per_unique"].as_f64().expect("a ratio");
+    assert!(per_unique(&reduced) < per_unique(&full), "{reduced} {full}");
+    let verdicts = |r: &serde_json::Value| {
+        r["properties"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|p| p["status"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(verdicts(&reduced), verdicts(&full));
+}
+
+#[test]
+fn wide_fingerprints_are_reported() {
+    let out = rebalance(&["--consumers", "2", "--fingerprint-bits", "128"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("128-bit fingerprints: probability that a collision hid a state"),
+        "{text}"
+    );
+}
+
+#[test]
 fn bfs_finds_the_same_verdicts() {
     let out = rebalance(&["--consumers", "2", "--bfs", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+/// The distributed search (timely dataflow) against the default one: the
+/// same counts, verdicts and paths with two worker threads, two and four
+/// processes on loopback, and two processes of two workers, on a model that
+/// holds and on one that does not.
+#[test]
+fn two_workers_and_two_processes_find_what_one_search_finds() {
+    for model in [
+        &["--consumers", "3"][..],
+        &["--scenario", "duplicate-client-id"],
+    ] {
+        let default = rebalance(&[model, &["--json"]].concat());
+        let expected = json(&default);
+        for placement in [
+            &["--workers", "2"][..],
+            &["--local-processes", "2"],
+            &["--local-processes", "4"],
+            &["--local-processes", "2", "--workers", "2"],
+        ] {
+            let out = rebalance(&[model, placement, &["--json"]].concat());
+            assert_eq!(out.status.code(), default.status.code(), "{out:?}");
+            let got = json(&out);
+            for field in ["stopped", "unique_states", "max_depth", "properties"] {
+                assert_eq!(
+                    got[field], expected[field],
+                    "{model:?} {placement:?}: {field}"
+                );
+            }
+            if expected["stopped"] == "exhausted" {
+                assert_eq!(got["states"], expected["states"], "{model:?} {placement:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_placements_exit_2_with_a_message() {
+    let hosts = std::env::temp_dir().join(format!("rebalance-test-hosts-{}", std::process::id()));
+    std::fs::write(&hosts, "127.0.0.1:1\n127.0.0.1:2\n").expect("written");
+    let hosts = hosts.to_str().expect("utf-8");
+    for args in [
+        &["--workers", "0"][..],
+        &["--local-processes", "0"],
+        &["--workers", "2", "--liveness"],
+        &["--local-processes", "2", "--simulate", "1"],
+        &["--hosts", "/nonexistent/hosts"],
+        &["--hosts", "/nonexistent/hosts", "--process", "0"],
+        &["--hosts", hosts, "--process", "2"],
+        &["--hosts", hosts, "--process", "0", "--local-processes", "2"],
+    ] {
+        let out = rebalance(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert!(!out.stderr.is_empty(), "{args:?}");
+    }
+    std::fs::remove_file(hosts).expect("removed");
 }

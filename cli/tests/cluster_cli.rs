@@ -73,11 +73,23 @@ fn real(scenario: &[&str]) -> serde_json::Value {
         "harms",
         "matches_model",
         "mismatches",
+        "conformance",
         "trace",
     ] {
         assert!(report.get(field).is_some(), "no {field} in {report:#}");
     }
     assert_eq!(report["rocketmq_version"], "5.3.3");
+    // Trace validation: the run is a behaviour of the model at its sizes,
+    // and every allocation in it is the crate's.
+    let conformance = &report["conformance"];
+    assert_eq!(
+        conformance["conforms"], true,
+        "the trace is not a behaviour of the model: {conformance:#}"
+    );
+    assert!(
+        conformance["explained"].as_u64() > Some(0),
+        "{conformance:#}"
+    );
     report
 }
 
@@ -165,6 +177,24 @@ fn a_join_under_load_hands_one_queue_over_with_a_measured_pause() {
     assert_eq!(r["never_delivered"], 0);
 }
 
+/// Randomised runs, each validated against the model of its picks: the
+/// seeds 1 to `REBALANCE_RANDOM_RUNS` (3 unless set; the opt-in suite is
+/// `REBALANCE_RANDOM_RUNS=20`).
+#[test]
+fn randomised_runs_are_behaviours_of_the_model() {
+    if !java_and_maven() {
+        return;
+    }
+    let runs: u64 = std::env::var("REBALANCE_RANDOM_RUNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(3);
+    for seed in 1..=runs {
+        let r = real(&["--random", &seed.to_string()]);
+        assert_eq!(r["scenario"], format!("random-{seed}"));
+    }
+}
+
 #[test]
 fn bad_input_exits_2_before_starting_anything() {
     for args in [
@@ -175,6 +205,8 @@ fn bad_input_exits_2_before_starting_anything() {
         &["--scenario", "healthy", "--rocketmq", "4.9.0"],
         &["--scenario", "healthy", "--restart-downtime", "-1"],
         &["--script", "/nonexistent/script.json"],
+        &["--random", "x"],
+        &["--random", "1", "--scenario", "healthy"],
     ] {
         let out = rebalance(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");

@@ -325,10 +325,17 @@ fn the_report_has_the_facts_of_the_json_and_the_text_report() {
         .collect();
     assert_eq!(run[0], "complete: every reachable state visited");
     assert!(run[1].starts_with(&format!(
-        "{} states, {} unique, max depth {}, ",
-        report["states"], report["unique_states"], report["max_depth"]
+        "{} states, {} unique ({:.2} generated per unique, ",
+        report["states"],
+        report["unique_states"],
+        report["generated_per_unique"].as_f64().expect("a ratio")
     )));
+    assert!(run[1].contains(&format!("max depth {}, ", report["max_depth"])));
     assert!(run[2].starts_with(&format!(
+        "{}-bit fingerprints: probability that a collision hid a state ",
+        report["fingerprint_bits"]
+    )));
+    assert!(run[3].starts_with(&format!(
         "liveness graph: {} states, {} transitions, {} bytes/state, ",
         report["liveness"]["states"],
         report["liveness"]["edges"],

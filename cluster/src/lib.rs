@@ -30,9 +30,11 @@ pub mod harms;
 pub mod harness;
 pub mod observe;
 pub mod outcome;
+pub mod random;
 pub mod run;
 pub mod script;
 pub mod trace;
+pub mod translate;
 
 /// Why a run did not give an outcome.
 #[derive(Debug)]

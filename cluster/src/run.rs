@@ -209,7 +209,8 @@ pub fn run(
     o.emit(
         "run",
         json!({"schema": SCHEMA, "scenario": script.scenario, "orderly": script.orderly,
-                          "rocketmq": opts.rocketmq, "model": script.model}),
+                          "rocketmq": opts.rocketmq, "model": script.model,
+                          "conform": script.conform.as_ref().unwrap_or(&script.model)}),
     );
     let result = (|| {
         let cluster_file = opts.run_dir.join("cluster.json");

@@ -26,6 +26,11 @@ pub struct Script {
     /// The model flags of the configuration it replays, as `rebalance
     /// check` takes them.
     pub model: Vec<String>,
+    /// The model flags at the run's own sizes, for trace validation
+    /// (`rebalance conform`), where `model` is a smaller configuration (the
+    /// message layer's sizes); `model` when absent.
+    #[serde(default)]
+    pub conform: Option<Vec<String>>,
     /// The `sometimes` properties the script drives: the real run must
     /// show each (a replay that does not is a failed replay).
     #[serde(default)]

@@ -15,6 +15,7 @@
 //! let case = Case {
 //!     strategy: "AVG".into(),
 //!     sort: true,
+//!     order: Default::default(),
 //!     virtual_nodes: None,
 //!     consumer_idcs: None,
 //!     queues: vec![MessageQueue::new("T", "broker-b", 0), MessageQueue::new("T", "broker-a", 0)],
@@ -32,7 +33,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::strategy::{ParameterError, StrategySpec};
-use crate::{rebalance_allocate, MessageQueue, UnknownStrategy};
+use crate::{rebalance_allocate_in, AllocateStrategy, MessageQueue, SortOrder, UnknownStrategy};
 
 /// One conformance case.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,6 +43,11 @@ pub struct Case {
     pub strategy: String,
     /// Sort copies of both lists first, as the client's rebalance does.
     pub sort: bool,
+    /// With `sort`, the client's order: `java` (by UTF-16 code units, the
+    /// Java client; the default, left out of the JSON) or `bytes` (by UTF-8
+    /// bytes, as the Rust and Go clients sort).
+    #[serde(default, skip_serializing_if = "SortOrder::is_java")]
+    pub order: SortOrder,
     /// `CONSISTENT_HASH` only: virtual nodes per consumer (default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub virtual_nodes: Option<i64>,
@@ -148,32 +154,48 @@ impl Case {
 
     /// This crate's answer to every call of the case, in the case's order.
     pub fn run(&self) -> Result<Vec<CallResult>, CaseError> {
-        let strategy = match self.spec()? {
-            Ok(spec) => spec.build(),
-            Err(error) => {
-                return Ok(self
-                    .results
-                    .iter()
-                    .map(|call| CallResult {
-                        current: call.current.clone(),
-                        queues: None,
-                        error: Some(error.clone()),
-                    })
-                    .collect())
-            }
-        };
+        match self.spec()? {
+            Ok(spec) => Ok(self.run_with(spec.build().as_ref())),
+            Err(error) => Ok(self.failed_with(&error)),
+        }
+    }
+
+    /// Every call of the case answered by `strategy` (built by the caller
+    /// from [`Case::spec`], for instance another implementation of the same
+    /// strategy), with the case's sorting.
+    ///
+    /// ```
+    /// use rocketmq_rebalance::conformance::{Case, CallResult};
+    /// use rocketmq_rebalance::strategy::AveragelyByCircle;
+    /// use rocketmq_rebalance::MessageQueue;
+    ///
+    /// let case = Case {
+    ///     strategy: "AVG".into(),
+    ///     sort: false,
+    ///     order: Default::default(),
+    ///     virtual_nodes: None,
+    ///     consumer_idcs: None,
+    ///     queues: (0..3).map(|i| MessageQueue::new("T", "b", i)).collect(),
+    ///     consumers: vec!["c1".into(), "c2".into()],
+    ///     results: vec![CallResult::expect_queues("c1", vec![0, 1])],
+    /// };
+    /// let other = case.run_with(&AveragelyByCircle);
+    /// assert_eq!(other[0].queues, Some(vec![0, 2]));
+    /// assert!(!case.results[0].agrees_with(&other[0]));
+    /// ```
+    pub fn run_with(&self, strategy: &dyn AllocateStrategy) -> Vec<CallResult> {
         let mut index_of: HashMap<&MessageQueue, usize> = HashMap::with_capacity(self.queues.len());
         for (i, queue) in self.queues.iter().enumerate() {
             index_of.entry(queue).or_insert(i);
         }
-        Ok(self
-            .results
+        self.results
             .iter()
             .map(|call| {
                 let current = call.current.as_str();
                 let answer = if self.sort {
-                    rebalance_allocate(
-                        strategy.as_ref(),
+                    rebalance_allocate_in(
+                        self.order,
+                        strategy,
                         "group",
                         current,
                         &self.queues,
@@ -203,6 +225,19 @@ impl Case {
                     },
                 }
             })
-            .collect())
+            .collect()
+    }
+
+    /// Every call failing with `error`, as when the strategy cannot be
+    /// constructed.
+    fn failed_with(&self, error: &str) -> Vec<CallResult> {
+        self.results
+            .iter()
+            .map(|call| CallResult {
+                current: call.current.clone(),
+                queues: None,
+                error: Some(error.to_string()),
+            })
+            .collect()
     }
 }

@@ -19,6 +19,9 @@ pub enum AllocateError {
     NoBrokerMachineRoom(MessageQueue),
     /// The machine-room resolver found no room for this consumer.
     NoConsumerMachineRoom(String),
+    /// A strategy from outside this crate (behind [`AllocateStrategy`](crate::AllocateStrategy))
+    /// failed, with its own message.
+    Other(String),
 }
 
 impl fmt::Display for AllocateError {
@@ -33,6 +36,7 @@ impl fmt::Display for AllocateError {
             AllocateError::NoConsumerMachineRoom(id) => {
                 write!(f, "Machine room is null for consumer id {id}")
             }
+            AllocateError::Other(message) => f.write_str(message),
         }
     }
 }

@@ -41,7 +41,10 @@ pub mod workload;
 
 pub use error::{AllocateError, UnknownStrategy};
 pub use queue::MessageQueue;
-pub use rebalance::{plan_update, rebalance_allocate, rebalance_allocate_group, UpdatePlan};
+pub use rebalance::{
+    plan_update, rebalance_allocate, rebalance_allocate_group, rebalance_allocate_in, SortOrder,
+    UpdatePlan,
+};
 pub use strategy::{strategy_from_name, AllocateStrategy, StrategySpec, STRATEGY_NAMES};
 
 /// The README's example, compiled and run as a doc test.

@@ -50,10 +50,13 @@ impl MessageQueue {
 }
 
 impl Ord for MessageQueue {
-    /// Java's order, except that queue ids compare as numbers: Java's
-    /// `this.queueId - o.queueId` overflows for ids more than 2^31 apart,
-    /// which makes it no order at all; RocketMQ's queue ids are small
-    /// non-negative numbers, where both agree.
+    /// Java's order, with queue ids compared as numbers. Up to 5.3.x Java
+    /// compares them by `this.queueId - o.queueId`, which overflows for ids
+    /// more than 2^31 apart and is then no order at all; RocketMQ's
+    /// development line compares them exactly since August 2026
+    /// (apache/rocketmq#10884). The crate follows the exact comparison: on
+    /// the queue ids RocketMQ hands out (small and non-negative) all of
+    /// them agree.
     fn cmp(&self, other: &Self) -> Ordering {
         compare_utf16(&self.topic, &other.topic)
             .then_with(|| compare_utf16(&self.broker_name, &other.broker_name))

@@ -2,8 +2,81 @@
 //! (`RebalanceImpl.rebalanceByTopic` and `updateProcessQueueTableInRebalance`),
 //! as pure functions that production code and the model share.
 
+use std::cmp::Ordering;
+
+use serde::{Deserialize, Serialize};
+
 use crate::java::compare_utf16;
 use crate::{AllocateError, AllocateStrategy, MessageQueue};
+
+/// The order in which a client sorts the queue list and the client-id list
+/// before it calls the strategy.
+///
+/// The Java client sorts strings by UTF-16 code units (`String.compareTo`);
+/// the Rust client (`rocketmq-client-rust`) and the Go client sort them by
+/// their UTF-8 bytes. The two orders differ only where a character in
+/// `U+E000..U+FFFF` meets one outside the Basic Multilingual Plane, and
+/// there a group whose members sort differently splits its queues on two
+/// different lists.
+///
+/// ```
+/// use rocketmq_rebalance::SortOrder;
+/// use std::cmp::Ordering;
+///
+/// assert_eq!(SortOrder::Java.compare_ids("\u{E000}", "\u{10000}"), Ordering::Greater);
+/// assert_eq!(SortOrder::Bytes.compare_ids("\u{E000}", "\u{10000}"), Ordering::Less);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SortOrder {
+    /// Java's order: strings by UTF-16 code units, as the Java client sorts.
+    #[default]
+    Java,
+    /// Strings by their UTF-8 bytes (code points), as the Rust and Go
+    /// clients sort.
+    Bytes,
+}
+
+impl SortOrder {
+    /// Whether this is Java's order (the conformance format leaves it out).
+    pub fn is_java(&self) -> bool {
+        *self == SortOrder::Java
+    }
+
+    /// How this order compares two client ids (or any two strings).
+    pub fn compare_ids(self, a: &str, b: &str) -> Ordering {
+        match self {
+            SortOrder::Java => compare_utf16(a, b),
+            SortOrder::Bytes => a.cmp(b),
+        }
+    }
+
+    /// How this order compares two queues: topic, broker name, queue id.
+    ///
+    /// ```
+    /// use rocketmq_rebalance::{MessageQueue, SortOrder};
+    /// use std::cmp::Ordering;
+    ///
+    /// let bmp = MessageQueue::new("T", "\u{FF01}", 0);
+    /// let astral = MessageQueue::new("T", "\u{1F600}", 0);
+    /// assert_eq!(SortOrder::Java.compare_queues(&bmp, &astral), Ordering::Greater);
+    /// assert_eq!(SortOrder::Bytes.compare_queues(&bmp, &astral), Ordering::Less);
+    /// ```
+    pub fn compare_queues(self, a: &MessageQueue, b: &MessageQueue) -> Ordering {
+        self.compare_ids(&a.topic, &b.topic)
+            .then_with(|| self.compare_ids(&a.broker_name, &b.broker_name))
+            .then(a.queue_id.cmp(&b.queue_id))
+    }
+
+    /// Its name in the conformance format and on the command line:
+    /// `java` or `bytes`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SortOrder::Java => "java",
+            SortOrder::Bytes => "bytes",
+        }
+    }
+}
 
 /// RocketMQ's rebalance-level call: sorts copies of both lists in Java's
 /// order, as `rebalanceByTopic` does, then asks `strategy` for `current`'s
@@ -58,12 +131,50 @@ pub fn rebalance_allocate_group(
         .collect())
 }
 
+/// The rebalance-level call of a client that sorts in `order`: copies of
+/// both lists sorted so, then `strategy` for `current`'s share.
+/// [`rebalance_allocate`] is this call in [`SortOrder::Java`].
+///
+/// ```
+/// use rocketmq_rebalance::{rebalance_allocate_in, strategy::Averagely, MessageQueue, SortOrder};
+///
+/// let queues: Vec<_> = (0..2).map(|i| MessageQueue::new("T", "broker-a", i)).collect();
+/// let ids = vec!["\u{E000}".to_string(), "\u{10000}".to_string()];
+/// // A Java client with the first id and a Rust client with the second
+/// // both find themselves second, and take the same queue.
+/// let java = rebalance_allocate_in(SortOrder::Java, &Averagely, "g", &ids[0], &queues, &ids)?;
+/// let rust = rebalance_allocate_in(SortOrder::Bytes, &Averagely, "g", &ids[1], &queues, &ids)?;
+/// assert_eq!(java, rust);
+/// # Ok::<(), rocketmq_rebalance::AllocateError>(())
+/// ```
+pub fn rebalance_allocate_in(
+    order: SortOrder,
+    strategy: &dyn AllocateStrategy,
+    group: &str,
+    current: &str,
+    queues: &[MessageQueue],
+    consumers: &[String],
+) -> Result<Vec<MessageQueue>, AllocateError> {
+    let (queues, consumers) = sorted_in(order, queues, consumers);
+    let mine = strategy.allocate(group, current, &queues, &consumers)?;
+    Ok(mine.into_iter().cloned().collect())
+}
+
 /// Copies of both lists in Java's order.
 fn sorted(queues: &[MessageQueue], consumers: &[String]) -> (Vec<MessageQueue>, Vec<String>) {
+    sorted_in(SortOrder::Java, queues, consumers)
+}
+
+/// Copies of both lists in `order`.
+fn sorted_in(
+    order: SortOrder,
+    queues: &[MessageQueue],
+    consumers: &[String],
+) -> (Vec<MessageQueue>, Vec<String>) {
     let mut queues = queues.to_vec();
-    queues.sort();
+    queues.sort_by(|a, b| order.compare_queues(a, b));
     let mut consumers = consumers.to_vec();
-    consumers.sort_by(|a, b| compare_utf16(a, b));
+    consumers.sort_by(|a, b| order.compare_ids(a, b));
     (queues, consumers)
 }
 

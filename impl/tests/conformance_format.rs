@@ -9,6 +9,7 @@ fn case(strategy: &str, sort: bool, queues: Vec<MessageQueue>, consumers: &[&str
     Case {
         strategy: strategy.into(),
         sort,
+        order: Default::default(),
         virtual_nodes: None,
         consumer_idcs: None,
         queues,

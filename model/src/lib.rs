@@ -49,15 +49,21 @@
 //! - Checking: [`check_strategy`], [`check()`], [`check_model`] with
 //!   [`checked_model`] (for a caller that keeps the model to replay the
 //!   report's paths), [`build_model`], [`CheckOptions`], [`Search`],
-//!   [`Progress`], [`Shard`].
+//!   [`Progress`].
 //! - The report: [`Report`], [`PropertyReport`], [`Status`],
-//!   [`Expectation`], [`Stopped`], [`LivenessStats`], [`ShardStats`],
+//!   [`Expectation`], [`Stopped`], [`LivenessStats`],
 //!   [`Harms`], and the names of the properties (the table below).
 //! - The configuration: [`Config`], [`Scenario`], [`Sizes`] and [`Size`],
 //!   [`NetworkKind`], [`ProtocolOptions`] ([`LockTiming`], [`Commit`],
-//!   [`ConsumeFrom`], [`Allocator`]), the faults ([`Fault`], described by
+//!   [`ConsumeFrom`], [`Allocator`]), each consumer's client
+//!   ([`ClientChoices`], [`ClientChoice`], [`ClientKind`], [`Client`],
+//!   [`shown_id`]), the faults ([`Fault`], described by
 //!   its [`FaultSpec`]), and a typed error for each ([`ConfigError`],
 //!   [`UnknownScenario`], ...).
+//! - Trace validation: [`conform`] decides whether the [`Observation`]s
+//!   of a real run ([`Observed`] changes) are a behaviour of the model,
+//!   within its [`Bounds`], and says why not ([`Conformance`],
+//!   [`Verdict`]).
 //! - The model as Stateright sees it: [`RebalanceModel`], whose states are
 //!   [`SystemState`] and steps [`Action`] (their fields are the model's
 //!   internals); a state and a path as data ([`view`]), and a path's
@@ -111,6 +117,7 @@
 #[macro_use]
 mod config;
 mod check;
+mod conform;
 mod explorer;
 mod guarantees;
 mod model;
@@ -122,14 +129,16 @@ pub mod view;
 
 pub use check::harms::{Harm, Harms};
 pub use check::{
-    check, check_model, checked_model, CheckOptions, Expectation, LivenessStats, Progress,
-    PropertyReport, Report, Search, ShardStats, Status, Stopped,
+    check, check_model, checked_model, serve_check, CheckOptions, Expectation, FingerprintBits,
+    LivenessStats, Progress, PropertyReport, Report, Search, Status, Stopped,
 };
 pub use config::{
-    Allocator, Commit, Config, ConfigError, ConsumeFrom, Dense, DenseIter, Effect, Fault,
-    FaultSpec, Layer, LockTiming, NetworkKind, Pick, ProtocolOptions, Scenario, Size, Sizes,
-    Target, UnknownAllocator, UnknownCommit, UnknownConsumeFrom, UnknownNetwork, UnknownScenario,
+    shown_id, Allocator, Client, ClientChoice, ClientChoices, ClientKind, Commit, Config,
+    ConfigError, ConsumeFrom, Dense, DenseIter, Effect, Fault, FaultSpec, Layer, LockTiming,
+    NetworkKind, Pick, ProtocolOptions, Scenario, Size, Sizes, Target, UnknownAllocator,
+    UnknownCommit, UnknownConsumeFrom, UnknownNetwork, UnknownScenario,
 };
+pub use conform::{conform, Bounds, Conformance, Observation, Observed, Verdict, CONFORMS};
 pub use explorer::{sequence_svg, Svg};
 pub use guarantees::{
     AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED,
@@ -137,7 +146,8 @@ pub use guarantees::{
     NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK, PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
 };
 pub use model::build_model;
-pub use search::{BadShard, Cutoff, Shard};
+pub use search::dataflow::Workers;
+pub use search::Cutoff;
 pub use shell::{Action, RebalanceModel, SystemState};
 
 /// Not the API: what the model's own tests (`model/tests/`) reach into,

@@ -4,12 +4,9 @@
 
 use stateright::{Model, Path, Property};
 
-use std::sync::Arc;
-
 use crate::config::Config;
 use crate::explorer::path_svg;
 use crate::guarantees::checked;
-use crate::search::{shard_roots, Shard};
 use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::{describe_action, describe_state};
 
@@ -18,27 +15,12 @@ pub fn build_model(cfg: Config) -> RebalanceModel {
     RebalanceModel::new(cfg)
 }
 
-impl RebalanceModel {
-    /// The same model restricted to one shard of its state space
-    /// ([`Shard`]): it starts at the shard's prefix states
-    /// and stops at the other shards'.
-    pub fn sharded(self, shard: Shard) -> Self {
-        let roots = shard_roots(&self, shard);
-        let mut model = self;
-        model.shard = Some(Arc::new(roots));
-        model
-    }
-}
-
 impl Model for RebalanceModel {
     type State = SystemState;
     type Action = Action;
 
     fn init_states(&self) -> Vec<SystemState> {
-        match &self.shard {
-            Some(shard) => shard.roots.clone(),
-            None => vec![self.initial_state()],
-        }
+        vec![self.initial_state()]
     }
 
     fn actions(&self, state: &SystemState, actions: &mut Vec<Action>) {
@@ -73,7 +55,7 @@ impl Model for RebalanceModel {
             .collect()
     }
 
-    fn within_boundary(&self, state: &SystemState) -> bool {
-        !self.stop_requested() && self.shard.as_ref().map_or(true, |shard| shard.owns(state))
+    fn within_boundary(&self, _: &SystemState) -> bool {
+        !self.stop_requested()
     }
 }

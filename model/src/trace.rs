@@ -2,7 +2,7 @@
 
 use stateright::Path;
 
-use crate::config::{members_of, Config, Route, RouteStep};
+use crate::config::{members_of, shown_id, Config, Route, RouteStep};
 use crate::guarantees::Group;
 use crate::protocol::message::NO_OFFSET;
 use crate::protocol::name_server::partitioned;
@@ -118,10 +118,15 @@ pub fn describe_broker(cfg: &Config, b: usize, broker: &BrokerState) -> String {
 /// A consumer's name, with its client id when that differs.
 pub fn consumer_name(cfg: &Config, i: usize) -> String {
     let spec = &cfg.consumers[i];
-    if spec.client_id == spec.name {
+    let name = if spec.client_id == spec.name {
         spec.name.clone()
     } else {
-        format!("{} (client id {})", spec.name, spec.client_id)
+        format!("{} (client id {})", spec.name, shown_id(&spec.client_id))
+    };
+    if cfg.mixed_clients() {
+        format!("{name} [{}]", cfg.clients[i].label())
+    } else {
+        name
     }
 }
 
@@ -145,7 +150,11 @@ pub fn describe_consumer(cfg: &Config, i: usize, c: &ConsumerState) -> String {
         .enumerate()
         .filter_map(|(t, v)| {
             v.map(|members| {
-                let list = cfg.member_labels(members);
+                let list = if cfg.mixed_clients() {
+                    cfg.members_as_sorted_by(i, members)
+                } else {
+                    cfg.member_labels(members)
+                };
                 if cfg.topic_names.len() == 1 {
                     list
                 } else {
@@ -235,7 +244,7 @@ pub fn describe_action(
             lapses(cfg, before)
         ),
         Action::Elapse { lagging: Some(c) } => format!(
-            "a tick passes; {}'s clock stands still (it runs slow){}",
+            "a tick passes; {}'s wall clock stands still (stepped back a tick){}",
             model.peer_name(Peer::Consumer(*c)),
             lapses(cfg, before)
         ),
@@ -365,6 +374,30 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
         ),
         Message::CommitOffset { queue, offset, .. } => format!(
             "commit {} = {offset} (synchronous)",
+            cfg.queues[usize::from(*queue)].label
+        ),
+        Message::PullMessage {
+            queue,
+            offset,
+            commit,
+            epoch,
+            ..
+        } => {
+            let label = &cfg.queues[usize::from(*queue)].label;
+            let commits = if *commit == NO_OFFSET {
+                String::new()
+            } else {
+                format!(", commits {commit}")
+            };
+            format!(
+                "PULL_MESSAGE {label} from {offset}{commits}{}",
+                on_connection(*epoch)
+            )
+        }
+        Message::PullResult {
+            queue, from, to, ..
+        } => format!(
+            "pulled {} [{from}, {to})",
             cfg.queues[usize::from(*queue)].label
         ),
         Message::CommitAck { queue } => {

@@ -21,6 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["explorer"],
     &["model"],
     &["check"],
+    &["conform"],
 ];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {

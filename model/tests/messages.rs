@@ -184,6 +184,65 @@ fn synchronous_commit_narrows_duplicates_without_removing_them() {
     assert!(synchronous.max_deliveries.explorer_path.is_some());
 }
 
+/// A consumer that unsubscribes from a topic drops its queues without
+/// persisting their offsets (`truncateMessageQueueNotMyTopic`), and the
+/// next persist no longer sends them: when it then leaves, the next owner
+/// reads the offset last persisted and delivers again every message
+/// consumed since. Were the queues handed over with a persist, as a
+/// rebalance's drop is, only the batch running at the drop would be.
+#[test]
+fn an_unsubscribed_topic_loses_its_offsets_since_the_last_persist() {
+    let sizes = Sizes {
+        consumers: 2,
+        brokers: 1,
+        topics: 2,
+        queues: 1,
+        joins: Some(0),
+        leaves: 1,
+        subscription_changes: 1,
+        messages: 2,
+        ..Sizes::default()
+    };
+    // The rolling upgrade's leaver is the first consumer, the one that
+    // changes its subscription.
+    let cfg = config(
+        Scenario::RollingUpgrade,
+        sizes,
+        "AVG",
+        ProtocolOptions::default(),
+    );
+    let report = run(cfg, false);
+    assert_eq!(status(&report, TRANSIENT_DOUBLE), Status::NotFound);
+    assert_eq!(status(&report, NO_MESSAGE_SKIPPED), Status::Holds);
+    let harms = report.harms.unwrap();
+    assert_eq!(harms.max_duplicates_per_handover.value, 2);
+}
+
+/// With pull requests every pull commits the offset it carries (the
+/// commit-offset flag), so a crash redelivers only what was consumed since
+/// the last pull, not everything since the last persist: on one queue of
+/// two messages, one message delivered twice instead of two.
+#[test]
+fn commits_with_pulls_narrow_what_a_crash_delivers_again() {
+    let sizes = Sizes {
+        consumers: 2,
+        queues: 1,
+        messages: 2,
+        ..Scenario::Crash.default_sizes()
+    };
+    let duplicates = |pull_requests| {
+        let protocol = ProtocolOptions {
+            pull_requests,
+            ..ProtocolOptions::default()
+        };
+        let report = run(config(Scenario::Crash, sizes, "AVG", protocol), false);
+        assert_eq!(status(&report, NO_MESSAGE_SKIPPED), Status::Holds);
+        report.harms.unwrap().max_duplicates_per_handover.value
+    };
+    assert_eq!(duplicates(false), 2);
+    assert_eq!(duplicates(true), 1);
+}
+
 /// Under fairness every message is consumed in the end, after a leave, a
 /// crash (whose running batch is redone) and a join alike.
 #[test]

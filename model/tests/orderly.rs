@@ -168,13 +168,14 @@ fn default_run_with(scenario: Scenario, adjust: impl FnOnce(&mut LockTiming)) ->
     run(config(scenario, adjust, |_| {}), false)
 }
 
-/// A client clock that runs slow: within the margin between its lock's
-/// validity and the broker's lease nothing happens; past it, two consumers
-/// trust a lock on one queue (the old holder's is on a queue it dropped);
-/// past the margin between its renewal period and the lease, the broker
-/// hands a queue it still consumes to the other, and both consume it.
+/// A client's wall clock stepped back (a tick at a time, up to the
+/// budget): within the margin between its lock's validity and the broker's
+/// lease nothing happens; past it, two consumers trust a lock on one queue
+/// (the old holder's is on a queue it dropped). Its renewal runs on the
+/// monotonic clock, which no step moves, so the broker's lease on what it
+/// still consumes never ends: nobody else consumes it.
 #[test]
-fn a_slow_client_clock_breaks_the_lease_past_its_margins() {
+fn a_client_clock_stepped_back_trusts_a_dropped_lock_but_its_renewals_keep_the_lease() {
     let drift = |ticks| {
         run(
             config(Scenario::ClockDrift, |_| {}, |s| s.clock_drift = ticks),
@@ -190,11 +191,12 @@ fn a_slow_client_clock_breaks_the_lease_past_its_margins() {
         status(&past_validity, NO_CONCURRENT_CONSUMPTION),
         Status::Holds
     );
+    let steps = trace(&past_validity, ONE_LIVE_LOCK);
+    assert!(has(&steps, "clock stands still"), "{steps:#?}");
     let past_renewal = default_run(Scenario::ClockDrift);
+    assert_eq!(status(&past_renewal, ONE_LIVE_LOCK), Status::Violated);
     assert_eq!(
         status(&past_renewal, NO_CONCURRENT_CONSUMPTION),
-        Status::Violated
+        Status::Holds
     );
-    let steps = trace(&past_renewal, NO_CONCURRENT_CONSUMPTION);
-    assert!(has(&steps, "clock stands still"), "{steps:#?}");
 }

@@ -213,10 +213,14 @@ fn a_killed_process_and_a_dead_host_both_converge() {
     let cfg = Config::new(Scenario::Crash, sizes, NetworkKind::Ordered, avg).unwrap();
     let report = run(cfg, false);
     assert_eq!(verdicts(&report), "HHHFFF");
-    let example = trace(&report, FULL_CONVERGENCE);
+    // The shortest example of full convergence is the initial state (the
+    // group is converged before the kill); the shortest transient double
+    // ownership is the killed process's queues changing hands, its
+    // connection closing at the broker that answers first.
+    let example = trace(&report, TRANSIENT_DOUBLE);
     assert!(example
         .iter()
-        .any(|l| l.contains("connection to broker-a closes (process died")));
+        .any(|l| l.contains("c1's connection to broker-") && l.contains(" closes (process died")));
     for name in [NO_DOUBLE_OWNERSHIP, CONVERGED_WHEN_QUIESCENT] {
         assert_eq!(report.property(name).unwrap().status, Status::Holds);
     }

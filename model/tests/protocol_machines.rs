@@ -3,6 +3,7 @@
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::internals::{
     BrokerState, ConsumerState, Message, Output, Peer, Phase, ProcessQueue, Query, Route, Timer,
+    NO_OFFSET,
 };
 use rocketmq_rebalance_model::{
     Config, Fault, LockTiming, NetworkKind, ProtocolOptions, Scenario, Sizes,
@@ -252,7 +253,6 @@ fn a_restart_loses_the_table_and_closes_every_member_connection() {
 /// next owner is told no offset is stored.
 #[test]
 fn a_disk_loss_restarts_the_broker_without_its_offsets() {
-    use rocketmq_rebalance_model::internals::NO_OFFSET;
     let cfg = config(Sizes {
         consumers: 2,
         queues: 1,
@@ -284,6 +284,51 @@ fn a_disk_loss_restarts_the_broker_without_its_offsets() {
             }
         )]
     );
+}
+
+/// A running group has offsets stored for the queues of the route it has
+/// been consuming, its retry topic's included, and for none that appear
+/// later (a queue added, a broker that joins). A retry topic's queue with
+/// no offset starts at 0 even when consuming from last would start at its
+/// end.
+#[test]
+fn only_the_starting_routes_queues_have_offsets_and_a_retry_queue_starts_at_0() {
+    let sizes = Sizes {
+        consumers: 2,
+        brokers: 1,
+        queues: 1,
+        joins: Some(0),
+        route_changes: 1,
+        broker_joins: 1,
+        messages: 2,
+        ..Sizes::default()
+    };
+    let retry = ProtocolOptions {
+        retry_topic: true,
+        ..ProtocolOptions::default()
+    };
+    let cfg = common::config_with(Scenario::Healthy, sizes, "AVG", retry);
+    let labels: Vec<&str> = cfg.queues.iter().map(|q| q.label.as_str()).collect();
+    assert_eq!(labels, ["t1.a0", "t1.a1", "t1.b0", "t2.a0", "t2.b0"]);
+    let a = BrokerState::start(&cfg, 0).0;
+    let b = BrokerState::start(&cfg, 1).0;
+    assert_eq!((a.offset(0), a.offset(1), a.offset(3)), (0, NO_OFFSET, 0));
+    assert_eq!((b.offset(2), b.offset(4)), (NO_OFFSET, NO_OFFSET));
+    // Both of broker-b's queues, taken with their first messages gone.
+    let mut c = ConsumerState::start(&cfg, 0).0;
+    c.owned |= 0b10100;
+    c.queues[2] = ProcessQueue::reading();
+    c.queues[4] = ProcessQueue::reading();
+    let none = |queue| Message::Offset {
+        queue,
+        stored: NO_OFFSET,
+        in_memory: false,
+        epoch: 0,
+    };
+    let (business, _) = c.on_message(&cfg, 0, Peer::Broker(1), &none(2)).unwrap();
+    assert_eq!(business.queues[2].cursor, 2, "from last: at its end");
+    let (retried, _) = c.on_message(&cfg, 0, Peer::Broker(1), &none(4)).unwrap();
+    assert_eq!(retried.queues[4].cursor, 0, "a retry queue: from 0");
 }
 
 #[test]
@@ -961,11 +1006,12 @@ fn the_clock_ages_locks_of_the_table_batches_and_dropped_queues_each_to_its_cap(
     assert_eq!(twice.queues[0], once.queues[0], "each age at its cap");
     assert_eq!(twice.queues[1].idle_age, timing.pull_expiry);
     assert_eq!(twice.queues[1].lock_age, 2);
-    // A clock that falls behind: locks and renewal do not age; batches and
-    // dropped queues (the brokers' and the application's time) do.
+    // A wall clock stepped back by the tick: locks do not age; the renewal
+    // (the monotonic clock's), batches and dropped queues (the brokers'
+    // and the application's time) do.
     let behind = c.elapse(&cfg, false);
     assert_eq!(behind.lag, 1);
-    assert_eq!(behind.renew_age, c.renew_age);
+    assert_eq!(behind.renew_age, once.renew_age);
     assert_eq!(behind.queues[0].lock_age, c.queues[0].lock_age);
     assert_eq!(behind.queues[0].batch_age, timing.batch);
     assert_eq!(behind.queues[1].idle_age, timing.pull_expiry);
@@ -1076,7 +1122,6 @@ fn pull_finish_and_commit_of_the_second_queue() {
 
 #[test]
 fn a_queue_taken_over_reads_its_offset_from_its_own_broker() {
-    use rocketmq_rebalance_model::internals::NO_OFFSET;
     let (cfg, c0) = with_messages(ProtocolOptions::default());
     let (next, out) = answered(&cfg, c0, 0b01);
     assert_eq!(next.owned, 0b11);
@@ -1170,6 +1215,85 @@ fn a_queue_taken_over_reads_its_offset_from_its_own_broker() {
             ..batch
         }
     );
+}
+
+/// With pull requests a pull asks the queue's broker, carrying the offset
+/// in memory, which the broker commits before it answers; the answer
+/// starts the batch of the process queue that asked, and only of it.
+#[test]
+fn a_pull_request_commits_its_offset_and_its_answer_goes_to_the_process_queue_that_asked() {
+    let (cfg, c0) = with_messages(ProtocolOptions {
+        pull_requests: true,
+        ..ProtocolOptions::default()
+    });
+    let both = holding_both(c0, 1, ProcessQueue::default());
+    let (asking, out) = both
+        .on_timer(&cfg, 0, &Timer::Pull { queue: 1 })
+        .expect("a pull");
+    let request = Message::PullMessage {
+        queue: 1,
+        offset: 1,
+        commit: 1,
+        generation: false,
+        epoch: 2,
+    };
+    assert_eq!(sends(&out), [(Peer::Broker(1), request)]);
+    assert!(asking.queues[1].pulling && !asking.queues[1].running());
+    assert!(asking
+        .on_timer(&cfg, 0, &Timer::Pull { queue: 1 })
+        .is_none());
+    let broker = BrokerState::start(&cfg, 1).0;
+    let (committed, out) = broker
+        .on_message(&cfg, Peer::Consumer(0), &request)
+        .unwrap();
+    assert_eq!(committed.offset(1), 1, "the commit-offset flag");
+    let answer = Message::PullResult {
+        queue: 1,
+        from: 1,
+        to: 2,
+        generation: false,
+        epoch: 2,
+    };
+    assert_eq!(sends(&out), [(Peer::Consumer(0), answer)]);
+    let (consuming, _) = asking
+        .on_message(&cfg, 0, Peer::Broker(1), &answer)
+        .unwrap();
+    assert_eq!(
+        consuming.queues[1],
+        ProcessQueue {
+            cursor: 2,
+            from: 1,
+            to: 2,
+            ..ProcessQueue::default()
+        }
+    );
+    // Dropped and taken again before the answer: a new process queue, of
+    // another generation, which the old answer does not start.
+    let (dropped, _) = answered(&cfg, asking, 0b11);
+    let (again, _) = answered(&cfg, dropped, 0b01);
+    assert!(again.queues[1].reading_offset && again.queues[1].generation);
+    assert!(again
+        .on_message(&cfg, 0, Peer::Broker(1), &answer)
+        .is_none());
+    // A closed connection loses the pull: the queue is pulled again later.
+    let closed = Message::ConnectionClosed { epoch: 2 };
+    let (reconnecting, _) = asking
+        .on_message(&cfg, 0, Peer::Broker(1), &closed)
+        .unwrap();
+    assert!(!reconnecting.queues[1].pulling);
+    // At offset 0 the flag is off.
+    let fresh = holding_both(c0, 0, ProcessQueue::default());
+    let (_, out) = fresh.on_timer(&cfg, 0, &Timer::Pull { queue: 1 }).unwrap();
+    assert!(matches!(
+        sends(&out)[..],
+        [(
+            _,
+            Message::PullMessage {
+                commit: NO_OFFSET,
+                ..
+            }
+        )]
+    ));
 }
 
 #[test]
@@ -1330,6 +1454,63 @@ fn a_subscription_heartbeats_at_once_an_unsubscription_forgets_the_topic() {
         .0
         .on_fault(&healthy(), 0, Fault::Resubscribe)
         .is_none());
+}
+
+/// `truncateMessageQueueNotMyTopic`: the queues of a topic it no longer
+/// subscribes to leave its table at the end of the round without a persist
+/// or an unlock, a running batch going on; its shutdown then unlocks only
+/// what its table still has, so the broker keeps the lock until its lease
+/// ends.
+#[test]
+fn an_unsubscribed_topics_queues_are_dropped_without_a_persist_or_an_unlock() {
+    let sizes = Sizes {
+        consumers: 2,
+        brokers: 1,
+        topics: 2,
+        queues: 1,
+        joins: Some(0),
+        subscription_changes: 1,
+        messages: 2,
+        ..Sizes::default()
+    };
+    let orderly = ProtocolOptions {
+        orderly: Some(LockTiming::default()),
+        ..ProtocolOptions::default()
+    };
+    let cfg = common::config_with(Scenario::Healthy, sizes, "AVG", orderly);
+    let mut c0 = ConsumerState::start(&cfg, 0).0;
+    assert_eq!((c0.owned, c0.table()), (0b11, 0b11));
+    let running = ProcessQueue {
+        cursor: 2,
+        from: 1,
+        to: 2,
+        locked: true,
+        ..ProcessQueue::default()
+    };
+    c0.queues[1] = running;
+    let (left, _) = c0.on_fault(&cfg, 0, Fault::Resubscribe).unwrap();
+    let (next, out) = answered(&cfg, left, 0b11);
+    assert_eq!(sends(&out), [], "no persist, no unlock");
+    assert_eq!((next.owned, next.table()), (0b01, 0b01));
+    assert_eq!(
+        next.queues[1],
+        ProcessQueue {
+            from: 1,
+            to: 2,
+            ..ProcessQueue::default()
+        },
+        "only the running batch is left"
+    );
+    let (_, out) = next.on_fault(&cfg, 0, Fault::Shutdown).unwrap();
+    let unlocks: Vec<(Peer, Message)> = sends(&out)
+        .into_iter()
+        .filter(|(_, m)| matches!(m, Message::UnlockBatch { .. }))
+        .collect();
+    let unlock_0 = Message::UnlockBatch {
+        queues: 0b01,
+        epoch: 0,
+    };
+    assert_eq!(unlocks, [(Peer::Broker(0), unlock_0)]);
 }
 
 #[test]

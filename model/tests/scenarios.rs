@@ -4,8 +4,8 @@
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::internals::{Group, Route};
 use rocketmq_rebalance_model::{
-    build_model, check, CheckOptions, Config, ConfigError, ConsumeFrom, NetworkKind,
-    ProtocolOptions, Report, Scenario, Size, Sizes, Status, Stopped, AGREE_AT_REST,
+    build_model, check, CheckOptions, Config, ConfigError, ConsumeFrom, FingerprintBits,
+    NetworkKind, ProtocolOptions, Report, Scenario, Size, Sizes, Status, Stopped, AGREE_AT_REST,
     CONVERGED_WHEN_QUIESCENT, DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED, FULL_CONVERGENCE,
     NO_DOUBLE_OWNERSHIP, NO_MESSAGE_SKIPPED, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
 };
@@ -247,6 +247,68 @@ fn a_broker_disk_loss_skips_what_consuming_from_last_jumps_over() {
     assert_eq!(status(&first, DUPLICATE_DELIVERY), Status::Found);
 }
 
+/// A running group has offsets for the queues it has been consuming, not
+/// for a queue added later: when that queue's first messages have left
+/// memory before the group reads its offset, the broker answers that none
+/// is stored and, consuming from last, the new owner starts at the queue's
+/// end. The old queue, whose offset is stored, loses nothing.
+#[test]
+fn a_queue_added_to_a_running_group_after_an_eviction_is_skipped() {
+    let scenario = Scenario::EvictedNewQueue;
+    let sizes = scenario.default_sizes();
+    let report = run(scenario, sizes);
+    assert!(report.complete());
+    assert_eq!(report.exit_code(), 1);
+    for name in [NO_DOUBLE_OWNERSHIP, CONVERGED_WHEN_QUIESCENT, AGREE_AT_REST] {
+        assert_eq!(status(&report, name), Status::Holds, "{name}");
+    }
+    assert_eq!(status(&report, NO_MESSAGE_SKIPPED), Status::Violated);
+    assert_eq!(status(&report, DUPLICATE_DELIVERY), Status::NotFound);
+    let trace = report
+        .property(NO_MESSAGE_SKIPPED)
+        .unwrap()
+        .trace
+        .clone()
+        .unwrap();
+    for words in [
+        "route change (queue added on broker-a)",
+        "broker-a loses its queues' first messages from memory",
+        "offset of a1: none stored, first message not in memory",
+        "UPDATE_CONSUMER_OFFSET a1 = 2",
+    ] {
+        assert!(
+            trace.iter().any(|l| l.contains(words)),
+            "{words}: {trace:#?}"
+        );
+    }
+    assert!(!trace.iter().any(|l| l.contains("offset of a0")));
+    let fair = CheckOptions {
+        threads: 2,
+        liveness: true,
+        ..CheckOptions::default()
+    };
+    let live = check(config(scenario, sizes), &fair, |_| {});
+    assert_eq!(status(&live, EVERY_MESSAGE_CONSUMED), Status::Violated);
+    // The first message in memory: the broker answers 0.
+    let in_memory = run(
+        scenario,
+        Sizes {
+            evictions: 0,
+            ..sizes
+        },
+    );
+    assert_eq!(status(&in_memory, NO_MESSAGE_SKIPPED), Status::Holds);
+    // Consuming from first: from 0.
+    let first = config(scenario, sizes)
+        .with_protocol(ProtocolOptions {
+            consume_from: ConsumeFrom::First,
+            ..ProtocolOptions::default()
+        })
+        .unwrap();
+    let first = check(first, &CheckOptions::default(), |_| {});
+    assert_eq!(status(&first, NO_MESSAGE_SKIPPED), Status::Holds);
+}
+
 #[test]
 fn an_incomplete_run_never_passes() {
     let options = CheckOptions {
@@ -377,9 +439,12 @@ fn every_scenarios_state_space_is_pinned() {
         (Scenario::StaleRoute, 1_031, 3_434),
         (Scenario::BrokerRestart, 1_542, 4_284),
         (Scenario::BrokerDiskLoss, 84_946, 376_331),
+        (Scenario::EvictedNewQueue, 7_082, 27_534),
         (Scenario::RollingUpgrade, 1_130_777, 5_629_193),
         (Scenario::ZombieConsumer, 47_063, 188_056),
         (Scenario::SubscriptionFlap, 41_530, 214_109),
+        (Scenario::MixedClients, 1_988, 6_018),
+        (Scenario::StrategyRollout, 2_241, 6_823),
     ];
     // The orderly scenarios are pinned in `orderly.rs`.
     let pinned: Vec<Scenario> = expected.iter().map(|&(s, _, _)| s).collect();
@@ -394,16 +459,58 @@ fn every_scenarios_state_space_is_pinned() {
         .collect();
     assert!(stray.is_empty(), "pinned, not in Scenario::ALL: {stray:?}");
     for (scenario, unique, generated) in expected {
-        let report = check(
-            config(scenario, scenario.default_sizes()),
-            &CheckOptions::default(),
-            |_| {},
-        );
+        // The states generated are those of a search that takes every
+        // action; sleep sets take fewer to reach exactly the same states.
+        let full = CheckOptions {
+            reduction: false,
+            ..CheckOptions::default()
+        };
+        let report = check(config(scenario, scenario.default_sizes()), &full, |_| {});
         assert!(report.complete(), "{scenario}");
         assert_eq!(
             (report.unique_states, report.states),
             (unique, generated),
             "{scenario}"
         );
+        let reduced = check(
+            config(scenario, scenario.default_sizes()),
+            &CheckOptions::default(),
+            |_| {},
+        );
+        assert!(reduced.complete() && reduced.reduction, "{scenario}");
+        assert_eq!(reduced.unique_states, unique, "{scenario}: sleep sets");
+        assert_eq!(reduced.max_depth, report.max_depth, "{scenario}");
+        assert!(reduced.states <= generated, "{scenario}: sleep sets");
+        let verdicts = |r: &Report| r.properties.iter().map(|p| p.status).collect::<Vec<_>>();
+        assert_eq!(verdicts(&reduced), verdicts(&report), "{scenario}");
+    }
+}
+
+/// 128-bit fingerprints stand for the same states (no 64-bit collision
+/// hides one at these sizes), and every report bounds the chance that one
+/// did.
+#[test]
+fn wide_fingerprints_find_the_same_states_and_verdicts() {
+    for scenario in [
+        Scenario::Healthy,
+        Scenario::DuplicateClientId,
+        Scenario::Crash,
+    ] {
+        let cfg = || config(scenario, scenario.default_sizes());
+        let narrow = check(cfg(), &CheckOptions::default(), |_| {});
+        let wide_options = CheckOptions {
+            fingerprint_bits: FingerprintBits::B128,
+            ..CheckOptions::default()
+        };
+        let wide = check(cfg(), &wide_options, |_| {});
+        assert_eq!(wide.unique_states, narrow.unique_states, "{scenario}");
+        assert_eq!(wide.states, narrow.states, "{scenario}");
+        assert_eq!((narrow.fingerprint_bits, wide.fingerprint_bits), (64, 128));
+        let verdicts = |r: &Report| r.properties.iter().map(|p| p.status).collect::<Vec<_>>();
+        assert_eq!(verdicts(&wide), verdicts(&narrow), "{scenario}");
+        let n = narrow.unique_states as f64;
+        let expected = n * (n - 1.0) / 2f64.powi(65);
+        assert!((narrow.collision_probability / expected - 1.0).abs() < 1e-9);
+        assert!(wide.collision_probability < narrow.collision_probability * 1e-18);
     }
 }

@@ -144,9 +144,12 @@ fn every_scenario_with_two_consumers() {
         stale-route: 149 states; violated []; not found [transient double ownership]
         broker-restart: 1542 states; violated []; not found [transient orphaned queue]
         broker-disk-loss: 84946 states; violated [no message skipped]; not found [transient orphaned queue, paused queue]; harms 2 1 1 0
+        evicted-new-queue: 7082 states; violated [no message skipped]; not found [transient double ownership, duplicate delivery]; harms 1 0 0 1
         rolling-upgrade: 10740 states; violated []; not found []
         zombie-consumer: 47063 states; violated []; not found []
         subscription-flap: 41530 states; violated []; not found [transient double ownership, full convergence]
+        mixed-clients: 1988 states; violated [no queue stays double-owned, converged when quiescent]; not found [full convergence]
+        strategy-rollout: 207 states; violated [no queue stays double-owned, converged when quiescent]; not found []
         ",
     );
 }
@@ -805,7 +808,7 @@ fn every_orderly_switch() {
         orderly kill: 742 states; violated []; not found [transient double ownership]; harms 2 1 1 1
         lost unlocks: 5924 states; violated []; not found [transient double ownership, duplicate delivery]; harms 1 0 0 1
         failed locks: 19522 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
-        clock drift: 1150 states; violated []; not found [transient double ownership]; harms 2 1 1 1
+        clock drift: 826 states; violated []; not found [transient double ownership]; harms 2 1 1 1
         slow batch: 5168 states; violated []; not found [transient double ownership, duplicate delivery]; harms 1 0 0 1
         orderly broker restart: 4497 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         queue removal: 4053 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0

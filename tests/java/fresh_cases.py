@@ -2,7 +2,7 @@
 """Fresh conformance cases: random inputs like those of tests/data/allocate-java.jsonl,
 with expected results computed by the unchanged RocketMQ Java strategies.
 
-    python3 tests/java/fresh_cases.py SEED COUNT [--edge | --client] [--classes DIR] > fresh.jsonl
+    python3 tests/java/fresh_cases.py SEED COUNT [--edge | --client | --bytes] [--classes DIR] > fresh.jsonl
 
 --edge adds corner cases the shipped sample does not have (odd machine-room
 separators, negative and large queue ids, look-alike client ids). --client
@@ -218,8 +218,22 @@ def hexed(s):
     return s.encode('utf-8').hex() if s else '-'
 
 
-def runner_line(c):
-    """The case in Runner.java's input format."""
+def bytes_order(c):
+    """The positions of the queues and of the client ids sorted by UTF-8
+    bytes (queues by topic, broker name, then queue id)."""
+    qs = c['queues']
+    queues = sorted(range(len(qs)), key=lambda i: (qs[i]['topic'].encode('utf-8'),
+                                                   qs[i]['broker'].encode('utf-8'), qs[i]['queue_id']))
+    ids = sorted(range(len(c['consumers'])), key=lambda i: c['consumers'][i].encode('utf-8'))
+    return queues, ids
+
+
+def runner_line(c, order=None):
+    """The case in Runner.java's input format; with `order` (from
+    bytes_order), both lists so sorted and not sorted again."""
+    if order is not None:
+        c = dict(c, sort=False, queues=[c['queues'][i] for i in order[0]],
+                 consumers=[c['consumers'][i] for i in order[1]])
     t = [c['strategy'], '1' if c['sort'] else '0', str(c.get('virtual_nodes', 10))]
     idcs = c.get('consumer_idcs', [])
     t += [str(len(idcs))] + [hexed(x) for x in idcs]
@@ -246,25 +260,37 @@ def main():
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument('--edge', action='store_true', help='add corner cases beyond the sample')
     mode.add_argument('--client', action='store_true', help='client-level cases: sorted lists, UTF-16 order')
+    mode.add_argument('--bytes', action='store_true',
+                      help='client-level cases of a client that sorts by UTF-8 bytes (the Rust and Go clients)')
     here = os.path.dirname(os.path.abspath(__file__))
     parser.add_argument('--classes', default=os.path.join(here, '..', '..', 'target', 'java-harness'))
     args = parser.parse_args()
-    if not os.path.exists(os.path.join(args.classes, 'Runner.class')):
+    # A class path: the harness's folder first (then, say, the client's jars).
+    if not os.path.exists(os.path.join(args.classes.split(os.pathsep)[0], 'Runner.class')):
         sys.exit('no Runner.class in %s: run tests/java/build.sh ROCKETMQ_CHECKOUT first' % args.classes)
 
     rng = random.Random(args.seed)
-    cases = [client_case(rng) if args.client else case(rng, args.edge) for _ in range(args.count)]
+    client = args.client or args.bytes
+    cases = [client_case(rng) if client else case(rng, args.edge) for _ in range(args.count)]
+    # A byte-sorting client sorts both lists by UTF-8 bytes and calls
+    # Java's strategy on them: Runner gets them so sorted, unsorted again.
+    orders = [bytes_order(c) if args.bytes else None for c in cases]
     java = subprocess.run(['java', '-cp', args.classes, 'Runner'],
-                          input=''.join(runner_line(c) + '\n' for c in cases),
+                          input=''.join(runner_line(c, o) + '\n' for c, o in zip(cases, orders)),
                           capture_output=True, text=True, encoding='utf-8', check=True)
     answers = java.stdout.split('\n')[:len(cases)]
     if len(answers) != len(cases):
         sys.exit('Runner answered %d of %d cases' % (len(answers), len(cases)))
-    for c, line in zip(cases, answers):
+    for c, o, line in zip(cases, orders, answers):
         parts = line.split('\t') if c['results'] else []
         if len(parts) != len(c['results']):
             sys.exit('Runner answered %d of %d calls of a case' % (len(parts), len(c['results'])))
         c['results'] = [result(r['current'], a) for r, a in zip(c['results'], parts)]
+        if o is not None:
+            c['order'] = 'bytes'
+            for r in c['results']:
+                if 'queues' in r:
+                    r['queues'] = [o[0][i] for i in r['queues']]
         sys.stdout.write(json.dumps(c, ensure_ascii=False, separators=(',', ':')) + '\n')
 
 

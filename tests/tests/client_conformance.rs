@@ -7,7 +7,7 @@
 
 use rocketmq_rebalance::conformance::Case;
 use rocketmq_rebalance::strategy::{Averagely, AveragelyByCircle};
-use rocketmq_rebalance::{rebalance_allocate, rebalance_allocate_group, MessageQueue};
+use rocketmq_rebalance::{rebalance_allocate, rebalance_allocate_group, MessageQueue, SortOrder};
 
 const CASES: &str = include_str!("../data/rebalance-java.jsonl");
 
@@ -48,6 +48,33 @@ fn every_java_client_case_passes() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// What real consumers of a RocketMQ 5.3.3 cluster took, recorded by
+/// `rebalance conform --cases` from the real runs of `cluster/traces/`.
+const REAL: &str = include_str!("../data/rebalance-real.jsonl");
+
+#[test]
+fn every_allocation_of_a_real_run_is_the_crates() {
+    let mut calls = 0;
+    for (line, text) in REAL.lines().enumerate() {
+        let case: Case =
+            serde_json::from_str(text).unwrap_or_else(|e| panic!("line {}: {e}", line + 1));
+        let ours = case
+            .run()
+            .unwrap_or_else(|e| panic!("line {}: {e}", line + 1));
+        for (expected, actual) in case.results.iter().zip(&ours) {
+            calls += 1;
+            assert!(
+                expected.agrees_with(actual),
+                "line {}: the real consumer took {:?}, the crate gives {:?}",
+                line + 1,
+                expected.queues,
+                actual.queues
+            );
+        }
+    }
+    assert!(calls >= 40, "{calls} real calls");
 }
 
 /// `rebalance_allocate_group` computes every share in one pass; each listed
@@ -199,4 +226,59 @@ fn queues_sort_by_utf16_topic_then_broker_then_id() {
         mine,
         [&queues[3], &queues[2], &queues[1], &queues[0]].map(Clone::clone)
     );
+}
+
+const BYTE_CASES: &str = include_str!("../data/rebalance-bytes.jsonl");
+
+/// The client-level call of a client that sorts by UTF-8 bytes (the Rust
+/// and Go clients), `rebalance_allocate_in(SortOrder::Bytes, ..)`: every
+/// case answered by the Java client's strategies on lists so sorted must
+/// come out identical; and on the same lists Java's sort answers otherwise
+/// for some calls, which is what a group mixing the clients meets.
+#[test]
+fn every_byte_sorting_client_case_passes_and_java_order_differs_there() {
+    let mut failures = Vec::new();
+    let (mut calls, mut java_differs) = (0, 0);
+    for (line, text) in BYTE_CASES.lines().enumerate() {
+        let case: Case = serde_json::from_str(text).unwrap_or_else(|e| panic!("line {line}: {e}"));
+        assert!(case.sort, "line {line}: a client-level case sorts");
+        assert_eq!(case.order, SortOrder::Bytes, "line {line}");
+        let ours = case.run().unwrap_or_else(|e| panic!("line {line}: {e}"));
+        let as_java = Case {
+            order: SortOrder::Java,
+            ..case.clone()
+        }
+        .run()
+        .unwrap_or_else(|e| panic!("line {line}: {e}"));
+        for ((expected, actual), java) in case.results.iter().zip(&ours).zip(&as_java) {
+            calls += 1;
+            if !expected.agrees_with(actual) {
+                failures.push(format!(
+                    "line {} {} current={:?}: expected {:?}/{:?}, got {:?}/{:?}",
+                    line + 1,
+                    case.strategy,
+                    expected.current,
+                    expected.queues,
+                    expected.error,
+                    actual.queues,
+                    actual.error
+                ));
+            }
+            if !expected.agrees_with(java) {
+                java_differs += 1;
+            }
+        }
+    }
+    assert_eq!(calls, 5_913, "the vector file holds 5,913 calls");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        java_differs > 0,
+        "Java's order gives every call the same answer"
+    );
+    println!("{java_differs} of {calls} calls answer otherwise in Java's order");
 }

@@ -440,6 +440,10 @@ mod tests {
             max_depth: 1,
             seconds: 0.0,
             unique_states_per_second: 0.0,
+            generated_per_unique: 1.0,
+            reduction: false,
+            fingerprint_bits: 64,
+            collision_probability: 0.0,
             properties: vec![PropertyReport {
                 name: "a <b> & \"c\"".into(),
                 expectation: Expectation::Always,
@@ -451,7 +455,6 @@ mod tests {
             }],
             liveness: None,
             harms: None,
-            shard: None,
         }
     }
 

@@ -31,6 +31,15 @@ pub fn summary(config: &Config) -> String {
     if sizes.name_servers > 1 {
         line += &format!(", name servers {}", sizes.name_servers);
     }
+    if config.custom_clients() {
+        let clients: Vec<String> = config
+            .consumers
+            .iter()
+            .zip(&config.clients)
+            .map(|(spec, client)| format!("{} {}", spec.name, client.label()))
+            .collect();
+        line += &format!(", clients {}", clients.join(" "));
+    }
     for size in budgets(Size::Messages, false) {
         line += &shown(sizes, size);
     }
@@ -39,6 +48,10 @@ pub fn summary(config: &Config) -> String {
         (protocol.subscription_table, "subscription table"),
         (protocol.retry_topic, "retry topic"),
         (!protocol.notify, "no notifications"),
+        (
+            !protocol.heartbeat_reregisters,
+            "no re-registration (a mutant)",
+        ),
     ] {
         if on {
             line += &format!(", {words}");
@@ -52,6 +65,9 @@ pub fn summary(config: &Config) -> String {
             ", pull batch {}, commit {}, consume from {}",
             sizes.pull_batch, protocol.commit, protocol.consume_from
         );
+        if protocol.pull_requests {
+            line += ", pull requests";
+        }
     }
     if let Some(t) = &protocol.orderly {
         line += &format!(
@@ -118,24 +134,32 @@ pub fn status_word(status: Status) -> &'static str {
 /// the lines between the configuration and the verdicts.
 pub fn run_lines(report: &Report) -> Vec<String> {
     let mut lines = vec![
-        match (report.complete(), report.shard) {
-            (true, Some(s)) => format!(
-                "complete: shard {}/{} visited every state reachable from its {} of the \
-                 {} prefix states (depth {}); an example may lie in another shard",
-                s.index, s.count, s.roots, s.prefix_states, s.prefix_depth
-            ),
-            (true, None) => "complete: every reachable state visited".to_string(),
-            (false, _) => format!("INCOMPLETE: stopped by {}", report.stopped),
+        if report.complete() {
+            "complete: every reachable state visited".to_string()
+        } else {
+            format!("INCOMPLETE: stopped by {}", report.stopped)
         },
         format!(
-            "{} states, {} unique, max depth {}, {:.2} s, {:.0} unique states/s",
+            "{} states, {} unique ({:.2} generated per unique, {}), max depth {}, {:.2} s, \
+             {:.0} unique states/s",
             report.states,
             report.unique_states,
+            report.generated_per_unique,
+            if report.reduction {
+                "sleep sets"
+            } else {
+                "no reduction"
+            },
             report.max_depth,
             report.seconds,
             report.unique_states_per_second
         ),
     ];
+    lines.push(format!(
+        "{}-bit fingerprints: probability that a collision hid a state {:.1e} \
+         (n(n-1)/2^(b+1))",
+        report.fingerprint_bits, report.collision_probability
+    ));
     if let Some(l) = &report.liveness {
         lines.push(format!(
             "liveness graph: {} states, {} transitions, {} bytes/state, {:.2} s",

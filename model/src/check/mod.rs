@@ -1,12 +1,14 @@
-//! One call checks a configuration: safety with Stateright's checkers and,
-//! when asked, liveness with the fair-cycle search, and returns the finished
+//! One call checks a configuration: safety with the project's breadth-first
+//! search and its sleep sets ([`crate::search::bfs`]; Stateright's
+//! simulation for random walks) and, when asked, liveness with the
+//! fair-cycle search, and returns the finished
 //! [`Report`] ([`report`]), which never calls an incomplete run a success.
 
 pub mod harms;
 pub mod liveness;
 pub mod report;
 
-pub use report::{Expectation, LivenessStats, PropertyReport, Report, ShardStats, Status, Stopped};
+pub use report::{Expectation, LivenessStats, PropertyReport, Report, Status, Stopped};
 
 use std::time::{Duration, Instant};
 
@@ -14,19 +16,20 @@ use stateright::{Checker, Model, Path, Property, UniformChooser};
 
 use crate::config::Config;
 use crate::model::build_model;
-use crate::search::{
-    encode_path, indices_of, path_of, shortest_path_to_bad, Limits, Predicate, Shard,
-};
+use crate::search::bfs::{self, collision_probability, Ended};
+use crate::search::dataflow::{self, Failed, Workers};
+use crate::search::{encode_path, indices_of, path_of, shortest_path_to_bad, Limits, Predicate};
+use crate::shell::independence::ActorIndependence;
 use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::describe_path;
 
 /// How the state space is explored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Search {
-    /// Breadth first: whole states in the frontier, shallower traces.
+    /// Breadth first, level by level, with sleep sets unless
+    /// [`CheckOptions::reduction`] is off: one level of whole states kept,
+    /// the others as fingerprints; shortest counterexamples and examples.
     Bfs,
-    /// Depth first: fingerprints only, the fastest and smallest.
-    Dfs,
     /// Random walks from this seed: never exhaustive.
     Simulate(u64),
 }
@@ -44,28 +47,62 @@ pub struct CheckOptions {
     pub timeout: Option<Duration>,
     /// How often the progress callback runs.
     pub progress_every: Duration,
-    /// Also check liveness under weak fairness ("converges and stays
-    /// converged"). The model then has the periodic rebalance
+    /// Also check liveness under fairness ("converges and stays
+    /// converged"): weak for deliveries and timers, strong for the random
+    /// pick of a broker and the orderly clock's ticks. The model then has the periodic rebalance
     /// ([`Config::periodic_rebalance`]), which both parts explore.
     pub liveness: bool,
-    /// Explore only this shard of the state space
-    /// ([`Shard`]): exhaustive shards together are the
-    /// whole space. Safety only: a sharded run checks no liveness and
-    /// measures no harms (the command line refuses `--shard` with
-    /// `--liveness`).
-    pub shard: Option<Shard>,
+    /// Prune transitions with sleep sets (`search/bfs.rs`): the
+    /// same states, verdicts and shortest paths, fewer states generated.
+    /// Off, every enabled action is taken, as Stateright's checkers do.
+    pub reduction: bool,
+    /// Bits of the safety search's fingerprints: 64, or 128 for runs of
+    /// billions of states, where two 64-bit fingerprints may well collide
+    /// (see [`Report::collision_probability`]). The liveness graph's are
+    /// 64 bits.
+    pub fingerprint_bits: FingerprintBits,
+    /// Run the safety search on timely dataflow ([`Workers`]), over
+    /// worker threads or processes on several machines, instead of this
+    /// process's threads: the same states, verdicts and paths. Not with
+    /// `liveness`, whose graph is built in one process.
+    pub workers: Option<Workers>,
+}
+
+/// The width of the safety search's fingerprints.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub enum FingerprintBits {
+    /// 64 bits: 8 bytes a state, and a collision likely past about four
+    /// billion states.
+    #[default]
+    #[serde(rename = "64")]
+    B64,
+    /// 128 bits: 8 bytes more a state.
+    #[serde(rename = "128")]
+    B128,
+}
+
+impl FingerprintBits {
+    /// The width in bits.
+    pub fn bits(self) -> u32 {
+        match self {
+            FingerprintBits::B64 => 64,
+            FingerprintBits::B128 => 128,
+        }
+    }
 }
 
 impl Default for CheckOptions {
     fn default() -> Self {
         Self {
-            search: Search::Dfs,
+            search: Search::Bfs,
             threads: 1,
             max_states: None,
             timeout: None,
             progress_every: Duration::from_secs(3),
             liveness: false,
-            shard: None,
+            reduction: true,
+            fingerprint_bits: FingerprintBits::B64,
+            workers: None,
         }
     }
 }
@@ -112,18 +149,6 @@ pub fn check_model(
     progress: impl FnMut(&Progress),
 ) -> Report {
     let start = Instant::now();
-    if let Some(shard) = options.shard {
-        let model = model.sharded(shard);
-        let mut report = check_safety(model.clone(), options, start, progress);
-        report.shard = model.shard.as_ref().map(|roots| ShardStats {
-            index: shard.index,
-            count: shard.count,
-            prefix_depth: roots.depth,
-            prefix_states: roots.prefix_states,
-            roots: roots.roots.len(),
-        });
-        return report;
-    }
     // An exhaustive run with liveness needs the whole graph anyway: then
     // one exploration decides every property.
     let one_exploration = options.liveness && liveness::decides_safety(&model, options.search);
@@ -148,6 +173,53 @@ pub fn check_model(
     report
 }
 
+/// The part of a process other than the first in a distributed check
+/// ([`Workers::Cluster`] with `process` above 0): it searches with the
+/// others and returns when the search ends; the first process reports.
+pub fn serve_check(model: RebalanceModel, options: &CheckOptions) -> Result<(), String> {
+    let Some(workers) = &options.workers else {
+        return Err("a distributed check needs its workers".to_string());
+    };
+    let served = distributed(&model, options, workers, &mut |_| {});
+    match served {
+        Ok(_) => Ok(()),
+        Err(Failed::Communication(message)) => Err(message),
+        Err(Failed::Unsupported(why)) => Err(format!("the model cannot be searched: {why:?}")),
+    }
+}
+
+/// The options of the project's search for a check's.
+fn bfs_options(options: &CheckOptions) -> bfs::Options {
+    bfs::Options {
+        threads: options.threads,
+        max_states: options.max_states,
+        timeout: options.timeout,
+        reduction: options.reduction,
+        progress_every: options.progress_every,
+    }
+}
+
+/// The safety search on timely dataflow, with the fingerprints asked for.
+fn distributed(
+    model: &RebalanceModel,
+    options: &CheckOptions,
+    workers: &Workers,
+    progress: &mut dyn FnMut(bfs::Counts),
+) -> Result<Option<bfs::Outcome>, Failed> {
+    let model = std::sync::Arc::new(model.clone());
+    let independence = std::sync::Arc::new(ActorIndependence);
+    let fingerprint_bits = options.fingerprint_bits;
+    let options = bfs_options(options);
+    match fingerprint_bits {
+        FingerprintBits::B64 => {
+            dataflow::search::<_, _, u64>(model, independence, options, workers, progress)
+        }
+        FingerprintBits::B128 => {
+            dataflow::search::<_, _, u128>(model, independence, options, workers, progress)
+        }
+    }
+}
+
 /// The limits of an exploration of the graph ([`crate::search::Graph`])
 /// that is part of a run begun at `start`: what is left of its budget.
 fn graph_limits(options: &CheckOptions, start: Instant, stop_at_bad: bool) -> Limits {
@@ -165,11 +237,10 @@ fn check_safety(
     start: Instant,
     progress: impl FnMut(&Progress),
 ) -> Report {
-    let builder = model.checker().threads(options.threads.max(1));
     match options.search {
-        Search::Bfs => drive(builder.spawn_bfs(), options, start, progress),
-        Search::Dfs => drive(builder.spawn_dfs(), options, start, progress),
+        Search::Bfs => search_safety(&model, options, start, progress),
         Search::Simulate(seed) => {
+            let builder = model.checker().threads(options.threads.max(1));
             // Random walks restart from the initial state for ever, so the
             // stop flag alone cannot end them: use Stateright's limits too.
             let mut builder = builder;
@@ -186,6 +257,107 @@ fn check_safety(
                 progress,
             )
         }
+    }
+}
+
+/// The safety check on the project's breadth-first search.
+fn search_safety(
+    model: &RebalanceModel,
+    options: &CheckOptions,
+    start: Instant,
+    mut progress: impl FnMut(&Progress),
+) -> Report {
+    let search_options = bfs_options(options);
+    let progress_of = |counts: bfs::Counts| Progress {
+        states: counts.generated,
+        unique_states: counts.unique,
+        max_depth: counts.max_depth,
+        seconds: start.elapsed().as_secs_f64(),
+    };
+    let mut on_progress = |counts| progress(&progress_of(counts));
+    let outcome = match &options.workers {
+        Some(workers) => {
+            let outcome = distributed(model, options, workers, &mut on_progress);
+            match outcome {
+                Ok(Some(outcome)) => Ok(outcome),
+                Ok(None) | Err(Failed::Communication(_)) => {
+                    return new_report(
+                        model,
+                        Stopped::WorkersFailed,
+                        progress_of(bfs::Counts::default()),
+                        Vec::new(),
+                    );
+                }
+                Err(Failed::Unsupported(why)) => Err(why),
+            }
+        }
+        None => match options.fingerprint_bits {
+            FingerprintBits::B64 => bfs::search::<_, _, u64>(
+                model,
+                &ActorIndependence,
+                search_options,
+                &mut on_progress,
+            ),
+            FingerprintBits::B128 => bfs::search::<_, _, u128>(
+                model,
+                &ActorIndependence,
+                search_options,
+                &mut on_progress,
+            ),
+        },
+    };
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        // Not a model of this project (its properties are `always` and
+        // `sometimes` ones): Stateright's own breadth-first search, which
+        // decides `eventually` on its terminal states.
+        Err(_) => {
+            let checker = model.clone().checker().threads(options.threads.max(1));
+            return drive(checker.spawn_bfs(), options, start, progress);
+        }
+    };
+    let stopped = match outcome.ended {
+        Ended::Exhausted => Stopped::Exhausted,
+        Ended::EveryPropertyDecided => Stopped::EveryPropertyDecided,
+        Ended::StateLimit => Stopped::StateLimit,
+        Ended::Timeout => Stopped::Timeout,
+    };
+    let done = progress_of(outcome.counts);
+    let complete = stopped.is_complete();
+    let shortest_limits = graph_limits(options, start, true);
+    let properties = model
+        .properties()
+        .into_iter()
+        .zip(outcome.discoveries)
+        .map(|(p, discovery)| {
+            let found = discovery.is_some();
+            // The search's discovery is among the shortest; a
+            // counterexample is the first in the order of the liveness
+            // graph's exploration, so that both runs report one path.
+            let counterexample = (found && p.expectation == stateright::Expectation::Always)
+                .then(|| {
+                    let target = Predicate {
+                        condition: p.condition,
+                        holds_when: true,
+                    };
+                    shortest_path_to_bad(model, &target, shortest_limits)
+                })
+                .flatten();
+            let chosen = counterexample
+                .or(discovery)
+                .and_then(|indices| Some((path_of(model, &indices)?, indices)));
+            safety_report(model, &p, found, complete, chosen, None)
+        })
+        .collect();
+    let report = new_report(model, stopped, done, properties);
+    Report {
+        reduction: search_options.reduction,
+        fingerprint_bits: options.fingerprint_bits.bits(),
+        collision_probability: collision_probability(
+            report.unique_states,
+            options.fingerprint_bits.bits(),
+        ),
+        ..report
     }
 }
 
@@ -256,10 +428,10 @@ fn drive(
         Stopped::Exhausted
     };
     let complete = stopped.is_complete();
-    // Stateright's counterexamples are not the shortest (BFS keeps a later
-    // violating state; DFS goes deep first): search breadth-first again,
-    // within what is left of the time budget, and keep Stateright's when
-    // that runs out.
+    // Stateright's counterexamples are not the shortest (its BFS keeps a
+    // later violating state; a random walk wanders): search breadth-first
+    // again, within what is left of the time budget, and keep Stateright's
+    // when that runs out.
     let shortest_limits = graph_limits(options, start, true);
     let properties = model
         .properties()
@@ -282,8 +454,7 @@ fn drive(
                 });
             let found = discoveries.get(p.name);
             let chosen = shortest
-                .or_else(|| found.and_then(|path| Some((path.clone(), indices_of(model, path)?))))
-                .and_then(|chosen| whole_path(model, chosen));
+                .or_else(|| found.and_then(|path| Some((path.clone(), indices_of(model, path)?))));
             safety_report(model, &p, found.is_some(), complete, chosen, found)
         })
         .collect();
@@ -311,10 +482,14 @@ fn new_report(
         max_depth: done.max_depth,
         seconds: done.seconds,
         unique_states_per_second: done.unique_per_second(),
+        generated_per_unique: done.states as f64 / done.unique_states.max(1) as f64,
+        reduction: false,
+        // Stateright's fingerprints and the liveness graph's: 64 bits.
+        fingerprint_bits: 64,
+        collision_probability: collision_probability(done.unique_states, 64),
         properties,
         liveness: None,
         harms: None,
-        shard: None,
     }
 }
 
@@ -347,17 +522,4 @@ fn safety_report(
         path: chosen.map(|(_, indices)| indices),
         cycle_start: None,
     }
-}
-
-/// A path of a shard's model as a path of the whole model, from its
-/// initial state; any other path as it is.
-fn whole_path(
-    model: &RebalanceModel,
-    (path, indices): (Path<SystemState, Action>, Vec<u32>),
-) -> Option<(Path<SystemState, Action>, Vec<u32>)> {
-    let Some(shard) = &model.shard else {
-        return Some((path, indices));
-    };
-    let indices = shard.whole_path(&indices)?;
-    Some((path_of(&model.whole(), &indices)?, indices))
 }

@@ -25,6 +25,9 @@ pub enum Stopped {
     Simulation,
     /// A checker thread panicked.
     CheckerPanicked,
+    /// The workers of a distributed search could not be started or
+    /// connected.
+    WorkersFailed,
     /// The liveness graph was cut short (and with it, when it also
     /// decided them, the safety properties).
     LivenessGraphCut(Cutoff),
@@ -46,6 +49,7 @@ impl fmt::Display for Stopped {
             Self::StateLimit => f.write_str("state limit"),
             Self::Simulation => f.write_str("simulation"),
             Self::CheckerPanicked => f.write_str("checker thread panicked"),
+            Self::WorkersFailed => f.write_str("the distributed workers failed"),
             Self::LivenessGraphCut(cutoff) => write!(f, "liveness graph cut: {cutoff}"),
         }
     }
@@ -203,6 +207,19 @@ pub struct Report {
     pub seconds: f64,
     /// Distinct states per second.
     pub unique_states_per_second: f64,
+    /// States generated per distinct state: the work of the search per
+    /// state it found, which sleep sets cut.
+    pub generated_per_unique: f64,
+    /// Whether the safety search pruned transitions with sleep sets.
+    pub reduction: bool,
+    /// Bits of the fingerprints that stood for the states.
+    pub fingerprint_bits: u32,
+    /// The estimated probability that two distinct states got the same
+    /// fingerprint, so that one was never explored: the birthday bound
+    /// n(n-1)/2^(b+1) for n unique states and b bits (the estimate TLC
+    /// prints as "calculated (optimistic)"), at most 1. It bounds the
+    /// chance that a `holds` or `not found` verdict missed a state.
+    pub collision_probability: f64,
     /// Verdicts, in model order (the liveness property last, when checked).
     pub properties: Vec<PropertyReport>,
     /// Figures of the liveness check, when it ran.
@@ -212,9 +229,6 @@ pub struct Report {
     /// space (a complete run's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub harms: Option<crate::check::harms::Harms>,
-    /// With `--shard`: which part of the state space this run explored.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub shard: Option<ShardStats>,
 }
 
 impl Report {
@@ -248,14 +262,9 @@ impl Report {
     }
 
     /// 0: complete and every property holds; 1: a property fails;
-    /// 3: incomplete (never success). A shard fails only on a
-    /// counterexample: an example may lie in another shard.
+    /// 3: incomplete (never success).
     pub fn exit_code(&self) -> u8 {
-        let failed = |p: &PropertyReport| match self.shard {
-            Some(_) => p.status == Status::Violated,
-            None => p.status.failed(),
-        };
-        if self.properties.iter().any(failed) {
+        if self.properties.iter().any(|p| p.status.failed()) {
             1
         } else if !self.complete() {
             3
@@ -263,20 +272,4 @@ impl Report {
             0
         }
     }
-}
-
-/// Which part of the state space a sharded run explored
-/// ([`Shard`](crate::search::Shard)).
-#[derive(Clone, Copy, Debug, serde::Serialize)]
-pub struct ShardStats {
-    /// Shard index, from 0.
-    pub index: usize,
-    /// Number of shards.
-    pub count: usize,
-    /// Depth of the breadth-first prefix shared out.
-    pub prefix_depth: usize,
-    /// States in that prefix, all shards together.
-    pub prefix_states: usize,
-    /// Prefix states this shard started from.
-    pub roots: usize,
 }

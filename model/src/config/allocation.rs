@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::RwLock;
 
-use rocketmq_rebalance::{rebalance_allocate, MessageQueue};
+use rocketmq_rebalance::{rebalance_allocate_in, MessageQueue};
 
 use super::bits::{members_of, ConsumerSet, QueueSet};
 use super::{Config, Route};
@@ -20,8 +20,10 @@ pub struct Memo(RwLock<HashMap<AllocKey, Option<QueueSet>>>);
 impl Config {
     /// What `consumer` gets of `topic` when `route` is cached and the
     /// broker listed `members`: RocketMQ's `rebalanceByTopic` through
-    /// [`rebalance_allocate`] (both lists sorted in Java order). `None` when
-    /// the strategy fails (RocketMQ then logs and keeps what it has).
+    /// [`rebalance_allocate_in`], both lists sorted in the order of the
+    /// consumer's client and allocated by its strategy (by default the
+    /// Java client's order and the group's strategy). `None` when the
+    /// strategy fails (RocketMQ then logs and keeps what it has).
     pub fn allocate(
         &self,
         route: Route,
@@ -38,8 +40,10 @@ impl Config {
         let cids: Vec<String> = members_of(u64::from(members))
             .map(|c| self.consumers[c].client_id.clone())
             .collect();
-        let result = rebalance_allocate(
-            self.strategy.as_ref(),
+        let client = &self.clients[consumer];
+        let result = rebalance_allocate_in(
+            client.order(),
+            client.strategy.as_ref(),
             &self.group,
             &self.consumers[consumer].client_id,
             &mqs,

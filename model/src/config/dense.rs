@@ -71,7 +71,7 @@ macro_rules! dense_enum {
     ) => {
         $(#[$meta])*
         #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize,
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
         )]
         $vis enum $name {
             $(

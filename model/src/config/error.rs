@@ -52,6 +52,10 @@ pub enum ConfigError {
         /// The strategy's name.
         strategy: String,
     },
+    /// Orderly consumption with server-side assignment: RocketMQ never
+    /// combines them (an orderly consumer's `clientRebalance()` is always
+    /// true, so it allocates on the client whatever the group's setting).
+    OrderlyOnServer,
     /// A part of orderly consumption asked for without `orderly`.
     OrderlyOnly {
         /// The number that needs it.
@@ -61,6 +65,11 @@ pub enum ConfigError {
     ScenarioNeedsOrderly {
         /// The scenario.
         scenario: Scenario,
+    },
+    /// A consumer's client or client id that cannot be used.
+    Clients {
+        /// Why, in the flags' words.
+        reason: String,
     },
     /// The scenario needs more of one size to show what it shows.
     ScenarioNeeds {
@@ -93,6 +102,11 @@ impl fmt::Display for ConfigError {
                 f,
                 "server-side assignment supports AVG and AVG_BY_CIRCLE only, not {strategy}"
             ),
+            Self::OrderlyOnServer => f.write_str(
+                "orderly consumers always rebalance on the client in RocketMQ \
+                 (clientRebalance() is true for orderly consumption), so server-side \
+                 assignment and orderly consumption are never combined",
+            ),
             Self::ScenarioNeeds {
                 scenario,
                 size,
@@ -101,6 +115,7 @@ impl fmt::Display for ConfigError {
             Self::OrderlyOnly { size } => {
                 write!(f, "{size} is modelled with orderly consumption only")
             }
+            Self::Clients { reason } => f.write_str(reason),
             Self::ScenarioNeedsOrderly { scenario } => {
                 write!(f, "{scenario} needs orderly consumption")
             }

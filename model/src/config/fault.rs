@@ -345,7 +345,7 @@ pub fn picks(
     // A rolling upgrade stops the old consumers, the first ones; the new
     // ones are the joiners, the last ones.
     let pick = match (fault, scenario) {
-        (Fault::Shutdown, Scenario::RollingUpgrade) => Pick::First,
+        (Fault::Shutdown, Scenario::RollingUpgrade | Scenario::StrategyRollout) => Pick::First,
         _ => spec.pick,
     };
     layer

@@ -5,6 +5,7 @@
 
 pub mod allocation;
 pub mod bits;
+pub mod clients;
 #[macro_use]
 pub mod dense;
 pub mod error;
@@ -24,6 +25,7 @@ pub use bits::{
     members_of, set_of, ConsumerSet, QueueSet, MAX_BROKERS, MAX_CONSUMERS, MAX_MESSAGES,
     MAX_MESSAGE_QUEUES, MAX_QUEUES, MAX_TOPICS,
 };
+pub use clients::{shown_id, Client, ClientChoice, ClientChoices, ClientKind};
 pub use dense::{Dense, DenseIter};
 pub use error::ConfigError;
 pub use fault::{picks, Effect, Fault, FaultSet, FaultSpec, Layer, Pick, Target};
@@ -49,8 +51,12 @@ pub struct Config {
     pub sizes: Sizes,
     /// Network semantics.
     pub network: NetworkKind,
-    /// The allocation strategy every consumer runs.
+    /// The group's allocation strategy (`--strategy`), which every
+    /// consumer runs unless its client says otherwise.
     pub strategy: Arc<dyn AllocateStrategy>,
+    /// One client per consumer, as [`Config::consumers`]: the order it
+    /// sorts in and the strategy it runs (module `clients`).
+    pub clients: Vec<Client>,
     /// The optional parts of the protocol this run models.
     pub protocol: ProtocolOptions,
     /// Consumers wake up periodically (the rebalance service's 20 s wait)
@@ -88,6 +94,7 @@ impl fmt::Debug for Config {
             .field("sizes", &self.sizes)
             .field("network", &self.network)
             .field("strategy", &self.strategy.name())
+            .field("clients", &self.clients)
             .field("protocol", &self.protocol)
             .field("periodic_rebalance", &self.periodic_rebalance)
             .finish()
@@ -170,9 +177,14 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
         Scenario::InconsistentSubscription | Scenario::SubscriptionFlap => {
             needs(Size::Topics, sizes.topics, 2)
         }
-        Scenario::DuplicateClientId => needs(Size::Consumers, sizes.consumers, 2),
-        // A disk loss is a loss of offsets: without messages, there are none.
-        Scenario::BrokerDiskLoss => needs(Size::Messages, sizes.messages, 1),
+        Scenario::DuplicateClientId | Scenario::MixedClients => {
+            needs(Size::Consumers, sizes.consumers, 2)
+        }
+        // A disk loss is a loss of offsets, and an evicted new queue a
+        // missing one: without messages, there are none.
+        Scenario::BrokerDiskLoss | Scenario::EvictedNewQueue => {
+            needs(Size::Messages, sizes.messages, 1)
+        }
         _ => Ok(()),
     }
 }
@@ -256,14 +268,21 @@ impl Config {
     /// The same configuration with other protocol options.
     pub fn with_protocol(self, protocol: ProtocolOptions) -> Result<Self, ConfigError> {
         let periodic_rebalance = self.periodic_rebalance;
-        Self::new_with(
+        let ids: Vec<String> = self.consumers.iter().map(|c| c.client_id.clone()).collect();
+        let clients = self.clients;
+        let mut cfg = Self::new_with(
             self.scenario,
             self.sizes,
             self.network,
             self.strategy,
             protocol,
-        )
-        .map(|cfg| cfg.with_periodic_rebalance(periodic_rebalance))
+        )?
+        .with_periodic_rebalance(periodic_rebalance);
+        for (spec, id) in cfg.consumers.iter_mut().zip(ids) {
+            spec.client_id = id;
+        }
+        cfg.clients = clients;
+        Ok(cfg)
     }
 
     /// Like [`Config::new`], with `protocol` instead of the scenario's
@@ -278,6 +297,9 @@ impl Config {
     ) -> Result<Self, ConfigError> {
         validate(scenario, &sizes)?;
         validate_orderly(scenario, &sizes, protocol.orderly)?;
+        if protocol.assignment == Allocator::Server && protocol.orderly.is_some() {
+            return Err(ConfigError::OrderlyOnServer);
+        }
         if protocol.assignment == Allocator::Server
             && !matches!(strategy.name(), "AVG" | "AVG_BY_CIRCLE")
         {
@@ -314,15 +336,19 @@ impl Config {
         let of_topic = (0..topic_names.len())
             .map(|t| set_of(routes.queues.len(), |q| routes.queues[q].topic == t))
             .collect();
+        let mut consumers = universe::consumer_specs(scenario, &sizes, &protocol);
+        clients::scenario_ids(scenario, &mut consumers);
+        let clients = clients::scenario_clients(scenario, &consumers, &strategy);
         Ok(Self {
             scenario,
             sizes,
             network,
             strategy,
+            clients,
             protocol,
             periodic_rebalance: false,
             group,
-            consumers: universe::consumer_specs(scenario, &sizes, &protocol),
+            consumers,
             script,
             topic_names,
             broker_names,
@@ -352,6 +378,17 @@ impl Config {
         let dropped =
             members_of(u64::from(route.dropped)).fold(0, |set, b| set | self.on_broker[b]);
         self.routes[usize::from(route.version)].queues[topic] & !dropped
+    }
+
+    /// The queues of the route at the start, every topic's.
+    pub(crate) fn initial_queues(&self) -> QueueSet {
+        (0..self.topic_names.len()).fold(0, |set, t| set | self.route_queues(Route::default(), t))
+    }
+
+    /// Whether queue `queue` is one of the group's retry topic
+    /// (`%RETRY%<group>`, the topic after the others).
+    pub(crate) fn is_retry_queue(&self, queue: usize) -> bool {
+        self.protocol.retry_topic && self.queues[queue].topic == self.sizes.topics
     }
 
     /// Every queue broker `broker` may host.
@@ -446,8 +483,8 @@ impl Config {
     /// Names of the consumers in `set` as brokers report them (client ids):
     /// `[c1 c2]`.
     pub(crate) fn member_labels(&self, set: ConsumerSet) -> String {
-        let labels: Vec<&str> = members_of(u64::from(set))
-            .map(|i| self.consumers[i].client_id.as_str())
+        let labels: Vec<_> = members_of(u64::from(set))
+            .map(|i| shown_id(&self.consumers[i].client_id))
             .collect();
         format!("[{}]", labels.join(" "))
     }

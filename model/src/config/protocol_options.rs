@@ -1,5 +1,6 @@
-//! Switches for the parts of RocketMQ the model can leave out. Each is off
-//! by default, and off it leaves the model exactly as it was without it.
+//! Switches for the parts of RocketMQ the model can leave out, and one
+//! mutant. Each is at RocketMQ's default by default, and there leaves the
+//! model exactly as it was without it.
 
 use std::fmt;
 use std::str::FromStr;
@@ -163,10 +164,31 @@ pub struct ProtocolOptions {
     /// Where a consumer starts on a queue without an offset (with messages
     /// modelled).
     pub consume_from: ConsumeFrom,
+    /// A pull is a request to the queue's broker (`PULL_MESSAGE`), which
+    /// commits the offset it carries (the commit-offset flag) and answers
+    /// with the next messages, applied to the process queue that asked
+    /// (with messages modelled). Off, a pull reads the queue's log at once.
+    pub pull_requests: bool,
     /// Orderly consumption (`MessageListenerOrderly`): broker locks with
     /// leases, and the clock that measures them. `None`: concurrent
     /// consumption, and no clock.
     pub orderly: Option<LockTiming>,
+    /// A heartbeat registers its client whichever connection it comes on
+    /// (`ConsumerManager.registerConsumer` makes no difference between a
+    /// client's first heartbeat and a later one): that is how a broker that
+    /// lost its member table in a restart gets its members back, each at
+    /// its reconnection (at once since 5.2.0) or its next periodic
+    /// heartbeat. On by default, RocketMQ's behaviour.
+    ///
+    /// Off is not a RocketMQ setting but a mutant, which exists to show
+    /// that trace validation can fail on a plausible bug: a heartbeat
+    /// registers a client the broker does not list only on the client's
+    /// first connection there (epoch 0, until its four bits wrap), and on
+    /// any later one (after a restart, an expiry or a route change closed
+    /// the old) refreshes a listed client only. A real broker restart,
+    /// whose members come back, is not a behaviour of it
+    /// (`cluster/tests/conform_traces.rs`).
+    pub heartbeat_reregisters: bool,
 }
 
 impl Default for ProtocolOptions {
@@ -179,7 +201,9 @@ impl Default for ProtocolOptions {
             assignment: Allocator::Client,
             commit: Commit::Async,
             consume_from: ConsumeFrom::Last,
+            pull_requests: false,
             orderly: None,
+            heartbeat_reregisters: true,
         }
     }
 }

@@ -49,6 +49,11 @@ pub enum Scenario {
     /// table; a queue that changes hands meanwhile starts where
     /// `ConsumeFromWhere` says.
     BrokerDiskLoss,
+    /// With messages: a queue is added to a running group's topic, and its
+    /// broker's first messages may leave memory before the group reads
+    /// the new queue's offset: none is stored, so consuming from last the
+    /// new owner starts at the queue's end.
+    EvictedNewQueue,
     /// A consumer upgrade: the first consumer shuts down and a new one (a
     /// new client id) joins, in either order.
     RollingUpgrade,
@@ -61,13 +66,24 @@ pub enum Scenario {
     /// replaces: the table flips, each flip notifies the group, and a pull
     /// of a topic the table lacks fails.
     SubscriptionFlap,
+    /// A group of mixed clients: a consumer of the Rust client (which sorts
+    /// client ids by bytes) joins a running Java consumer, with the
+    /// smallest ids on which the two orders disagree (`U+E000`, `U+10000`):
+    /// both find themselves at the same index and take the same queues.
+    MixedClients,
+    /// A rolling change of the group's strategy (`AVG` to `AVG_BY_CIRCLE`):
+    /// the first consumer shuts down and comes back, a new client id, with
+    /// the new strategy, while the others still run the old one.
+    StrategyRollout,
     /// Orderly consumption with batches that may outlast the forced-unlock
     /// delay: a queue dropped while its batch runs is unlocked without
     /// waiting for it.
     SlowBatch,
-    /// Orderly consumption where the first consumer's clock runs slow
-    /// beyond the margin between its lock validity and the broker's lease,
-    /// while its lock calls time out.
+    /// Orderly consumption where the first consumer's wall clock is
+    /// stepped back beyond the margin between its lock validity and the
+    /// broker's lease: it trusts a lock on a queue it dropped. Its renewal
+    /// runs on the monotonic clock (until this version it slowed with the
+    /// wall clock), so the broker's lease on what it consumes holds.
     ClockDrift,
 }
 
@@ -88,9 +104,12 @@ impl Scenario {
         Self::StaleRoute,
         Self::BrokerRestart,
         Self::BrokerDiskLoss,
+        Self::EvictedNewQueue,
         Self::RollingUpgrade,
         Self::ZombieConsumer,
         Self::SubscriptionFlap,
+        Self::MixedClients,
+        Self::StrategyRollout,
         Self::SlowBatch,
         Self::ClockDrift,
     ];
@@ -112,9 +131,12 @@ impl Scenario {
             Self::StaleRoute => "stale-route",
             Self::BrokerRestart => "broker-restart",
             Self::BrokerDiskLoss => "broker-disk-loss",
+            Self::EvictedNewQueue => "evicted-new-queue",
             Self::RollingUpgrade => "rolling-upgrade",
             Self::ZombieConsumer => "zombie-consumer",
             Self::SubscriptionFlap => "subscription-flap",
+            Self::MixedClients => "mixed-clients",
+            Self::StrategyRollout => "strategy-rollout",
             Self::SlowBatch => "slow-batch",
             Self::ClockDrift => "clock-drift",
         }
@@ -323,9 +345,37 @@ impl Scenario {
                 disk_losses: 1,
                 ..base
             },
+            // Messages are what it is about: two consumers running on one
+            // broker's queue, a second queue added; two messages a queue,
+            // so that the one skipped is not the new queue's only one.
+            Self::EvictedNewQueue => Sizes {
+                consumers: 2,
+                brokers: 1,
+                queues: 1,
+                joins: Some(0),
+                route_changes: 1,
+                messages: 2,
+                evictions: 1,
+                ..base
+            },
             // Two consumers running and a third, the new version, joining:
             // with three running the join and the leave together pass 30 s.
             Self::RollingUpgrade => Sizes {
+                joins: Some(1),
+                leaves: 1,
+                ..base
+            },
+            // A Java consumer running alone, and a Rust one joining.
+            Self::MixedClients => Sizes {
+                consumers: 2,
+                ..base
+            },
+            // The rolling upgrade's shape (the first consumer leaves, a new
+            // one joins) on one broker with three queues: two consumers on
+            // the two strategies then disagree on one queue of three.
+            Self::StrategyRollout => Sizes {
+                brokers: 1,
+                queues: 3,
                 joins: Some(1),
                 leaves: 1,
                 ..base
@@ -353,10 +403,9 @@ impl Scenario {
                 ..base
             },
             // The first consumer holds both queues when the second joins,
-            // and its clock falls three ticks behind: past the margin of one
-            // tick between its lock validity and the broker's lease, and past
-            // the two between its renewal period and the lease, at this
-            // scenario's coarser scale.
+            // and its wall clock is stepped back three ticks: past the
+            // margin of one tick between its lock validity and the
+            // broker's lease, at this scenario's coarser scale.
             Self::ClockDrift => Sizes {
                 consumers: 2,
                 brokers: 1,

@@ -80,8 +80,9 @@ pub struct Sizes {
     /// How many brokers (the first ones) may restart on a replaced disk,
     /// losing their offset tables as well as their memory.
     pub disk_losses: usize,
-    /// With orderly consumption: how many ticks the first consumer's clock
-    /// may fall behind the brokers' in a run.
+    /// With orderly consumption: by how many ticks in all the first
+    /// consumer's wall clock may be stepped back in a run, a tick at a time
+    /// (its renewal runs on the monotonic clock, which no step moves).
     pub clock_drift: usize,
     /// With orderly consumption: how many consumers (the first ones) may
     /// each lose one unlock (a one-way message).

@@ -216,16 +216,20 @@ impl BrokerState {
             Some(c) if cfg.protocol.subscription_table => cfg.consumers[c].topics,
             _ => 0,
         };
-        // A running group has stored offset 0 for every queue; a group that
-        // starts cold has none.
+        // A running group has stored offset 0 for each queue of the route it
+        // has been consuming; a queue added later, or any queue of a broker
+        // that joins later, has none, and a group that starts cold has none
+        // at all.
         let cold = cfg.sizes.joiners() == cfg.sizes.consumers;
+        let consumed = if cold { 0 } else { cfg.initial_queues() };
         let offsets = if !cfg.messages() {
             0
         } else {
             (0..cfg.queues.len())
                 .filter(|&q| usize::from(cfg.broker_of(q)) == broker)
                 .fold(0, |set, q| {
-                    with_offset(set, q, if cold { NO_OFFSET } else { 0 })
+                    let stored = consumed & 1 << q != 0;
+                    with_offset(set, q, if stored { 0 } else { NO_OFFSET })
                 })
         };
         // Consuming orderly, a running group holds the locks of what it
@@ -387,6 +391,7 @@ impl BrokerState {
             | Message::QueryOffset { epoch, .. }
             | Message::UpdateOffset { epoch, .. }
             | Message::CommitOffset { epoch, .. }
+            | Message::PullMessage { epoch, .. }
             | Message::LockBatch { epoch, .. }
             | Message::UnlockBatch { epoch, .. } => *epoch,
             _ => return None,
@@ -417,7 +422,7 @@ impl BrokerState {
         };
         let bit: ConsumerSet = 1 << c;
         let step = match msg {
-            Message::Heartbeat { topics, .. } => current.register(cfg, bit, *topics),
+            Message::Heartbeat { topics, .. } => current.register(cfg, bit, *topics, epoch),
             Message::Unregister { .. } => current.unregister(cfg, bit),
             Message::ChannelClosed { .. } => current.channel_closed(cfg, bit),
             Message::SilenceExpired { alive, .. } => current.expire(from, bit, epoch, *alive),
@@ -442,6 +447,15 @@ impl BrokerState {
             Message::CommitOffset { queue, offset, .. } => {
                 let ack = Message::CommitAck { queue: *queue };
                 current.store_offset(usize::from(*queue), *offset, vec![Output::Send(from, ack)])
+            }
+            Message::PullMessage {
+                queue,
+                offset,
+                commit,
+                generation,
+                ..
+            } => {
+                Some(current.pull_message(cfg, from, *queue, *offset, *commit, *generation, epoch))
             }
             Message::LockBatch { queues, .. } => {
                 let mut next = current;
@@ -483,7 +497,17 @@ impl BrokerState {
     /// (`ConsumerGroupInfo.updateSubscription`, which replaces the table
     /// with the heartbeat's), notifies every member, the sender included. A
     /// heartbeat that changes neither changes nothing.
-    fn register(&self, cfg: &Config, bit: ConsumerSet, topics: u8) -> Step<Self> {
+    ///
+    /// With the mutant that does not re-register (`heartbeat_reregisters`
+    /// of `ProtocolOptions` off), a heartbeat on a later connection than
+    /// the client's first (`epoch` past 0) of a client the broker does not
+    /// list changes nothing either: a broker that lost its member table in
+    /// a restart never gets its members back.
+    fn register(&self, cfg: &Config, bit: ConsumerSet, topics: u8, epoch: u8) -> Step<Self> {
+        let listed = self.memory.members & bit != 0;
+        if !cfg.protocol.heartbeat_reregisters && epoch > 0 && !listed {
+            return None;
+        }
         let mut next = *self;
         next.memory.members |= bit;
         if cfg.protocol.subscription_table {
@@ -546,6 +570,36 @@ impl BrokerState {
         let mut next = *self;
         next.disk.offsets = with_offset(self.disk.offsets, queue, offset);
         (next != *self || !outputs.is_empty()).then_some((next, outputs))
+    }
+
+    /// `PullMessageProcessor.processRequest`: the offset the pull carries,
+    /// if any, is committed (`tryCommitOffset`), and the next messages of
+    /// the log from the offset asked for are the answer (at most
+    /// `pullBatchSize`).
+    #[allow(clippy::too_many_arguments)]
+    fn pull_message(
+        &self,
+        cfg: &Config,
+        from: Peer,
+        queue: u8,
+        offset: u8,
+        commit: u8,
+        generation: bool,
+        epoch: u8,
+    ) -> (Self, Vec<Output>) {
+        let mut next = *self;
+        if commit != NO_OFFSET {
+            next.disk.offsets = with_offset(self.disk.offsets, usize::from(queue), commit);
+        }
+        let end = cfg.sizes.messages as u8;
+        let answer = Message::PullResult {
+            queue,
+            from: offset,
+            to: (offset + cfg.sizes.pull_batch as u8).min(end),
+            generation,
+            epoch,
+        };
+        (next, vec![Output::Send(from, answer)])
     }
 
     /// `QueryAssignmentProcessor.doLoadBalance`: the broker allocates the

@@ -40,7 +40,8 @@ pub fn may_lag<'a>(
 }
 
 /// One tick: every broker's clock advances, and every consumer's but the
-/// `lagging` one's, which falls a tick behind.
+/// `lagging` one's wall clock, stepped back by the tick (its monotonic
+/// clock, which times its renewal, advances).
 pub fn tick(
     cfg: &Config,
     brokers: &mut [BrokerState],

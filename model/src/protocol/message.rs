@@ -170,6 +170,36 @@ pub enum Message {
         /// Queue index.
         queue: u8,
     },
+    /// `PULL_MESSAGE` (with pull requests): the next messages of a queue
+    /// from `offset`, carrying the consumer's offset of it in memory for
+    /// the broker to commit (the commit-offset flag,
+    /// `PullMessageProcessor`'s `tryCommitOffset`).
+    PullMessage {
+        /// Queue index.
+        queue: u8,
+        /// The first offset asked for.
+        offset: u8,
+        /// The offset to commit, [`NO_OFFSET`] when the flag is off (none
+        /// above 0 in memory).
+        commit: u8,
+        /// The asking process queue's generation.
+        generation: bool,
+        /// Connection epoch.
+        epoch: u8,
+    },
+    /// The answer: messages `[from, to)`, for the process queue that asked.
+    PullResult {
+        /// Queue index.
+        queue: u8,
+        /// First offset.
+        from: u8,
+        /// One past the last offset.
+        to: u8,
+        /// The asking process queue's generation.
+        generation: bool,
+        /// Epoch of the connection the question came on.
+        epoch: u8,
+    },
     /// `LOCK_BATCH_MQ`, orderly consumption: lock these queues for the
     /// sender's client id (`RebalanceImpl.lock` for a new queue, `lockAll`
     /// to renew). A synchronous call with a 1 s timeout.

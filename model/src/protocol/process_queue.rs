@@ -36,6 +36,13 @@ pub struct ProcessQueue {
     /// Orderly: ticks since it was dropped, when its pulls stopped
     /// (`lastPullTimestamp`), saturating at the pull expiry.
     pub idle_age: u8,
+    /// With pull requests: a `PULL_MESSAGE` is in flight.
+    pub pulling: bool,
+    /// With pull requests: which process queue of the queue this is, the
+    /// parity of how many came before it. An answer carries the one that
+    /// asked, so an answer to a queue dropped and added again meanwhile is
+    /// told apart and discarded.
+    pub generation: bool,
 }
 
 impl ProcessQueue {
@@ -47,14 +54,37 @@ impl ProcessQueue {
         }
     }
 
-    /// `base` with this queue's batch, if one runs: a batch goes on
-    /// whatever becomes of its queue.
+    /// `base` with what outlives this process queue: its batch, if one
+    /// runs (a batch goes on whatever becomes of its queue), and its
+    /// generation.
     pub fn with_batch_of(base: Self, pq: Self) -> Self {
         Self {
             from: pq.from,
             to: pq.to,
             batch_age: pq.batch_age,
+            generation: pq.generation,
             ..base
+        }
+    }
+
+    /// The batch `[from, to)` starts, and the next pull is from `to`.
+    pub fn consuming(self, from: u8, to: u8) -> Self {
+        Self {
+            from,
+            to,
+            cursor: to,
+            batch_age: 0,
+            ..self
+        }
+    }
+
+    /// Its batch has ended.
+    pub fn finished(self) -> Self {
+        Self {
+            from: 0,
+            to: 0,
+            batch_age: 0,
+            ..self
         }
     }
 

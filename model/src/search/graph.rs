@@ -136,9 +136,10 @@ pub fn fingerprint<T: Hash>(value: &T) -> u64 {
     ahash::RandomState::with_seeds(0x5EED, 0xFA1E, 0xC0DE, 0xBEEF).hash_one(value)
 }
 
-/// Keys that are already fingerprints need no second hash.
+/// Keys that are already fingerprints need no second hash (the graph's
+/// and the safety search's seen sets, 64- or 128-bit).
 #[derive(Default)]
-struct PassThrough(u64);
+pub(crate) struct PassThrough(u64);
 
 impl Hasher for PassThrough {
     fn finish(&self) -> u64 {
@@ -153,6 +154,10 @@ impl Hasher for PassThrough {
 
     fn write_u64(&mut self, n: u64) {
         self.0 = n;
+    }
+
+    fn write_u128(&mut self, n: u128) {
+        self.0 = n as u64 ^ (n >> 64) as u64;
     }
 }
 

@@ -41,7 +41,7 @@ impl Packed for Peer {
 }
 
 impl Packed for ProcessQueue {
-    /// 52 bits: its flags and counters.
+    /// 54 bits: its flags and counters.
     fn packed(&self) -> u128 {
         u128::from(self.reading_offset)
             | u128::from(self.cursor) << 1
@@ -53,6 +53,8 @@ impl Packed for ProcessQueue {
             | u128::from(self.lock_age) << 28
             | u128::from(self.batch_age) << 36
             | u128::from(self.idle_age) << 44
+            | u128::from(self.pulling) << 52
+            | u128::from(self.generation) << 53
     }
 }
 
@@ -107,6 +109,36 @@ impl Packed for Message {
                 epoch,
             } => (15, [queue.into(), offset.into(), epoch.into(), 0]),
             CommitAck { queue } => (16, [queue.into(), 0, 0, 0]),
+            PullMessage {
+                queue,
+                offset,
+                commit,
+                generation,
+                epoch,
+            } => (
+                21,
+                [
+                    u16::from(queue) | u16::from(generation) << 8,
+                    offset.into(),
+                    commit.into(),
+                    epoch.into(),
+                ],
+            ),
+            PullResult {
+                queue,
+                from,
+                to,
+                generation,
+                epoch,
+            } => (
+                22,
+                [
+                    u16::from(queue) | u16::from(generation) << 8,
+                    from.into(),
+                    to.into(),
+                    epoch.into(),
+                ],
+            ),
             LockBatch { queues, epoch } => (17, [queues.into(), epoch.into(), 0, 0]),
             Locked {
                 asked,
@@ -257,6 +289,20 @@ mod tests {
                         epoch: y,
                     },
                     CommitAck { queue: x },
+                    PullMessage {
+                        queue: x,
+                        offset: y,
+                        commit: x,
+                        generation: flag,
+                        epoch: y,
+                    },
+                    PullResult {
+                        queue: y,
+                        from: x,
+                        to: y,
+                        generation: flag,
+                        epoch: x,
+                    },
                     LockBatch {
                         queues: x,
                         epoch: y,

@@ -12,6 +12,7 @@
 
 pub mod deliveries;
 pub mod fingerprint;
+pub mod independence;
 pub mod network;
 pub mod timers;
 
@@ -23,7 +24,6 @@ use crate::protocol::{
     clock, subscription, BrokerState, ConsumerState, Fault, NameServerState, Output, Peer, Step,
     Timer,
 };
-use crate::search::ShardRoots;
 
 pub use deliveries::Deliveries;
 pub use network::{Envelope, Network};
@@ -47,7 +47,7 @@ pub struct SystemState {
 }
 
 /// One step of the system: a delivery or a timer firing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Action {
     /// The message is delivered to its receiver.
     Deliver(Envelope),
@@ -57,7 +57,7 @@ pub enum Action {
     Fault(Peer, Fault),
     /// Orderly consumption only: a tick of the clock, 10 s of RocketMQ's
     /// (`clock::tick`). Every clock advances, except, with clock drift,
-    /// that of the `lagging` consumer, which falls one tick behind.
+    /// the wall clock of the `lagging` consumer, stepped back by the tick.
     Elapse {
         /// The consumer whose clock stands still, if any.
         lagging: Option<u8>,
@@ -71,10 +71,9 @@ pub struct RebalanceModel {
     pub cfg: Arc<Config>,
     /// Set to end a run early: every successor is then out of bounds.
     /// Stateright's own timeout only ends a thread when it runs out of
-    /// local work, which in depth-first search can take minutes.
+    /// local work (a simulation's, or the searches of a model's other
+    /// users), which can take minutes.
     stop: Arc<AtomicBool>,
-    /// With a shard, where its exploration starts and stops.
-    pub(crate) shard: Option<Arc<ShardRoots<SystemState>>>,
 }
 
 impl RebalanceModel {
@@ -83,16 +82,6 @@ impl RebalanceModel {
         Self {
             cfg: Arc::new(cfg),
             stop: Arc::new(AtomicBool::new(false)),
-            shard: None,
-        }
-    }
-
-    /// The whole model, without its shard: the one whose paths reports
-    /// give.
-    pub(crate) fn whole(&self) -> Self {
-        Self {
-            shard: None,
-            ..self.clone()
         }
     }
 
@@ -210,6 +199,7 @@ impl RebalanceModel {
             }
             Action::Timeout(peer, timer) => {
                 let mut change = self.on_timer(state, peer, &timer)?;
+                declared_periodic(&action, peer, &change.outputs);
                 change
                     .outputs
                     .retain(|output| !self.redundant(state, peer, output));
@@ -226,6 +216,7 @@ impl RebalanceModel {
             Action::Fault(peer, fault) => {
                 // As a timer: a fault its machine does not answer is no step.
                 let mut change = self.on_fault(state, peer, fault)?;
+                declared_periodic(&action, peer, &change.outputs);
                 change
                     .outputs
                     .retain(|output| !self.redundant(state, peer, output));
@@ -369,8 +360,16 @@ impl RebalanceModel {
                         dst,
                         msg,
                     };
-                    let merged = subscription::wake_ups_merge(&self.cfg)
-                        && state.network.iter().any(|e| *e == env);
+                    let merges = subscription::wake_ups_merge(&self.cfg);
+                    // Reading the flow makes this step depend on the
+                    // receiver's deliveries: the independence relation
+                    // must know it.
+                    assert!(
+                        !merges || independence::wake_up_receivers(&self.cfg, peer).contains(dst),
+                        "a merged wake-up from {peer:?} to {dst:?}: declare it in \
+                         shell::independence"
+                    );
+                    let merged = merges && state.network.iter().any(|e| *e == env);
                     if !merged {
                         state.network.send(self.cfg.network, env);
                     }
@@ -383,6 +382,24 @@ impl RebalanceModel {
                     state.deliveries.deliver(usize::from(queue), from, to)
                 }
             }
+        }
+    }
+}
+
+/// Refuses a periodic message that the independence relation does not
+/// know `action`'s step sends: the redundancy check reads its receiver's
+/// state and flow, which makes the step depend on the receiver's steps
+/// (`independence`, exception 1).
+fn declared_periodic(action: &Action, from: Peer, outputs: &[Output]) {
+    for output in outputs {
+        if let Output::SendPeriodic(dst, _) = output {
+            assert!(
+                *dst == from
+                    || (independence::may_send_periodic(action)
+                        && independence::periodic_receivers(from).contains(*dst)),
+                "{action:?} sends a periodic message to {dst:?}: declare it in \
+                 shell::independence"
+            );
         }
     }
 }

@@ -250,9 +250,12 @@ impl ConsumerState {
         }
     }
 
-    /// One tick of real time, orderly consumption only: its clock advances
-    /// (unless `own_clock` is false: it falls behind by a tick), and with it
-    /// the age of its locks and of its lock renewal; running batches age.
+    /// One tick of real time, orderly consumption only: its wall clock
+    /// advances (unless `own_clock` is false: it is stepped back by the
+    /// tick, and stands still), and with it the age of its locks
+    /// (`lastLockTimestamp`, wall-clock time). The renewal is timed by the
+    /// monotonic clock (`lockMQPeriodically` on a scheduled executor), which
+    /// no wall-clock step moves, and running batches age in real time.
     pub fn elapse(&self, cfg: &Config, own_clock: bool) -> Self {
         let Some(timing) = cfg.orderly() else {
             return *self;
@@ -262,8 +265,8 @@ impl ConsumerState {
         }
         let mut next = *self;
         let table = self.table();
+        next.renew_age = (self.renew_age + 1).min(timing.renew);
         if own_clock {
-            next.renew_age = (self.renew_age + 1).min(timing.renew);
             let cap = timing.validity.max(timing.unlock_delay) + 1;
             for q in members_of(u64::from(table)) {
                 next.queues[q].lock_age = (self.queues[q].lock_age + 1).min(cap);

@@ -137,6 +137,7 @@ impl ConsumerState {
     fn calls_fail(&self, mut next: Self, cfg: &Config, me: usize, broker: u8) -> (Self, Vec<Output>) {
         let mut outputs = Vec::new();
         next.lock_calls_lost(cfg, broker);
+        next.pulls_lost(cfg, broker);
         if self.querying.is_some_and(|q| q.broker == broker) {
             next.querying = None;
             outputs.extend(self.retry_later(&mut next, cfg, me));
@@ -187,6 +188,7 @@ impl ConsumerState {
             // The next connection there is a new one.
             next.epochs = with_epoch(next.epochs, broker, self.epoch(broker) + 1);
             next.lock_calls_lost(cfg, broker);
+            next.pulls_lost(cfg, broker);
         }
         // A new queue's lock call lost there ends the round unbalanced: the
         // next round is scheduled, as after a closed connection.
@@ -384,11 +386,13 @@ impl ConsumerState {
             next.views[topic] = Some(members);
         }
         // `truncateMessageQueueNotMyTopic`: queues of topics it no longer
-        // subscribes to go at the end of the round.
-        next.owned &= self
+        // subscribes to go at the end of the round, apart from the hand-over
+        // (no persist, no unlock).
+        let mine = self
             .subscribed()
             .fold(0, |set, t| set | cfg.topic_queues(t));
-        let mut outputs = next.hand_over(cfg, me, self.owned);
+        next.truncate_not_my_topic(cfg, mine);
+        let mut outputs = next.hand_over(cfg, me, self.owned & mine);
         outputs.extend(next.schedule(cfg, me));
         (next, outputs)
     }

@@ -14,12 +14,16 @@ impl ConsumerState {
     /// `pullBatchSize`), when no batch runs and, with synchronous commit,
     /// the last one is acknowledged. Orderly
     /// (`ConsumeMessageOrderlyService.ConsumeRequest`), only under a lock it
-    /// trusts; otherwise it locks the queue again (`lockOneMQ`).
+    /// trusts; otherwise it locks the queue again (`lockOneMQ`). With pull
+    /// requests it asks the broker (`PULL_MESSAGE`, carrying its offset in
+    /// memory when above 0) and the answer starts the batch
+    /// ([`ConsumerState::pulled`]).
     pub(super) fn pull(&self, cfg: &Config, me: usize, q: usize) -> Step<Self> {
         let pq = &self.queues[q];
         let end = cfg.sizes.messages as u8;
         let pullable = self.owned & 1 << q != 0
             && !pq.reading_offset
+            && !pq.pulling
             && !pq.running()
             && !pq.awaiting_ack
             && pq.cursor < end
@@ -31,16 +35,62 @@ impl ConsumerState {
             return self.lock_one(cfg, me, q);
         }
         let mut next = *self;
-        let outputs = vec![Output::Arm(Timer::Pull { queue: q as u8 })];
-        let to = (pq.cursor + cfg.sizes.pull_batch as u8).min(end);
-        next.queues[q] = ProcessQueue {
-            from: pq.cursor,
-            to,
-            cursor: to,
-            batch_age: 0,
-            ..*pq
-        };
+        let mut outputs = vec![Output::Arm(Timer::Pull { queue: q as u8 })];
+        if cfg.protocol.pull_requests {
+            let broker = cfg.broker_of(q);
+            outputs.push(Output::Send(
+                Peer::Broker(broker),
+                Message::PullMessage {
+                    queue: q as u8,
+                    offset: pq.cursor,
+                    commit: if pq.cursor > 0 { pq.cursor } else { NO_OFFSET },
+                    generation: pq.generation,
+                    epoch: self.epoch(broker),
+                },
+            ));
+            next.queues[q].pulling = true;
+        } else {
+            let to = (pq.cursor + cfg.sizes.pull_batch as u8).min(end);
+            next.queues[q] = pq.consuming(pq.cursor, to);
+        }
         Some((next, outputs))
+    }
+
+    /// The broker's answer to a pull: applied to the process queue that
+    /// asked, which starts consuming `[from, to)` if it still holds the
+    /// queue (orderly, under a lock it trusts); an answer to a process
+    /// queue dropped meanwhile is discarded (`PullCallback` finds it
+    /// dropped), and one to a queue dropped and added again goes to a
+    /// process queue of another generation, which ignores it.
+    pub(super) fn pulled(
+        &self,
+        cfg: &Config,
+        q: usize,
+        from: u8,
+        to: u8,
+        generation: bool,
+    ) -> Step<Self> {
+        let pq = self.queues[q];
+        if !pq.pulling || pq.generation != generation {
+            return None;
+        }
+        let mut next = *self;
+        next.queues[q].pulling = false;
+        if self.owned & 1 << q != 0 && self.may_consume(cfg, q) {
+            next.queues[q] = next.queues[q].consuming(from, to);
+        }
+        Some((next, Vec::new()))
+    }
+
+    /// Pulls in flight to `broker` that will get no answer (its connection
+    /// closed or dropped): the queue is pulled again later
+    /// (`executePullRequestLater`).
+    pub(super) fn pulls_lost(&mut self, cfg: &Config, broker: u8) {
+        if cfg.protocol.pull_requests {
+            for q in members_of(cfg.broker_queues(usize::from(broker))) {
+                self.queues[q].pulling = false;
+            }
+        }
     }
 
     /// The application finishes the running batch: its messages were
@@ -64,14 +114,9 @@ impl ConsumerState {
         let owned = self.owned & 1 << q != 0;
         // Orderly, a dropped queue stays in the table until unlocked.
         next.queues[q] = if owned || pq.dropped {
-            ProcessQueue {
-                from: 0,
-                to: 0,
-                batch_age: 0,
-                ..pq
-            }
+            pq.finished()
         } else {
-            ProcessQueue::default()
+            ProcessQueue::with_batch_of(ProcessQueue::default(), pq.finished())
         };
         if owned && !pq.reading_offset && cfg.protocol.commit == Commit::Sync {
             let broker = cfg.broker_of(q);
@@ -178,6 +223,9 @@ impl ConsumerState {
             return Some((next, outputs));
         }
         let start = match (stored, cfg.protocol.consume_from) {
+            // `RebalancePushImpl` starts a retry topic's queue at 0,
+            // whatever `ConsumeFromWhere` says.
+            (NO_OFFSET, _) if cfg.is_retry_queue(q) => 0,
             (NO_OFFSET, ConsumeFrom::First) => 0,
             // The broker answers 0 while the first message is in memory;
             // otherwise the client starts at the queue's max offset.
@@ -219,12 +267,7 @@ impl ConsumerState {
             return outputs;
         }
         for q in members_of(removed) {
-            let pq = self.queues[q];
-            self.queues[q] = ProcessQueue {
-                from: pq.from,
-                to: pq.to,
-                ..ProcessQueue::default()
-            };
+            self.queues[q] = ProcessQueue::with_batch_of(ProcessQueue::default(), self.queues[q]);
         }
         for q in members_of(self.owned & !before) {
             outputs.push(self.read_offset(cfg, q));
@@ -232,10 +275,32 @@ impl ConsumerState {
         outputs
     }
 
+    /// `truncateMessageQueueNotMyTopic`: every queue of its table outside
+    /// `mine` (the queues of the topics it subscribes to) is marked dropped
+    /// and removed, and nothing else: no persist (the next persist skips a
+    /// queue it no longer holds, and its offset since the last one is
+    /// lost) and, orderly, no unlock (the lock stays the broker's until its
+    /// lease ends). A running batch goes on, unrecorded.
+    pub(super) fn truncate_not_my_topic(&mut self, cfg: &Config, mine: QueueSet) {
+        let truncated = (self.owned | u64::from(self.dropped())) & !mine;
+        self.owned &= mine;
+        if cfg.messages() {
+            for q in members_of(truncated) {
+                self.queues[q] =
+                    ProcessQueue::with_batch_of(ProcessQueue::default(), self.queues[q]);
+            }
+        }
+    }
+
     /// A queue starts being consumed: its offset is read from its broker
     /// first. A batch still running from an earlier hold goes on.
     pub(super) fn read_offset(&mut self, cfg: &Config, q: usize) -> Output {
-        self.queues[q] = ProcessQueue::with_batch_of(ProcessQueue::reading(), self.queues[q]);
+        let fresh = ProcessQueue::with_batch_of(ProcessQueue::reading(), self.queues[q]);
+        // A new generation, which only answers to pulls need.
+        self.queues[q] = ProcessQueue {
+            generation: fresh.generation ^ cfg.protocol.pull_requests,
+            ..fresh
+        };
         let broker = cfg.broker_of(q);
         Output::Send(
             Peer::Broker(broker),

@@ -252,6 +252,18 @@ impl ConsumerState {
             ) if broker.is_some_and(|b| self.epoch(b) == *epoch) => {
                 Some(self.lock_answered(cfg, me, *asked, *granted))
             }
+            (
+                Phase::Running,
+                Message::PullResult {
+                    queue,
+                    from,
+                    to,
+                    generation,
+                    epoch,
+                },
+            ) if broker.is_some_and(|b| self.epoch(b) == *epoch) => {
+                self.pulled(cfg, usize::from(*queue), *from, *to, *generation)
+            }
             (Phase::Running, Message::CommitAck { queue }) => {
                 self.commit_acknowledged(usize::from(*queue))
             }

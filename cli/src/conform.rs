@@ -1,0 +1,261 @@
+//! `rebalance conform`: whether a real cluster's trace is a behaviour of
+//! the model.
+
+use clap::Args;
+use rocketmq_rebalance_cluster::trace;
+use rocketmq_rebalance_cluster::translate::{
+    validate, AllocationMismatch, Translation, Validation,
+};
+use rocketmq_rebalance_model::{Bounds, Conformance, Verdict};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use crate::input::{bad_input, EXIT_FAILED};
+use crate::model_args::ModelArgs;
+use crate::render::html::html_report;
+
+/// Flags of `rebalance conform`.
+#[derive(Args, Debug)]
+pub struct ConformArgs {
+    /// The NDJSON trace a `rebalance cluster` run wrote (its
+    /// `trace.ndjson`).
+    trace: PathBuf,
+    /// Check against the model flags the trace's run records (its `run`
+    /// event: the script's `conform` flags, the model at the run's own
+    /// sizes, else its `model` flags), instead of the flags given.
+    #[arg(long)]
+    trace_model: bool,
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Unseen steps the model may take in a row between two observations.
+    #[arg(long, default_value_t = Bounds::default().silent_steps)]
+    silent_steps: usize,
+    /// Milliseconds within which observations of different actors may be
+    /// explained in either order.
+    #[arg(long, default_value_t = Bounds::default().concurrency_ns / 1_000_000)]
+    concurrency_ms: u64,
+    /// Nodes (model state, position in the trace) the search may visit.
+    #[arg(long, default_value_t = Bounds::default().max_nodes)]
+    max_nodes: usize,
+    /// Append each distinct allocation the trace shows to FILE, as a
+    /// client-level conformance case (one JSON line, the format of
+    /// `tests/data/rebalance-java.jsonl`) with the real consumer's result.
+    #[arg(long, value_name = "FILE")]
+    cases: Option<PathBuf>,
+    /// Also write the answer as the self-contained HTML page `check
+    /// --html` writes: the run of the model that explained the most, step
+    /// by step with its states, each observed step followed by the
+    /// observation it explains.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// Where `rebalance explore` (run with the same model flags) serves, for
+    /// the page's links.
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:3000")]
+    explorer_url: String,
+    /// Print one JSON object on stdout instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(serde::Serialize)]
+struct Output<'a> {
+    trace: String,
+    model: &'a [String],
+    #[serde(flatten)]
+    conformance: &'a Conformance,
+    unexplained_event: Option<String>,
+    allocations: usize,
+    allocation_mismatches: &'a [AllocationMismatch],
+    conforms: bool,
+}
+
+/// Runs `rebalance conform`: 0 when the trace is a behaviour of the model
+/// and every allocation in it is the crate's; 1 when it is not (the first
+/// observation no run explains, or an allocation); 2 on bad input; 3 when
+/// a search bound was hit first.
+pub fn run(args: ConformArgs) -> ExitCode {
+    let text = match std::fs::read_to_string(&args.trace) {
+        Ok(text) => text,
+        Err(e) => return bad_input(format!("cannot read {}: {e}", args.trace.display())),
+    };
+    let events = match trace::parse(&text) {
+        Ok(events) => events,
+        Err(e) => return bad_input(format!("{}: {e}", args.trace.display())),
+    };
+    let flags: Vec<String> = if args.trace_model {
+        events
+            .iter()
+            .find(|e| e.ev == "run")
+            .map(|run| {
+                let conform = run.strings("conform");
+                if conform.is_empty() {
+                    run.strings("model")
+                } else {
+                    conform
+                }
+            })
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let config = if args.trace_model {
+        ModelArgs::config_from(&flags)
+    } else {
+        args.model.build_config()
+    };
+    let config = match config {
+        Ok(config) => config,
+        Err(e) => return bad_input(e),
+    };
+    if args.silent_steps == 0 || args.max_nodes == 0 {
+        return bad_input("--silent-steps and --max-nodes must be positive");
+    }
+    let bounds = Bounds {
+        silent_steps: args.silent_steps,
+        concurrency_ns: args.concurrency_ms * 1_000_000,
+        max_nodes: args.max_nodes,
+    };
+    // Created now, so that a bad path is refused before the search.
+    let html = match &args.html {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(file) => Some((path, file)),
+            Err(e) => return bad_input(format!("cannot write --html {}: {e}", path.display())),
+        },
+        None => None,
+    };
+    let started = Instant::now();
+    let Validation {
+        translation,
+        model,
+        conformance: result,
+    } = match validate(&events, config, bounds) {
+        Ok(v) => v,
+        Err(e) => return bad_input(format!("{}: {e}", args.trace.display())),
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    if let Some(path) = &args.cases {
+        let lines: String = translation
+            .cases
+            .iter()
+            .filter_map(|c| serde_json::to_string(c).ok())
+            .map(|line| line + "\n")
+            .collect();
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(lines.as_bytes()));
+        if let Err(e) = appended {
+            return bad_input(format!("cannot write --cases {}: {e}", path.display()));
+        }
+    }
+    let unexplained_event = result
+        .unexplained
+        .and_then(|i| translation.observations.get(i))
+        .and_then(|o| text.lines().nth(o.line - 1).map(str::to_owned));
+    let conforms =
+        result.verdict == Verdict::Conforms && translation.allocation_mismatches.is_empty();
+    let mut out = std::io::stdout().lock();
+    let written = if args.json {
+        let output = Output {
+            trace: args.trace.display().to_string(),
+            model: &flags,
+            conformance: &result,
+            unexplained_event,
+            allocations: translation.allocations,
+            allocation_mismatches: &translation.allocation_mismatches,
+            conforms,
+        };
+        serde_json::to_string(&output)
+            .map_err(std::io::Error::other)
+            .and_then(|json| writeln!(out, "{json}"))
+    } else {
+        write_text(
+            &mut out,
+            &result,
+            &translation,
+            unexplained_event.as_deref(),
+        )
+    };
+    if let Err(e) = written {
+        eprintln!("error: cannot write the report: {e}");
+    }
+    if let Some((path, mut file)) = html {
+        let page = html_report(&result.report(&model, seconds), &model, &args.explorer_url);
+        match file.write_all(page.as_bytes()) {
+            Ok(()) => eprintln!("html report: {} ({} bytes)", path.display(), page.len()),
+            Err(e) => eprintln!(
+                "error: cannot write the HTML report {}: {e}",
+                path.display()
+            ),
+        }
+    }
+    match result.verdict {
+        Verdict::BoundHit => ExitCode::from(3),
+        _ if conforms => ExitCode::SUCCESS,
+        _ => ExitCode::from(EXIT_FAILED),
+    }
+}
+
+fn write_text(
+    out: &mut impl Write,
+    result: &Conformance,
+    translation: &Translation,
+    unexplained_event: Option<&str>,
+) -> std::io::Result<()> {
+    let verdict = match result.verdict {
+        Verdict::Conforms => "conforms: a run of the model makes every observed change",
+        Verdict::Mismatch => "does not conform: no run of the model explains an observation",
+        Verdict::BoundHit => {
+            "undecided: a search bound was hit (raise --silent-steps or --max-nodes)"
+        }
+    };
+    writeln!(out, "{verdict}")?;
+    writeln!(
+        out,
+        "  {} observations ({} up to the model's initial state), {} explained by one run, {} nodes searched",
+        result.observations, result.warm_up, result.explained, result.nodes
+    )?;
+    writeln!(
+        out,
+        "  {} allocations checked against the crate, {} differ",
+        translation.allocations,
+        translation.allocation_mismatches.len()
+    )?;
+    for m in &translation.allocation_mismatches {
+        writeln!(
+            out,
+            "  line {}: {} took [{}], the crate gives [{}]",
+            m.line,
+            m.consumer,
+            m.real.join(" "),
+            m.crate_result.join(" ")
+        )?;
+    }
+    if result.verdict == Verdict::Conforms {
+        return Ok(());
+    }
+    if let Some(i) = result.unexplained {
+        if let Some(o) = translation.observations.get(i) {
+            writeln!(out, "first unexplained: line {}: {}", o.line, o.what)?;
+        }
+    }
+    if let Some(event) = unexplained_event {
+        writeln!(out, "  {event}")?;
+    }
+    writeln!(out, "the model's state there:")?;
+    for line in &result.state {
+        writeln!(out, "  {line}")?;
+    }
+    writeln!(out, "the steps it had:")?;
+    for line in &result.enabled {
+        writeln!(out, "  {line}")?;
+    }
+    writeln!(out, "the trace so far, as the model explains it:")?;
+    for line in &result.explanation {
+        writeln!(out, "  {line}")?;
+    }
+    Ok(())
+}

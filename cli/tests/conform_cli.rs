@@ -1,0 +1,138 @@
+//! `rebalance conform`: its exit statuses (0 conforms, 1 it does not, 2 bad
+//! input, 3 a bound hit), its JSON, and the cases it adds, on traces
+//! recorded from real runs (`cluster/traces/`), so that no Java is needed.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn rebalance(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rebalance"))
+        .arg("conform")
+        .args(args)
+        .output()
+        .expect("rebalance runs")
+}
+
+fn recorded(name: &str) -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../cluster/traces/").to_owned() + name
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rebalance-conform-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn a_recorded_run_conforms_to_the_model_it_was_compared_with() {
+    let out = rebalance(&[&recorded("healthy.ndjson"), "--trace-model", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["verdict"], "conforms");
+    assert_eq!(report["conforms"], true);
+    assert_eq!(report["model"][1], "healthy");
+    assert!(report["explained"].as_u64().unwrap() > 0);
+    assert!(report["allocations"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn another_strategy_does_not_conform_and_the_report_names_the_event() {
+    let out = rebalance(&[&recorded("healthy.ndjson"), "--strategy", "AVG_BY_CIRCLE"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for part in [
+        "does not conform",
+        "first unexplained: line ",
+        "the model's state there:",
+        "the steps it had:",
+        "the trace so far, as the model explains it:",
+        "the crate gives",
+    ] {
+        assert!(text.contains(part), "{part}: {text}");
+    }
+    // The event itself, as the trace has it.
+    assert!(text.contains("\"ev\":\"c.mqchanged\""), "{text}");
+}
+
+#[test]
+fn the_html_page_shows_the_run_that_explained_the_most() {
+    let page = scratch("conform.html");
+    let out = rebalance(&[
+        &recorded("healthy.ndjson"),
+        "--strategy",
+        "AVG_BY_CIRCLE",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("the real trace is a behaviour of the model"));
+    assert!(html.contains("VIOLATED"), "the verdict is on the page");
+}
+
+#[test]
+fn a_search_bound_hit_first_exits_3() {
+    let out = rebalance(&[
+        &recorded("healthy.ndjson"),
+        "--trace-model",
+        "--max-nodes",
+        "10",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("a search bound was hit"));
+}
+
+#[test]
+fn bad_input_exits_2_with_a_message() {
+    let malformed = scratch("malformed.ndjson");
+    std::fs::write(&malformed, "{\"t\":1,\"p\":\"c1\"\n").unwrap();
+    let other_schema = scratch("schema.ndjson");
+    std::fs::write(
+        &other_schema,
+        "{\"t\":1,\"p\":\"orchestrator\",\"seq\":1,\"ev\":\"run\",\"schema\":99}\n",
+    )
+    .unwrap();
+    let healthy = recorded("healthy.ndjson");
+    let missing = scratch("missing.ndjson");
+    for args in [
+        vec![malformed.to_str().unwrap()],
+        vec![other_schema.to_str().unwrap()],
+        vec![missing.to_str().unwrap()],
+        vec![healthy.as_str(), "--queues", "3"],
+        vec![healthy.as_str(), "--silent-steps", "0"],
+        vec![healthy.as_str(), "--scenario", "nope"],
+        vec![healthy.as_str(), "--html", "/nonexistent/dir/page.html"],
+    ] {
+        let out = rebalance(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert!(!out.stderr.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn the_cases_of_a_run_are_appended_in_the_conformance_format() {
+    let file = scratch("cases.jsonl");
+    let _ = std::fs::remove_file(&file);
+    for _ in 0..2 {
+        let out = rebalance(&[
+            &recorded("healthy.ndjson"),
+            "--trace-model",
+            "--cases",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    }
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(!lines.is_empty() && lines.len() % 2 == 0, "appended twice");
+    for line in lines {
+        let case: rocketmq_rebalance::conformance::Case = serde_json::from_str(line).unwrap();
+        assert!(case.sort);
+        let ours = case.run().unwrap();
+        assert!(case
+            .results
+            .iter()
+            .zip(&ours)
+            .all(|(e, a)| e.agrees_with(a)));
+    }
+}

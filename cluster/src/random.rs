@@ -1,0 +1,194 @@
+//! Randomised runs for trace validation: a seed picks what happens to a
+//! running group (a join, a graceful leave, a kill, a pause past the
+//! brokers' expiry), whether it happens at rest or while the group is
+//! still rebalancing its start, how many messages flow, and the timers;
+//! the script it makes carries the model flags of that configuration, so
+//! that the run is validated against the model (`conformance`).
+//!
+//! Each pick is one the model's budgets give to the same consumer (a join
+//! is the last consumer's, a leave the last running one's, a kill and a
+//! pause the first's), so the model of the flags is the run's.
+
+use serde_json::{json, Value};
+
+use crate::script::Script;
+
+/// SplitMix64: a seed's stream of picks, the same on every machine.
+struct Picks(u64);
+
+impl Picks {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn one_of<'a, T>(&mut self, options: &'a [T]) -> &'a T {
+        &options[(self.next() % options.len() as u64) as usize]
+    }
+}
+
+/// What happens to the running group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Change {
+    Join,
+    Leave,
+    Kill,
+    Pause,
+}
+
+const CHANGES: [Change; 4] = [Change::Join, Change::Leave, Change::Kill, Change::Pause];
+
+/// The script of seed `seed`, or why it is not a valid script (a bug of
+/// this generator: its tests run twenty seeds).
+pub fn random_script(seed: u64) -> Result<Script, String> {
+    let mut picks = Picks(seed);
+    let change = *picks.one_of(&CHANGES);
+    let at_rest = picks.next() % 2 == 0;
+    let messages = *picks.one_of(&[0u32, 2, 5]);
+    let heartbeat = *picks.one_of(&[500u64, 1000, 2000]);
+    let rebalance = *picks.one_of(&[1000u64, 2000, 3000]);
+    let poll = *picks.one_of(&[1000u64, 2000, 5000]);
+    let running = 3;
+    let consumers = running + usize::from(change == Change::Join);
+    // The model compared with (its check runs before the cluster, so it is
+    // small): the group running and balanced when the change comes.
+    let flags = |joins: usize| {
+        let mut flags = vec![
+            "--scenario".to_owned(),
+            "healthy".to_owned(),
+            "--consumers".to_owned(),
+            consumers.to_string(),
+            "--joins".to_owned(),
+            joins.to_string(),
+        ];
+        let budget = match change {
+            Change::Join => None,
+            Change::Leave => Some("--leaves"),
+            Change::Kill => Some("--kills"),
+            Change::Pause => Some("--expiries"),
+        };
+        if let Some(flag) = budget {
+            flags.extend([flag.to_owned(), "1".to_owned()]);
+        }
+        flags
+    };
+    let model = flags(usize::from(change == Change::Join));
+    // Trace validation's model: the same at rest; otherwise a cold start,
+    // every consumer joining, so that the run's start is validated too (the
+    // search follows the trace, so its size does not matter).
+    let conform = if at_rest {
+        model.clone()
+    } else {
+        flags(consumers)
+    };
+    let mut steps: Vec<Value> = (1..=running)
+        .map(|c| json!({"start": format!("c{c}")}))
+        .collect();
+    if at_rest {
+        steps.push(json!({"await": {"for": "settled", "timeout_s": 120}}));
+    }
+    if messages > 0 {
+        steps.push(json!({"produce": messages}));
+    }
+    let unregistered = |client: &str| -> Vec<Value> {
+        ["broker-a", "broker-b"]
+            .iter()
+            .map(|b| {
+                json!({"await": {"for": {"ev": "b.member", "kind": "CLIENT_UNREGISTER",
+                                          "broker": b, "client": format!("127.0.0.1@{client}")},
+                                 "timeout_s": 90}})
+            })
+            .collect()
+    };
+    let what = match change {
+        Change::Join => {
+            steps.push(json!({"start": "c4"}));
+            "c4 joins c1 c2 c3"
+        }
+        Change::Leave => {
+            steps.push(json!({"shutdown": "c3"}));
+            "c3 of three shuts down"
+        }
+        Change::Kill => {
+            steps.push(json!({"kill": "c1"}));
+            "c1 of three is killed"
+        }
+        Change::Pause => {
+            steps.push(json!({"stop": "c1"}));
+            steps.extend(unregistered("c1"));
+            steps.push(json!({"cont": "c1"}));
+            "c1 of three pauses past the brokers' expiry, then resumes"
+        }
+    };
+    if messages > 0 {
+        steps.push(json!({"await": {"for": "delivered", "timeout_s": 120}}));
+    }
+    steps.push(json!({"await": {"for": "settled", "timeout_s": 120}}));
+    let script = json!({
+        "scenario": format!("random-{seed}"),
+        "what": format!(
+            "seed {seed}: {what}, {}, {messages} messages a queue; heartbeat {heartbeat} ms, rebalance {rebalance} ms, route poll {poll} ms",
+            if at_rest { "at rest" } else { "while the group still starts" }
+        ),
+        "model": model,
+        "conform": conform,
+        "from_settled": true,
+        "consumers": (1..=consumers).map(|c| json!({"name": format!("c{c}")})).collect::<Vec<_>>(),
+        "timers": {
+            "client_properties": {"rocketmq.client.rebalance.waitInterval": rebalance},
+            "client_config": {"heartbeatBrokerInterval": heartbeat,
+                              "pollNameServerInterval": poll,
+                              "persistConsumerOffsetInterval": 1000},
+            "broker_config": {"channelExpiredTimeout": 6000}
+        },
+        "steps": steps,
+    });
+    Script::parse(&script.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seed_gives_the_same_script_and_the_seeds_cover_every_change() {
+        let what = |s: u64| random_script(s).unwrap().what;
+        assert_eq!(what(7), what(7));
+        let seen: Vec<String> = (1..=20).map(|s| random_script(s).unwrap().what).collect();
+        for needle in ["joins", "shuts down", "is killed", "pauses"] {
+            assert!(
+                seen.iter().any(|w| w.contains(needle)),
+                "{needle}: {seen:#?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_model_flags_budget_the_change_for_the_consumer_it_happens_to() {
+        for seed in 1..=20 {
+            let s = random_script(seed).unwrap();
+            let flags = s.conform.clone().unwrap_or_default().join(" ");
+            let expected = if s.what.contains("joins") {
+                "--consumers 4 --joins"
+            } else if s.what.contains("shuts down") {
+                "--leaves 1"
+            } else if s.what.contains("killed") {
+                "--kills 1"
+            } else {
+                "--expiries 1"
+            };
+            assert!(flags.contains(expected), "{seed}: {flags}");
+            // Not at rest, every consumer joins: the model starts cold.
+            if s.what.contains("still starts") {
+                let consumers = s.consumers.len().to_string();
+                assert!(
+                    flags.contains(&format!("--joins {consumers}")),
+                    "{seed}: {flags}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,392 @@
+//! The translator from a real trace to the model's observations
+//! ([`Observation`]), the input of trace validation (`rebalance conform`).
+//!
+//! Its rules, each for a gap between what RocketMQ records and what the
+//! model has:
+//!
+//! - **Names.** The run's topics, in the topology's order, are the model's
+//!   topics in its order; the group's retry topic is the model's when it
+//!   models one and is left out otherwise. A member's client id is what
+//!   follows `@` (`127.0.0.1@c1` is `c1`), as the model names clients.
+//! - **No-ops are dropped.** A broker's member table is observed when it
+//!   changes (the periodic `REGISTER` of a known channel changes nothing);
+//!   a consumer's queues of a topic when `messageQueueChanged` gives a new
+//!   set.
+//! - **Life.** `c.life starting` is the start; `c.life stopping` a graceful
+//!   shutdown (the model's leave starts there, before it unregisters); the
+//!   orchestrator's `kill`, or a `stop` (`SIGSTOP`) followed by neither
+//!   `cont` nor `kill`, the process's death. A `stop` followed by `cont` is
+//!   a pause the model sees only through what the brokers do (their expiry
+//!   of it), so it is no observation of its own.
+//! - **A stopping broker** lists nobody: its member table is lost (the
+//!   unregistrations of its channels as it closes them, one by one, are
+//!   that loss, not changes of their own), until it has started again. A
+//!   broker that stops for good (scale-in: the model's leaving broker stays
+//!   up off the route) is no longer observed.
+//! - **Allocations** are not observations: each `c.alloc` is checked on
+//!   its own against the crate (`rebalance_allocate` on the consumer's own
+//!   inputs), since the model's consumers call the same function.
+
+use std::collections::BTreeMap;
+
+use rocketmq_rebalance::conformance::{CallResult, Case};
+use rocketmq_rebalance::{rebalance_allocate, MessageQueue, SortOrder};
+use rocketmq_rebalance_model::{
+    build_model, conform, Bounds, Config, Conformance, Observation, Observed, RebalanceModel,
+};
+use serde_json::Value;
+
+use crate::trace::Event;
+
+/// A trace in the model's terms.
+#[derive(Clone, Debug)]
+pub struct Translation {
+    /// The observations, in the trace's order.
+    pub observations: Vec<Observation>,
+    /// `c.alloc` events checked against the crate.
+    pub allocations: usize,
+    /// Each allocation whose result differs from the crate's.
+    pub allocation_mismatches: Vec<AllocationMismatch>,
+    /// Each distinct allocation, as a client-level conformance case with
+    /// the real consumer's result (the format of `tests/data`).
+    pub cases: Vec<Case>,
+}
+
+/// A real allocation the crate computes otherwise.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct AllocationMismatch {
+    /// The trace line (from 1).
+    pub line: usize,
+    /// The consumer.
+    pub consumer: String,
+    /// What the real consumer took.
+    pub real: Vec<String>,
+    /// What the crate gives on the same inputs.
+    pub crate_result: Vec<String>,
+}
+
+/// The client id as the model names it: what follows `@`.
+fn client_name(id: &str) -> String {
+    id.rsplit_once('@').map_or(id, |(_, name)| name).to_owned()
+}
+
+fn parse_queue(topic: &str, queue: &str) -> Option<MessageQueue> {
+    let (broker, id) = queue.rsplit_once(':')?;
+    Some(MessageQueue::new(topic, broker, id.parse().ok()?))
+}
+
+/// Trace validation of a whole run: its translation, the model it was
+/// validated against, and the answer.
+pub struct Validation {
+    /// The trace in the model's terms.
+    pub translation: Translation,
+    /// The model, which has the periodic rebalance: a real consumer
+    /// rebalances every 20 s whatever happens, and may ask another broker
+    /// each time.
+    pub model: RebalanceModel,
+    /// Whether the trace is a behaviour of it.
+    pub conformance: Conformance,
+}
+
+/// Validates `events` (a whole run) against `cfg`'s model.
+pub fn validate(events: &[Event], cfg: Config, bounds: Bounds) -> Result<Validation, String> {
+    let translation = translate(events, &cfg)?;
+    let model = build_model(cfg.with_periodic_rebalance(true));
+    let conformance = conform(&model, &translation.observations, bounds);
+    Ok(Validation {
+        translation,
+        model,
+        conformance,
+    })
+}
+
+/// Whether the run's sizes are the model's: its brokers at the start, each
+/// topic's queues on each, its consumers.
+fn check_sizes(spec: &Value, events: &[Event], cfg: &Config) -> Result<(), String> {
+    let brokers = spec
+        .get("brokers")
+        .and_then(Value::as_array)
+        .map_or(0, |bs| {
+            bs.iter()
+                .filter(|b| b.get("late").and_then(Value::as_bool) != Some(true))
+                .count()
+        });
+    let queues: Vec<u64> = spec
+        .get("topics")
+        .and_then(Value::as_array)
+        .map(|ts| {
+            ts.iter()
+                .filter_map(|t| t.get("queues").and_then(Value::as_u64))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut consumers: Vec<&str> = events
+        .iter()
+        .filter(|e| e.ev == "c.life" && e.str("state") == Some("ready"))
+        .map(|e| e.p.as_str())
+        .collect();
+    consumers.dedup();
+    let queues: Vec<usize> = queues.into_iter().map(|q| q as usize).collect();
+    same_sizes(brokers, &queues, consumers.len(), cfg)
+}
+
+/// Whether a run of `brokers` brokers at the start, each topic with these
+/// queues on each, and `consumers` consumers has the sizes of `cfg`'s
+/// model: trace validation needs them equal.
+pub fn same_sizes(
+    brokers: usize,
+    queues: &[usize],
+    consumers: usize,
+    cfg: &Config,
+) -> Result<(), String> {
+    let sizes = &cfg.sizes;
+    let differ = |what: &str, real: usize, model: usize| {
+        format!("the run has {real} {what}, the model {model}: give the model the run's sizes")
+    };
+    if brokers != sizes.brokers {
+        return Err(differ("brokers", brokers, sizes.brokers));
+    }
+    if let Some(&q) = queues.iter().find(|&&q| q != sizes.queues) {
+        return Err(differ("queues a broker", q, sizes.queues));
+    }
+    if consumers != sizes.consumers {
+        return Err(differ("consumers", consumers, sizes.consumers));
+    }
+    Ok(())
+}
+
+/// Turns `events` (a whole trace, as `trace::parse` reads it) into the
+/// observations of `cfg`'s model. An error names what the trace lacks.
+pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> {
+    let topology = events
+        .iter()
+        .find(|e| e.ev == "topology")
+        .ok_or("no `topology` event: the trace does not say what ran")?;
+    let spec = topology
+        .fields
+        .get("spec")
+        .ok_or("`topology` has no `spec`")?;
+    let group = spec
+        .get("group")
+        .and_then(Value::as_str)
+        .ok_or("`topology` has no group")?;
+    let real_topics: Vec<&str> = spec
+        .get("topics")
+        .and_then(Value::as_array)
+        .map(|ts| {
+            ts.iter()
+                .filter_map(|t| t.get("name").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    let business = cfg.sizes.topics;
+    if real_topics.len() != business {
+        return Err(format!(
+            "the trace has {} topics ({}), the model {business}",
+            real_topics.len(),
+            real_topics.join(", ")
+        ));
+    }
+    check_sizes(spec, events, cfg)?;
+    // A topic of the model's name is that topic; the others pair up in
+    // order.
+    let mut unnamed = cfg.topic_names[..business]
+        .iter()
+        .filter(|m| !real_topics.contains(&m.as_str()));
+    let mut topics: BTreeMap<String, String> = real_topics
+        .iter()
+        .map(|real| {
+            let model = if cfg.topic_names[..business].iter().any(|m| m == real) {
+                real.to_string()
+            } else {
+                unnamed.next().cloned().unwrap_or_default()
+            };
+            (real.to_string(), model)
+        })
+        .collect();
+    if cfg.protocol.retry_topic {
+        topics.insert(format!("%RETRY%{group}"), cfg.topic_names[business].clone());
+    }
+    // A `stop` is a death only if nothing follows it for that consumer: a
+    // `cont` makes it a pause, a `kill` the death.
+    let stop_ends = |i: usize, consumer: &str| {
+        events[i + 1..].iter().any(|e| {
+            e.ev == "env"
+                && e.str("consumer") == Some(consumer)
+                && matches!(e.str("action"), Some("cont" | "kill"))
+        })
+    };
+    // A broker that stops and never starts again leaves for good (scale-in):
+    // its table is no longer anyone's, so it is no longer observed.
+    let starts_again = |i: usize, broker: &str| {
+        events[i + 1..].iter().any(|e| {
+            e.ev == "b.life" && e.str("broker") == Some(broker) && e.str("state") == Some("started")
+        })
+    };
+
+    let mut out = Translation {
+        observations: Vec::new(),
+        allocations: 0,
+        allocation_mismatches: Vec::new(),
+        cases: Vec::new(),
+    };
+    let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut owns: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    let mut ids: Vec<&str> = cfg.consumers.iter().map(|c| c.client_id.as_str()).collect();
+    ids.sort_unstable();
+    let distinct_ids = ids.windows(2).all(|w| w[0] != w[1]);
+    // Brokers shutting down: each closed channel is unregistered on the
+    // way, one by one, but the whole table is lost.
+    let mut stopping: Vec<&str> = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        let line = i + 1;
+        let mut seen = None;
+        let mut observe = |what: Observed| seen = Some(what);
+        match e.ev.as_str() {
+            "b.member" if e.fields.contains_key("members") => {
+                let broker = e.str("broker").ok_or(format!("line {line}: no broker"))?;
+                if stopping.contains(&broker) {
+                    continue;
+                }
+                let mut clients: Vec<String> = e
+                    .strings("members")
+                    .iter()
+                    .map(|c| client_name(c))
+                    .collect();
+                clients.sort();
+                // A client listed twice by one broker (its old channel still
+                // there after it reconnected) is the abstraction the spec
+                // leaves out ("Connections"): where the model's ids are all
+                // distinct, it is one member.
+                if distinct_ids {
+                    clients.dedup();
+                }
+                if members.get(broker) != Some(&clients) {
+                    members.insert(broker.to_owned(), clients.clone());
+                    observe(Observed::Members {
+                        broker: broker.to_owned(),
+                        clients,
+                    });
+                }
+            }
+            "b.life" if e.str("state") == Some("started") => {
+                stopping.retain(|b| Some(*b) != e.str("broker"));
+            }
+            "b.life" if e.str("state") == Some("stopping") => {
+                let broker = e.str("broker").ok_or(format!("line {line}: no broker"))?;
+                stopping.push(broker);
+                if starts_again(i, broker) && members.get(broker).is_some_and(|m| !m.is_empty()) {
+                    members.insert(broker.to_owned(), Vec::new());
+                    observe(Observed::Members {
+                        broker: broker.to_owned(),
+                        clients: Vec::new(),
+                    });
+                }
+            }
+            "c.mqchanged" => {
+                let Some(topic) = e.str("topic").and_then(|t| topics.get(t)) else {
+                    continue;
+                };
+                let mut queues = e.strings("divided");
+                queues.sort();
+                let key = (e.p.clone(), topic.clone());
+                if owns.get(&key).map_or(!queues.is_empty(), |q| *q != queues) {
+                    owns.insert(key, queues.clone());
+                    observe(Observed::Owns {
+                        consumer: e.p.clone(),
+                        topic: topic.clone(),
+                        queues,
+                    });
+                }
+            }
+            "c.life" => {
+                let consumer = e.p.clone();
+                match e.str("state") {
+                    Some("starting") => observe(Observed::Started { consumer }),
+                    // The model's leave starts with it: the consumer is no
+                    // longer running while it unregisters.
+                    Some("stopping") => {
+                        owns.retain(|(c, _), _| *c != e.p);
+                        observe(Observed::ShutDown { consumer })
+                    }
+                    _ => {}
+                }
+            }
+            "env" => {
+                let Some(consumer) = e.str("consumer") else {
+                    continue;
+                };
+                let died = match e.str("action") {
+                    Some("kill") => true,
+                    Some("stop") => !stop_ends(i, consumer),
+                    _ => false,
+                };
+                if died {
+                    owns.retain(|(c, _), _| c != consumer);
+                    observe(Observed::Died {
+                        consumer: consumer.to_owned(),
+                    });
+                }
+            }
+            "c.alloc" => {
+                let Some(topic) = e.str("topic") else {
+                    continue;
+                };
+                out.allocations += 1;
+                let queues: Vec<MessageQueue> = e
+                    .strings("mq_all")
+                    .iter()
+                    .filter_map(|q| parse_queue(topic, q))
+                    .collect();
+                let consumers = e.strings("cid_all");
+                let current = e.str("cid").unwrap_or_default();
+                let taken = e.strings("result");
+                let indices: Vec<usize> = taken
+                    .iter()
+                    .filter_map(|r| {
+                        let mq = parse_queue(topic, r)?;
+                        queues.iter().position(|q| *q == mq)
+                    })
+                    .collect();
+                let case = Case {
+                    strategy: cfg.strategy.name().to_owned(),
+                    sort: true,
+                    // The harness's consumers are the Java client.
+                    order: SortOrder::Java,
+                    virtual_nodes: None,
+                    consumer_idcs: None,
+                    queues: queues.clone(),
+                    consumers: consumers.clone(),
+                    results: vec![CallResult::expect_queues(current, indices)],
+                };
+                if !out.cases.contains(&case) {
+                    out.cases.push(case);
+                }
+                let mut real = taken;
+                real.sort();
+                let mut computed: Vec<String> =
+                    rebalance_allocate(&*cfg.strategy, group, current, &queues, &consumers)
+                        .map(|qs| {
+                            qs.iter()
+                                .map(|q| format!("{}:{}", q.broker_name, q.queue_id))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                computed.sort();
+                if computed != real {
+                    out.allocation_mismatches.push(AllocationMismatch {
+                        line,
+                        consumer: e.p.clone(),
+                        real,
+                        crate_result: computed,
+                    });
+                }
+            }
+            _ => {}
+        }
+        if let Some(what) = seen {
+            out.observations.push(Observation { what, t: e.t, line });
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,210 @@
+//! What a real trace can see of the model: the observables of a state
+//! (each broker's member table, each running consumer's queues by topic,
+//! each consumer's life), and the changes a step makes to them, in
+//! RocketMQ's names so that a translator of real events can produce the
+//! same values.
+
+use std::fmt;
+
+use crate::config::{members_of, Config};
+use crate::protocol::Phase;
+use crate::shell::SystemState;
+
+/// A change that a real trace records and the model's step makes, in
+/// RocketMQ's names: brokers `broker-a`, client ids as the broker lists
+/// them, consumers by their process name (`c1`), queues `broker-a:0`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Observed {
+    /// The broker's member table of the group is now these client ids,
+    /// sorted (one per consumer listed; a shared id appears twice).
+    Members {
+        /// The broker.
+        broker: String,
+        /// Its members' client ids.
+        clients: Vec<String>,
+    },
+    /// The running consumer's queues of the topic are now these, sorted
+    /// (`messageQueueChanged`).
+    Owns {
+        /// The consumer.
+        consumer: String,
+        /// The topic.
+        topic: String,
+        /// Its queues of the topic.
+        queues: Vec<String>,
+    },
+    /// The consumer started (`DefaultMQPushConsumer.start`).
+    Started {
+        /// The consumer.
+        consumer: String,
+    },
+    /// The consumer shut down gracefully.
+    ShutDown {
+        /// The consumer.
+        consumer: String,
+    },
+    /// The consumer's process died, or its host.
+    Died {
+        /// The consumer.
+        consumer: String,
+    },
+}
+
+impl Observed {
+    /// Who makes the change: the events of one actor keep their order.
+    pub fn actor(&self) -> &str {
+        match self {
+            Self::Members { broker, .. } => broker,
+            Self::Owns { consumer, .. }
+            | Self::Started { consumer }
+            | Self::ShutDown { consumer }
+            | Self::Died { consumer } => consumer,
+        }
+    }
+}
+
+impl fmt::Display for Observed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Members { broker, clients } => {
+                write!(f, "{broker} lists [{}]", clients.join(" "))
+            }
+            Self::Owns {
+                consumer,
+                topic,
+                queues,
+            } => write!(f, "{consumer} consumes [{}] of {topic}", queues.join(" ")),
+            Self::Started { consumer } => write!(f, "{consumer} starts"),
+            Self::ShutDown { consumer } => write!(f, "{consumer} shuts down"),
+            Self::Died { consumer } => write!(f, "{consumer} dies"),
+        }
+    }
+}
+
+/// One observation of a real trace: what changed, when, and the event
+/// that showed it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Observation {
+    /// The change.
+    pub what: Observed,
+    /// When (ns, the trace's monotonic clock).
+    pub t: u64,
+    /// The trace line (from 1) of the event that showed it.
+    pub line: usize,
+}
+
+/// The observable part of one consumer: its life, and while it runs its
+/// queues by topic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Seen {
+    phase: Phase,
+    owned: u64,
+}
+
+fn seen(state: &SystemState, c: usize) -> Seen {
+    let consumer = &state.consumers[c];
+    Seen {
+        phase: consumer.phase,
+        owned: if consumer.phase == Phase::Running {
+            consumer.owned
+        } else {
+            0
+        },
+    }
+}
+
+/// The client ids of a broker's member table, sorted.
+pub(super) fn clients(cfg: &Config, members: u16) -> Vec<String> {
+    let mut ids: Vec<String> = members_of(u64::from(members))
+        .map(|c| cfg.consumers[c].client_id.clone())
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// The queues of `set` in `topic`, as `broker-a:0`, sorted.
+pub(super) fn queue_names(cfg: &Config, topic: usize, set: u64) -> Vec<String> {
+    let mut names: Vec<String> = members_of(set & cfg.topic_queues(topic))
+        .map(|q| {
+            let mq = &cfg.queues[q].mq;
+            format!("{}:{}", mq.broker_name, mq.queue_id)
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// The changes from `before` to `after` a trace can see, brokers first.
+/// A consumer that stops running is seen to stop, not to drop its queues.
+pub fn changes(cfg: &Config, before: &SystemState, after: &SystemState) -> Vec<Observed> {
+    let mut out = Vec::new();
+    for (b, (old, new)) in before.brokers.iter().zip(&after.brokers).enumerate() {
+        if old.memory.members != new.memory.members {
+            out.push(Observed::Members {
+                broker: cfg.broker_names[b].clone(),
+                clients: clients(cfg, new.memory.members),
+            });
+        }
+    }
+    for c in 0..cfg.consumers.len() {
+        let (old, new) = (seen(before, c), seen(after, c));
+        let consumer = &cfg.consumers[c].name;
+        if old.phase != new.phase {
+            out.push(match new.phase {
+                Phase::Running => Observed::Started {
+                    consumer: consumer.clone(),
+                },
+                Phase::Left => Observed::ShutDown {
+                    consumer: consumer.clone(),
+                },
+                Phase::Crashed | Phase::Idle => Observed::Died {
+                    consumer: consumer.clone(),
+                },
+            });
+        }
+        if new.phase != Phase::Running {
+            continue;
+        }
+        for (topic, name) in cfg.topic_names.iter().enumerate() {
+            let of_topic = cfg.topic_queues(topic);
+            if old.owned & of_topic != new.owned & of_topic {
+                out.push(Observed::Owns {
+                    consumer: consumer.clone(),
+                    topic: name.clone(),
+                    queues: queue_names(cfg, topic, new.owned),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// What the trace must have shown to reach the model's initial state from
+/// nothing started: each broker's members, each consumer's start and
+/// queues (a running group starts registered and balanced).
+pub fn initial_observables(cfg: &Config, state: &SystemState) -> Vec<Observed> {
+    let nothing = SystemState {
+        brokers: state
+            .brokers
+            .iter()
+            .map(|b| {
+                let mut empty = *b;
+                empty.memory.members = 0;
+                empty
+            })
+            .collect(),
+        consumers: state
+            .consumers
+            .iter()
+            .map(|c| {
+                let mut idle = *c;
+                idle.phase = Phase::Idle;
+                idle.owned = 0;
+                idle
+            })
+            .collect(),
+        ..state.clone()
+    };
+    changes(cfg, &nothing, state)
+}

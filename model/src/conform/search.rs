@@ -1,0 +1,396 @@
+//! The search over (model state, position in the trace): breadth-first,
+//! each node a model state and the observations it has explained, so that
+//! the answer is exact within its bounds.
+
+use std::collections::{HashMap, VecDeque};
+
+use stateright::Model;
+
+use super::observation::{changes, initial_observables, Observation, Observed};
+use crate::check::{Expectation, PropertyReport, Report, Status, Stopped};
+use crate::search::bfs::collision_probability;
+use crate::search::{encode_path, fingerprint};
+use crate::shell::{RebalanceModel, SystemState};
+use crate::trace::{describe_action, describe_state};
+
+/// How far the search may go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// Steps the trace cannot see (a heartbeat that changes nothing seen,
+    /// a message on its way) taken in a row between two observations.
+    pub silent_steps: usize,
+    /// Observations of different actors within this many nanoseconds of
+    /// each other may be explained in either order: nothing orders them.
+    pub concurrency_ns: u64,
+    /// Nodes (state, position) the search may visit in all.
+    pub max_nodes: usize,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Self {
+            silent_steps: 12,
+            concurrency_ns: 50_000_000,
+            max_nodes: 5_000_000,
+        }
+    }
+}
+
+/// The answer of [`conform`].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Some run of the model explains every observation.
+    Conforms,
+    /// No run of the model explains the observation at `unexplained`, and
+    /// no bound cut the search short.
+    Mismatch,
+    /// No run explained the whole trace within the bounds, and a bound cut
+    /// some run short: a larger bound might explain it.
+    BoundHit,
+}
+
+/// What [`conform`] found.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Conformance {
+    /// The answer.
+    pub verdict: Verdict,
+    /// Observations in all.
+    pub observations: usize,
+    /// The first observations, up to the model's initial state (a running
+    /// group starts registered and balanced), which the search starts
+    /// after.
+    pub warm_up: usize,
+    /// The most observations one run of the model explained.
+    pub explained: usize,
+    /// Nodes visited.
+    pub nodes: usize,
+    /// Unless it conforms: the first observation no run explained (an
+    /// index into the observations).
+    pub unexplained: Option<usize>,
+    /// Unless it conforms: a state of the model in which it could not be
+    /// explained, one line per actor.
+    pub state: Vec<String>,
+    /// The steps the model had in that state.
+    pub enabled: Vec<String>,
+    /// The steps of the run that explained the most, in RocketMQ's words,
+    /// each observed one followed by the observation it explains.
+    pub explanation: Vec<String>,
+    /// The model's path to that state, as indices into each state's
+    /// actions (`explorer_indices` turns them into the explorer's).
+    #[serde(skip)]
+    pub path: Vec<u32>,
+    /// Whether a bound (silent steps or nodes) cut a run short.
+    pub bound_hit: bool,
+}
+
+/// One node: a state, the observations explained so far (`next`, the
+/// first unexplained, and `ahead`, those after it already explained, as
+/// bits from `next + 1`), and the silent steps taken since the last.
+#[derive(Clone)]
+struct Node {
+    state: SystemState,
+    next: usize,
+    ahead: u64,
+    silent: usize,
+    parent: Option<usize>,
+    /// The action index in the parent state, and what it explained.
+    via: Option<(u32, Vec<usize>)>,
+}
+
+/// The observable values a run of observations has reached: the latest
+/// value of each key (a broker's members, a consumer's life, its queues of
+/// a topic), without those at their start value.
+fn fold<'a>(observed: impl IntoIterator<Item = &'a Observed>) -> HashMap<String, &'a Observed> {
+    let mut values = HashMap::new();
+    for o in observed {
+        let key = match o {
+            Observed::Members { broker, .. } => format!("members {broker}"),
+            Observed::Owns {
+                consumer, topic, ..
+            } => format!("owns {consumer} {topic}"),
+            Observed::Started { consumer }
+            | Observed::ShutDown { consumer }
+            | Observed::Died { consumer } => format!("life {consumer}"),
+        };
+        values.insert(key, o);
+    }
+    values.retain(|_, o| match o {
+        Observed::Members { clients, .. } => !clients.is_empty(),
+        Observed::Owns { queues, .. } => !queues.is_empty(),
+        _ => true,
+    });
+    values
+}
+
+/// The first position after which the observations have shown the model's
+/// initial state (0 for a cold start), if they ever do.
+fn warm_up(initial: &[Observed], observations: &[Observation]) -> Option<usize> {
+    let target = fold(initial);
+    if target.is_empty() {
+        return Some(0);
+    }
+    (1..=observations.len()).find(|&n| fold(observations[..n].iter().map(|o| &o.what)) == target)
+}
+
+/// Decides whether the observations are a behaviour of `model`: whether
+/// some run from its initial state makes exactly these changes, in this
+/// order up to the concurrency window, with at most `bounds.silent_steps`
+/// unseen steps between two of them.
+pub fn conform(
+    model: &RebalanceModel,
+    observations: &[Observation],
+    bounds: Bounds,
+) -> Conformance {
+    let cfg = &*model.cfg;
+    let initial = model.initial_state();
+    let start = warm_up(&initial_observables(cfg, &initial), observations);
+    let mut result = Conformance {
+        verdict: Verdict::Mismatch,
+        observations: observations.len(),
+        warm_up: start.unwrap_or(0),
+        explained: 0,
+        nodes: 0,
+        unexplained: None,
+        state: Vec::new(),
+        enabled: Vec::new(),
+        explanation: Vec::new(),
+        path: Vec::new(),
+        bound_hit: false,
+    };
+    let Some(start) = start else {
+        // The trace never shows the group the model starts with.
+        result.unexplained = Some(observations.len().saturating_sub(1));
+        result.state = describe_state(model, &initial);
+        result.explanation = initial_observables(cfg, &initial)
+            .iter()
+            .map(|o| format!("the model starts with: {o}"))
+            .collect();
+        return result;
+    };
+    let mut nodes = vec![Node {
+        state: initial,
+        next: start,
+        ahead: 0,
+        silent: 0,
+        parent: None,
+        via: None,
+    }];
+    let mut seen: HashMap<(u64, usize, u64), usize> = HashMap::new();
+    seen.insert((fingerprint(&nodes[0].state), start, 0), 0);
+    let mut queue = VecDeque::from([0usize]);
+    let mut best = 0usize;
+    let mut actions = Vec::new();
+    while let Some(n) = queue.pop_front() {
+        let (next, ahead, silent) = (nodes[n].next, nodes[n].ahead, nodes[n].silent);
+        if next == observations.len() {
+            best = n;
+            result.verdict = Verdict::Conforms;
+            break;
+        }
+        if next > nodes[best].next {
+            best = n;
+        }
+        actions.clear();
+        model.actions(&nodes[n].state, &mut actions);
+        for (index, &action) in actions.iter().enumerate() {
+            let Some(after) = model.next_state(&nodes[n].state, action) else {
+                continue;
+            };
+            let seen_changes = changes(cfg, &nodes[n].state, &after);
+            let (next2, ahead2, silent2, explained) = if seen_changes.is_empty() {
+                if silent >= bounds.silent_steps {
+                    result.bound_hit = true;
+                    continue;
+                }
+                (next, ahead, silent + 1, Vec::new())
+            } else {
+                match explain(observations, next, ahead, &seen_changes, bounds) {
+                    Some((next2, ahead2, explained)) => (next2, ahead2, 0, explained),
+                    None => continue,
+                }
+            };
+            let key = (fingerprint(&after), next2, ahead2);
+            if let Some(&old) = seen.get(&key) {
+                // Reached again with no fewer silent steps: nothing new.
+                if nodes[old].silent <= silent2 {
+                    continue;
+                }
+            }
+            if nodes.len() >= bounds.max_nodes {
+                result.bound_hit = true;
+                queue.clear();
+                break;
+            }
+            seen.insert(key, nodes.len());
+            queue.push_back(nodes.len());
+            nodes.push(Node {
+                state: after,
+                next: next2,
+                ahead: ahead2,
+                silent: silent2,
+                parent: Some(n),
+                via: Some((index as u32, explained)),
+            });
+        }
+    }
+    result.nodes = nodes.len();
+    if result.verdict != Verdict::Conforms && result.bound_hit {
+        result.verdict = Verdict::BoundHit;
+    }
+    let node = &nodes[best];
+    result.explained = node.next - start + node.ahead.count_ones() as usize;
+    // The warm-up, then the run that explained the most, from its start.
+    result.explanation = observations[..start]
+        .iter()
+        .map(|o| {
+            format!(
+                "line {}: {} (warm-up, up to the model's initial state)",
+                o.line, o.what
+            )
+        })
+        .collect();
+    let mut chain = Vec::new();
+    let mut at = Some(best);
+    while let Some(i) = at {
+        chain.push(i);
+        at = nodes[i].parent;
+    }
+    chain.reverse();
+    for pair in chain.windows(2) {
+        let (from, to) = (&nodes[pair[0]], &nodes[pair[1]]);
+        let Some((index, explained)) = &to.via else {
+            continue;
+        };
+        actions.clear();
+        model.actions(&from.state, &mut actions);
+        result.path.push(*index);
+        let step = describe_action(model, Some(&from.state), &actions[*index as usize]);
+        result.explanation.push(step);
+        for &o in explained {
+            let obs = &observations[o];
+            result
+                .explanation
+                .push(format!("   = line {}: {}", obs.line, obs.what));
+        }
+    }
+    if result.verdict != Verdict::Conforms {
+        result.unexplained = Some(node.next);
+        result.state = describe_state(model, &node.state);
+        actions.clear();
+        model.actions(&node.state, &mut actions);
+        result.enabled = actions
+            .iter()
+            .map(|a| describe_action(model, Some(&node.state), a))
+            .collect();
+    }
+    result
+}
+
+/// Matches a step's changes with observations not yet explained: each to
+/// the first one equal to it that nothing orders after another one still
+/// unexplained (an earlier observation of the same actor, or any more than
+/// the concurrency window before it). Gives the new position and the
+/// observations it explained.
+fn explain(
+    observations: &[Observation],
+    next: usize,
+    ahead: u64,
+    step: &[Observed],
+    bounds: Bounds,
+) -> Option<(usize, u64, Vec<usize>)> {
+    let window_start = observations[next].t;
+    let mut taken = ahead;
+    let mut explained = Vec::with_capacity(step.len());
+    for change in step {
+        let done =
+            |j: usize| explained.contains(&j) || (j > next && taken & (1 << (j - next - 1)) != 0);
+        let found = (next..observations.len().min(next + 64)).find(|&i| {
+            let o = &observations[i];
+            if done(i) || (i != next && o.t.abs_diff(window_start) > bounds.concurrency_ns) {
+                return false;
+            }
+            let blocked =
+                (next..i).any(|j| !done(j) && observations[j].what.actor() == o.what.actor());
+            !blocked && o.what == *change
+        })?;
+        explained.push(found);
+        if found > next {
+            taken |= 1 << (found - next - 1);
+        }
+    }
+    // Explaining `next` moves the position past every explained one after it.
+    let mut next2 = next;
+    let mut ahead2 = taken;
+    if explained.contains(&next) {
+        next2 += 1;
+        while ahead2 & 1 != 0 {
+            ahead2 >>= 1;
+            next2 += 1;
+        }
+        ahead2 >>= 1;
+    }
+    Some((next2, ahead2, explained))
+}
+
+/// The name of trace validation's one verdict in a [`Report`].
+pub const CONFORMS: &str = "the real trace is a behaviour of the model";
+
+impl Conformance {
+    /// The answer as a check's report, for the pages `check` draws: one
+    /// property, [`CONFORMS`], whose trace is the run that explained the
+    /// most (a counterexample when it does not conform, an example when it
+    /// does), replayable on `model`.
+    pub fn report(&self, model: &RebalanceModel, seconds: f64) -> Report {
+        let cfg = &*model.cfg;
+        let status = match self.verdict {
+            Verdict::Conforms => Status::Holds,
+            Verdict::Mismatch => Status::Violated,
+            Verdict::BoundHit => Status::Unknown,
+        };
+        let path: Vec<u32> = std::iter::once(0)
+            .chain(self.path.iter().copied())
+            .collect();
+        let mut trace = self.explanation.clone();
+        if let Some(i) = self.unexplained {
+            trace.push(format!(
+                "-- observation {} of {}: no step of the model explains it --",
+                i + 1,
+                self.observations
+            ));
+        }
+        Report {
+            scenario: cfg.scenario,
+            strategy: cfg.strategy.name().to_owned(),
+            network: cfg.network,
+            sizes: cfg.sizes,
+            protocol: cfg.protocol,
+            stopped: if self.bound_hit {
+                Stopped::StateLimit
+            } else {
+                Stopped::Exhausted
+            },
+            states: self.nodes,
+            unique_states: self.nodes,
+            max_depth: self.path.len(),
+            seconds,
+            unique_states_per_second: self.nodes as f64 / seconds.max(1e-9),
+            properties: vec![PropertyReport {
+                name: CONFORMS.to_owned(),
+                expectation: Expectation::Always,
+                status,
+                trace: Some(trace),
+                explorer_path: Some(format!("#/steps/{}", encode_path(&path))),
+                path: Some(path),
+                cycle_start: None,
+            }],
+            liveness: None,
+            harms: None,
+            // Every node is expanded: there is no reduction here.
+            generated_per_unique: 1.0,
+            reduction: false,
+            fingerprint_bits: 64,
+            collision_probability: collision_probability(self.nodes, 64),
+        }
+    }
+}
