@@ -507,8 +507,21 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
 /// configuration knows.
 pub fn describe_fault(cfg: &Config, fault: Fault) -> String {
     match fault {
+        Fault::Restart | Fault::DiskLoss if cfg.protocol.restart_stops => {
+            let disk = if fault == Fault::DiskLoss {
+                " on a replaced disk, its offsets lost"
+            } else {
+                ""
+            };
+            let tables = if cfg.orderly().is_some() {
+                "member and lock tables"
+            } else {
+                "member table"
+            };
+            format!("stops for a restart{disk} ({tables} lost, connections closed)")
+        }
         Fault::Restart if cfg.orderly().is_some() => {
-            "stops for a restart (member and lock tables lost, connections closed)".into()
+            "restarts (member and lock tables lost)".into()
         }
         Fault::Resubscribe => format!(
             "changes its subscription (subscribes to or unsubscribes from {})",

@@ -47,9 +47,11 @@ dense_enum! {
         /// blip) for over 120 s: every broker expires it while it keeps its
         /// queues.
         Pause,
-        /// The broker stops for a restart: its member table is lost and
-        /// its connections close; it starts again on the same address after
-        /// its downtime (`Timer::Start`).
+        /// The broker restarts: its member table is lost and its
+        /// connections close. One step, or with
+        /// [`ProtocolOptions::restart_stops`](super::ProtocolOptions) its
+        /// stop, the start on the same address coming after its downtime
+        /// (`Timer::Start`).
         Restart,
         /// The consumer subscribes to the last topic, or unsubscribes from
         /// it, at runtime.
@@ -65,9 +67,9 @@ dense_enum! {
         /// Orderly: the consumer loses its connection for lock calls: every
         /// lock call times out from then on.
         FailLocks,
-        /// The broker stops and restarts on a replaced disk: it loses what
-        /// a restart loses and its offset table; its commit log is restored
-        /// (the model has no log to lose, `BrokerDisk::lost`).
+        /// The broker restarts on a replaced disk: it loses what a restart
+        /// loses and its offset table; its commit log is restored (the
+        /// model has no log to lose, `BrokerDisk::lost`).
         DiskLoss,
     }
 }
@@ -244,7 +246,7 @@ impl Fault {
                 First,
                 Rebalance,
                 Now,
-                "stops for a restart (member table lost, connections closed)",
+                "restarts (member table lost)",
             ),
             Self::Resubscribe => (
                 Consumer,
@@ -300,7 +302,7 @@ impl Fault {
                 First,
                 Messages,
                 Now,
-                "stops to restart on a replaced disk: its tables in memory and its offsets lost, its commit log restored",
+                "restarts on a replaced disk: its tables in memory and its offsets lost, its commit log restored",
             ),
         };
         FaultSpec {

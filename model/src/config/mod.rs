@@ -297,6 +297,12 @@ impl Config {
     ) -> Result<Self, ConfigError> {
         validate(scenario, &sizes)?;
         validate_orderly(scenario, &sizes, protocol.orderly)?;
+        if protocol.restart_stops && sizes.broker_restarts + sizes.disk_losses == 0 {
+            return Err(ConfigError::StopsWithoutRestarts);
+        }
+        if protocol.orderly.is_some_and(|t| t.restart_downtime > 0) && !protocol.restart_stops {
+            return Err(ConfigError::DowntimeWithoutStops);
+        }
         if protocol.assignment == Allocator::Server && protocol.orderly.is_some() {
             return Err(ConfigError::OrderlyOnServer);
         }

@@ -40,9 +40,10 @@ pub enum Scenario {
     /// server: its route poll fails and it keeps the old route until a later
     /// poll succeeds.
     StaleRoute,
-    /// The first broker restarts (an upgrade): it stops, its member table is
-    /// lost and the name servers drop it; it starts again on the same
-    /// address, and members register again on their new connections.
+    /// The first broker restarts (an upgrade): its member table is lost and
+    /// members register again on their new connections (with
+    /// `--restart-stops`, after a stopped phase in which the name servers
+    /// leave it out of their routes).
     BrokerRestart,
     /// With messages: the first broker, whose queues' first messages may
     /// have left memory, restarts on a replaced disk and loses its offset

@@ -253,10 +253,10 @@ impl<'a> Group<'a> {
         let brokers_up = self.state.brokers.iter().all(|b| b.down.is_none());
         idle && brokers_up
             && self
-            .state
-            .network
-            .iter()
-            .all(|env| self.model.delivery_changes_nothing(self.state, env))
+                .state
+                .network
+                .iter()
+                .all(|env| self.model.delivery_changes_nothing(self.state, env))
             && !self.model.periodic_work_pending(self.state)
     }
 

@@ -180,7 +180,7 @@ impl BrokerDisk {
     }
 }
 
-/// The ticks a restarted broker stays stopped: none without the clock,
+/// The ticks a stopped broker stays stopped: none without the clock,
 /// where its start may come at any moment after its stop.
 fn downtime(cfg: &Config) -> u8 {
     cfg.orderly().map_or(0, |timing| timing.restart_downtime)
@@ -263,14 +263,26 @@ impl BrokerState {
         (state, outputs)
     }
 
-    /// Handles a fault: dispatches to the step it starts.
+    /// Handles a fault: dispatches to the step it starts, a restart being
+    /// one step, the stop and the start at once.
     pub fn on_fault(&self, fault: Fault) -> Step<Self> {
+        self.fault(fault, false)
+    }
+
+    /// Handles a fault in a model of `cfg`: with its
+    /// [`ProtocolOptions::restart_stops`](crate::config::ProtocolOptions) a
+    /// restart is a stop, the start a step of its own.
+    pub fn on_fault_in(&self, cfg: &Config, fault: Fault) -> Step<Self> {
+        self.fault(fault, cfg.protocol.restart_stops)
+    }
+
+    fn fault(&self, fault: Fault, stops: bool) -> Step<Self> {
         if self.down.is_some() {
             return None;
         }
         match fault {
-            Fault::Restart => Some(self.stop(self.disk)),
-            Fault::DiskLoss => Some(self.stop(self.disk.lost())),
+            Fault::Restart => Some(self.stop(self.disk, stops)),
+            Fault::DiskLoss => Some(self.stop(self.disk.lost(), stops)),
             Fault::Evict => (!self.disk.evicted).then(|| {
                 let mut next = *self;
                 next.disk.evicted = true;
@@ -317,17 +329,19 @@ impl BrokerState {
         (self.disk.offsets >> (4 * queue) & 0xF) as u8
     }
 
-    /// The broker stops (an upgrade, or its disk replaced, `disk` then
-    /// being the new one): its process and with it the member,
-    /// subscription and lock tables are gone, every member's connection
-    /// closes, which the member sees, and so does its channel to the name
-    /// servers, which drop it from their routes at once. It starts again
-    /// after its downtime (`Timer::Start`).
-    fn stop(&self, disk: BrokerDisk) -> (Self, Vec<Output>) {
+    /// The broker stops for a restart (an upgrade, or its disk replaced,
+    /// `disk` then being the new one): its process and with it the member,
+    /// subscription and lock tables are gone, and every member's connection
+    /// closes, which the member sees. With the stopped phase (`stops`) so
+    /// does its channel to the name servers, which drop it from their
+    /// routes at once, and it starts again after its downtime
+    /// (`Timer::Start`); without it, it starts in the same step, before
+    /// anyone could see it gone.
+    fn stop(&self, disk: BrokerDisk, stops: bool) -> (Self, Vec<Output>) {
         let next = Self {
             memory: self.memory.restarted(),
             disk,
-            down: Some(0),
+            down: stops.then_some(0),
         };
         let mut outputs: Vec<Output> = members_of(u64::from(self.memory.members))
             .map(|c| {
@@ -335,23 +349,27 @@ impl BrokerState {
                 Output::Send(Peer::Consumer(c as u8), Message::ConnectionClosed { epoch })
             })
             .collect();
-        outputs.push(Output::Send(
-            Peer::NameServer,
-            Message::BrokerPresence { alive: false },
-        ));
-        outputs.push(Output::Arm(Timer::Start));
+        if stops {
+            let gone = Message::BrokerPresence { alive: false };
+            outputs.extend([
+                Output::Send(Peer::NameServer, gone),
+                Output::Arm(Timer::Start),
+            ]);
+        }
         (next, outputs)
     }
 
     /// `BrokerController.start` on the same address, once the downtime has
-    /// passed: empty member and lock tables, and a registration with every
-    /// name server, which lists it again.
+    /// passed (before, the timer is no step): empty member and lock tables,
+    /// and a registration with every name server, which lists it again.
     fn start_again(&self, cfg: &Config) -> Step<Self> {
-        let ticks = self.down?;
-        if ticks < downtime(cfg) {
-            return Some((*self, vec![Output::Arm(Timer::Start)]));
+        if self.down? < downtime(cfg) {
+            return None;
         }
-        let next = Self { down: None, ..*self };
+        let next = Self {
+            down: None,
+            ..*self
+        };
         let register = Message::BrokerPresence { alive: true };
         Some((next, vec![Output::Send(Peer::NameServer, register)]))
     }

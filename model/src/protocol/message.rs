@@ -311,6 +311,18 @@ dense_enum! {
     }
 }
 
+impl Timer {
+    /// The broker this timer's step connects to: a consumer's `Connect`
+    /// opens a connection there and its rebalance asks it, which a stopped
+    /// broker refuses, so the step waits for the broker to listen.
+    pub fn connects_to(&self) -> Option<u8> {
+        match *self {
+            Timer::Connect { broker } | Timer::Rebalance { broker } => Some(broker),
+            _ => None,
+        }
+    }
+}
+
 /// What a state machine asks its shell to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Output {

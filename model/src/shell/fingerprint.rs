@@ -147,8 +147,8 @@ impl Packed for Message {
             } => (18, [asked.into(), granted.into(), epoch.into(), 0]),
             UnlockBatch { queues, epoch } => (19, [queues.into(), epoch.into(), 0, 0]),
             LaterPoll { route } => (20, [route.packed() as u16, 0, 0, 0]),
-            Refused { epoch } => (21, [epoch.into(), 0, 0, 0]),
-            BrokerPresence { alive } => (22, [alive.into(), 0, 0, 0]),
+            Refused { epoch } => (23, [epoch.into(), 0, 0, 0]),
+            BrokerPresence { alive } => (24, [alive.into(), 0, 0, 0]),
         };
         fields
             .iter()
@@ -210,7 +210,8 @@ impl Hash for ConsumerState {
     }
 }
 
-/// Two words, memory and disk together, and whether it is stopped.
+/// Two words, memory and disk together, and whether it is stopped (above
+/// the offsets).
 impl Hash for BrokerState {
     fn hash<H: Hasher>(&self, h: &mut H) {
         let (memory, disk) = (&self.memory, &self.disk);
@@ -220,10 +221,10 @@ impl Hash for BrokerState {
                 | u128::from(memory.subscription) << 32
                 | memory.route.packed() << 40
                 | u128::from(disk.evicted) << 56
-                | u128::from(disk.offsets) << 64,
+                | u128::from(disk.offsets) << 64
+                | self.down.map_or(0, |ticks| 1 << 8 | u128::from(ticks)) << 96,
         );
         h.write_u128(u128::from(memory.epochs) | u128::from(memory.locks.bits()) << 64);
-        h.write_u16(self.down.map_or(0, |ticks| 1 << 8 | u16::from(ticks)));
     }
 }
 

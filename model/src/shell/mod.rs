@@ -324,7 +324,7 @@ impl RebalanceModel {
             }
             Peer::Broker(b) => {
                 let current = &state.brokers[usize::from(b)];
-                Change::of(current, current.on_fault(fault))
+                Change::of(current, current.on_fault_in(cfg, fault))
             }
         }
     }
@@ -405,17 +405,15 @@ fn declared_periodic(action: &Action, from: Peer, outputs: &[Output]) {
 }
 
 /// Whether a timer may fire as far as connections go: a consumer's
-/// `Connect` opens a connection, which a stopped broker refuses, so it waits
-/// for the broker's start (the client's next request after it); and its
-/// rebalance does not ask a stopped broker, as it does not ask one it
-/// cannot reach (`ConsumerState::schedule`: asking ends the round
-/// unchanged, which in a timeless model is not asking yet).
+/// `Connect` waits for a stopped broker's start (the client's next request
+/// after it); and its rebalance does not ask a stopped broker, as it does
+/// not ask one it cannot reach (`ConsumerState::schedule`: asking ends the
+/// round unchanged, which in a timeless model is not asking yet). This
+/// reads the broker's state (`independence`, exception 4).
 fn connects_to_a_listening_broker(state: &SystemState, timer: &Timer) -> bool {
-    match timer {
-        Timer::Connect { broker } | Timer::Rebalance { broker } => {
-            state.brokers[usize::from(*broker)].listens()
-        }
-        _ => true,
+    match timer.connects_to() {
+        Some(broker) => state.brokers[usize::from(broker)].listens(),
+        None => true,
     }
 }
 

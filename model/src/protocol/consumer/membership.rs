@@ -134,7 +134,13 @@ impl ConsumerState {
     /// connection's fate: a question in flight there gets no answer (the
     /// round ends and counts as balanced), lock calls none either, and its
     /// next request there connects (`Connect`).
-    fn calls_fail(&self, mut next: Self, cfg: &Config, me: usize, broker: u8) -> (Self, Vec<Output>) {
+    fn calls_fail(
+        &self,
+        mut next: Self,
+        cfg: &Config,
+        me: usize,
+        broker: u8,
+    ) -> (Self, Vec<Output>) {
         let mut outputs = Vec::new();
         next.lock_calls_lost(cfg, broker);
         next.pulls_lost(cfg, broker);

@@ -182,9 +182,13 @@ impl ConsumerState {
         };
         match (self.phase, msg) {
             // A route with no broker of the topic is no route
-            // (`TOPIC_NOT_EXIST`): the poll fails and the cache stays.
+            // (`TOPIC_NOT_EXIST`): the poll fails and the cache stays. Only
+            // with the restart's stopped phase, whose name servers may drop
+            // a topic's last broker; without it the model keeps its pinned
+            // behaviour, where a name server partitioned from the only
+            // broker serves an empty route and the consumer drops its queues.
             (_, Message::RouteData { route } | Message::LaterPoll { route })
-                if cfg.route_brokers(*route) == 0 =>
+                if cfg.protocol.restart_stops && cfg.route_brokers(*route) == 0 =>
             {
                 None
             }
