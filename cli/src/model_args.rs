@@ -78,9 +78,19 @@ pub struct ModelArgs {
     #[arg(long)]
     pub expiries: Option<usize>,
     /// Brokers (the first ones) that may restart, losing their member
-    /// tables (broker-restart: 1).
+    /// tables; one step, without downtime, unless --restart-stops
+    /// (broker-restart: 1).
     #[arg(long)]
     pub broker_restarts: Option<usize>,
+    /// A broker's restart (--broker-restarts, --disk-losses) is a stop and
+    /// a later start, anything between: while it is stopped the name
+    /// servers leave it out of their routes (its channel closed) and it
+    /// refuses calls; with --orderly it stays stopped --restart-downtime
+    /// ticks. Off, the stop and the start are one step. The stopped phase
+    /// multiplies the states (non-orderly broker-restart: 1,542 become over
+    /// a million).
+    #[arg(long)]
+    pub restart_stops: bool,
     /// Consumers that may shut down gracefully: the last ones, or the first
     /// ones in rolling-upgrade (graceful-shutdown, rolling-upgrade: 1).
     #[arg(long)]
@@ -232,6 +242,13 @@ pub struct ModelArgs {
     /// slow-batch: 3).
     #[arg(long)]
     pub batch_ticks: Option<u8>,
+    /// Orderly: ticks a restarting broker stays stopped before it starts
+    /// again (1 or more; implies --restart-stops, which alone lets it start
+    /// within the tick it stopped in). The old holder trusts its lock
+    /// validity ticks after its last lock, so a downtime longer than that
+    /// trust closes broker-restart's window.
+    #[arg(long, value_name = "TICKS")]
+    pub restart_downtime: Option<u8>,
     /// Orderly: ticks by which the first consumer's wall clock may be
     /// stepped back, a tick at a time: its locks' ages stand still, while
     /// its renewal, on the monotonic clock, comes when due (until this
@@ -329,6 +346,7 @@ impl ModelArgs {
             orderly: self.lock_timing(orderly, defaults.orderly)?,
             // The mutant is the library's, for the trace tests: no flag.
             heartbeat_reregisters: defaults.heartbeat_reregisters,
+            restart_stops: self.restart_stops || self.restart_downtime.is_some(),
         };
         let strategy = Arc::from(self.strategy.build());
         let mut config = Config::new_with(self.scenario, sizes, self.network, strategy, protocol)
@@ -362,7 +380,15 @@ impl ModelArgs {
             ("--lock-lease", self.lock_lease),
             ("--unlock-delay", self.unlock_delay),
             ("--batch-ticks", self.batch_ticks),
+            ("--restart-downtime", self.restart_downtime),
         ];
+        if matches!(self.restart_downtime, Some(d) if !(1..=LockTiming::MAX).contains(&d)) {
+            return Err(format!(
+                "--restart-downtime must be 1..={} (--restart-stops alone lets the broker \
+                 start within the tick it stopped in)",
+                LockTiming::MAX
+            ));
+        }
         if !orderly {
             return match flags.iter().find(|(_, value)| value.is_some()) {
                 Some((flag, _)) => Err(format!("{flag} needs --orderly")),
@@ -376,6 +402,7 @@ impl ModelArgs {
             lease: self.lock_lease.unwrap_or(base.lease),
             unlock_delay: self.unlock_delay.unwrap_or(base.unlock_delay),
             batch: self.batch_ticks.unwrap_or(base.batch),
+            restart_downtime: self.restart_downtime.unwrap_or(base.restart_downtime),
             ..base
         }))
     }
@@ -420,6 +447,7 @@ fn flag(size: Size) -> &'static str {
         Size::LockLease => "--lock-lease",
         Size::UnlockDelay => "--unlock-delay",
         Size::BatchTicks => "--batch-ticks",
+        Size::RestartDowntime => "--restart-downtime",
     }
 }
 
@@ -442,6 +470,9 @@ fn describe(error: &ConfigError) -> String {
         } => format!("--scenario {scenario} needs {} {min} or more", flag(*size)),
         ConfigError::OrderlyOnly { size } => format!("{} needs --orderly", flag(*size)),
         ConfigError::MessagesOnly { size } => format!("{} needs --messages", flag(*size)),
+        ConfigError::StopsWithoutRestarts => {
+            "--restart-stops and --restart-downtime need --broker-restarts or --disk-losses".into()
+        }
         other => other.to_string(),
     }
 }

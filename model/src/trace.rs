@@ -217,6 +217,15 @@ pub fn describe_action(
                         "{dst}: periodic rebalance (sees a change made at {src} without notice)"
                     )
                 }
+                Message::Refused { .. } => {
+                    format!("{dst} cannot connect to {src} (stopped): the call fails")
+                }
+                Message::BrokerPresence { alive: false } => {
+                    format!("{src}'s channel to the name servers closes: they drop it from their routes")
+                }
+                Message::BrokerPresence { alive: true } => {
+                    format!("{src} registers with the name servers again")
+                }
                 Message::LaterPoll { route } => format!(
                     "{dst}: a later route poll succeeds, {}",
                     describe_route(cfg, route)
@@ -341,6 +350,11 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
             format!("(closes the channel{})", on_connection(*epoch))
         }
         Message::LaterRebalance => "(periodic rebalance sees the expiry)".into(),
+        Message::Refused { epoch } => {
+            format!("(connection{} refused: stopped)", on_connection(*epoch))
+        }
+        Message::BrokerPresence { alive: false } => "(its channel closes: stopped)".into(),
+        Message::BrokerPresence { alive: true } => "REGISTER_BROKER".into(),
         Message::QueryOffset { queue, epoch } => format!(
             "QUERY_CONSUMER_OFFSET ({}){}",
             cfg.queues[usize::from(*queue)].label,
@@ -499,6 +513,7 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
                 cfg.name_server_names[n], cfg.broker_names[broker]
             )
         }
+        Timer::Start => "starts again on the same address (empty tables)".into(),
         Timer::PeriodicRebalance => "periodic rebalance".into(),
         Timer::LockAll => "renews its locks (lockAll)".into(),
         Timer::Heartbeat => "periodic heartbeat to every broker".into(),
@@ -516,6 +531,19 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
 /// configuration knows.
 pub fn describe_fault(cfg: &Config, fault: Fault) -> String {
     match fault {
+        Fault::Restart | Fault::DiskLoss if cfg.protocol.restart_stops => {
+            let disk = if fault == Fault::DiskLoss {
+                " on a replaced disk, its offsets lost"
+            } else {
+                ""
+            };
+            let tables = if cfg.orderly().is_some() {
+                "member and lock tables"
+            } else {
+                "member table"
+            };
+            format!("stops for a restart{disk} ({tables} lost, connections closed)")
+        }
         Fault::Restart if cfg.orderly().is_some() => {
             "restarts (member and lock tables lost)".into()
         }

@@ -25,6 +25,7 @@ const TIMERS: &[(&str, Fairness)] = &[
     ("PeriodicRebalance", Fairness::Weak),
     ("Connect", Fairness::Weak),
     ("Heal", Fairness::Weak),
+    ("Start", Fairness::Weak),
     ("Heartbeat", Fairness::Weak),
     ("Pull", Fairness::Weak),
     ("Done", Fairness::Weak),

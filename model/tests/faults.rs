@@ -130,3 +130,60 @@ fn the_pictures_show_every_scheduled_fault() {
         );
     }
 }
+
+/// With the restart's stopped phase (`restart_stops`), one consumer over
+/// two brokers of one queue each: while broker-a is stopped the name
+/// server's route leaves it out (its channel closed,
+/// `BrokerHousekeepingService`), and the consumer, its route poll
+/// returning that route, drops broker-a's queue. Without the phase no
+/// route ever leaves broker-a out.
+#[test]
+fn a_stopped_broker_leaves_the_route_and_a_polling_consumer_drops_its_queues() {
+    let sizes = Sizes {
+        consumers: 1,
+        brokers: 2,
+        queues: 1,
+        joins: Some(0),
+        broker_restarts: 1,
+        ..Sizes::DEFAULT
+    };
+    let reached = |restart_stops| {
+        let protocol = ProtocolOptions {
+            restart_stops,
+            ..ProtocolOptions::default()
+        };
+        let model = RebalanceModel::new(common::config_with(
+            Scenario::Healthy,
+            sizes,
+            "AVG",
+            protocol,
+        ));
+        let a0 = 1 << 0;
+        let (mut unrouted, mut dropped) = (false, false);
+        let mut seen = HashSet::new();
+        let mut queue = VecDeque::from([model.initial_state()]);
+        assert_eq!(queue[0].consumers[0].owned & a0, a0, "c1 starts on a0");
+        seen.insert(fingerprint(&queue[0]));
+        let mut actions = Vec::new();
+        while let Some(state) = queue.pop_front() {
+            let stopped = state.brokers[0].down.is_some();
+            let c1 = &state.consumers[0];
+            unrouted |= state.name_server.route(0).dropped & 1 != 0;
+            dropped |= stopped && c1.route.dropped & 1 != 0 && c1.owned & a0 == 0;
+            actions.clear();
+            model.enabled(&state, &mut actions);
+            for &action in &actions {
+                if let Some(next) = model.step(&state, action) {
+                    if seen.insert(fingerprint(&next)) {
+                        queue.push_back(next);
+                    }
+                }
+            }
+        }
+        (unrouted, dropped, seen.len())
+    };
+    let (unrouted, dropped, states) = reached(true);
+    assert!(unrouted && dropped, "{states} states");
+    let (unrouted, dropped, _) = reached(false);
+    assert!(!unrouted && !dropped);
+}

@@ -109,6 +109,56 @@ fn a_broker_restart_grants_a_lock_still_trusted() {
     assert!(!has(&steps, "c1: finishes consuming"), "{steps:#?}");
 }
 
+/// The orderly broker restart with its stopped phase, `downtime` ticks
+/// (`--restart-downtime`), searched breadth-first up to about `states`
+/// states: the full space does not finish in a test (`docs/spec.md`).
+fn restart_with_downtime(downtime: u8, states: usize) -> Report {
+    let scenario = Scenario::BrokerRestart;
+    let protocol = ProtocolOptions {
+        orderly: Some(LockTiming {
+            restart_downtime: downtime,
+            ..LockTiming::default()
+        }),
+        restart_stops: true,
+        ..scenario.default_protocol()
+    };
+    let cfg = config_with(scenario, scenario.layered_sizes(1, true), "AVG", protocol);
+    let options = CheckOptions {
+        threads: 2,
+        max_states: Some(states),
+        ..CheckOptions::default()
+    };
+    check(cfg, &options, |_| {})
+}
+
+/// A broker stopped for less than the old holder's trust (validity 3
+/// ticks after its last lock): it starts with an empty lock table while
+/// c1 still trusts its lock, grants the queue to c2, and both consume it.
+#[test]
+fn a_restart_downtime_within_the_old_holders_trust_still_grants_a_trusted_lock() {
+    let report = restart_with_downtime(1, 400_000);
+    assert_eq!(status(&report, NO_CONCURRENT_CONSUMPTION), Status::Violated);
+    let steps = trace(&report, NO_CONCURRENT_CONSUMPTION);
+    assert!(steps[0].contains("stops for a restart"), "{steps:#?}");
+    let at = |text: &str| steps.iter().position(|l| l.contains(text)).expect(text);
+    let started = at("broker-a starts again on the same address");
+    assert!(at("a tick passes") < started, "{steps:#?}");
+    assert!(started < at("broker-a -> c2: locked [a0]"), "{steps:#?}");
+    assert!(has(&steps, "c1: pulls a0") && has(&steps, "c2: pulls a0"));
+}
+
+/// A broker stopped longer than the old holder's trust (4 ticks against a
+/// validity of 3): c1's renewals fail while it is away, so its trust has
+/// ended when c2 is granted the queue. Bounded: no double consumption in
+/// any run as long as the 21 steps that show it at a downtime of 3 ticks
+/// (the full space passes 22 million states).
+#[test]
+fn a_restart_downtime_past_the_old_holders_trust_leaves_no_short_double_consumption() {
+    let report = restart_with_downtime(4, 400_000);
+    assert_ne!(status(&report, NO_CONCURRENT_CONSUMPTION), Status::Violated);
+    assert!(report.max_depth > 21, "searched to {}", report.max_depth);
+}
+
 /// A batch that outlasts the forced-unlock delay: the dropped queue is
 /// unlocked without waiting for it, and the next owner starts while it
 /// runs. A forced unlock that waits for the longest batch started under a

@@ -52,6 +52,7 @@ pub fn summary(config: &Config) -> String {
             !protocol.heartbeat_reregisters,
             "no re-registration (a mutant)",
         ),
+        (protocol.restart_stops, "restarts stop and start"),
     ] {
         if on {
             line += &format!(", {words}");
@@ -75,6 +76,9 @@ pub fn summary(config: &Config) -> String {
              pull expiry {} ticks",
             t.renew, t.validity, t.lease, t.unlock_delay, t.batch, t.pull_expiry
         );
+        if t.restart_downtime > 0 {
+            line += &format!(", restart downtime {} ticks", t.restart_downtime);
+        }
         for size in budgets(Size::ClockDrift, true) {
             line += &shown(sizes, size);
         }

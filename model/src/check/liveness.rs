@@ -94,6 +94,7 @@ pub fn timer_fairness(timer: &Timer) -> Fairness {
         Timer::PeriodicRebalance
         | Timer::Connect { .. }
         | Timer::Heal
+        | Timer::Start
         | Timer::Heartbeat
         | Timer::Pull { .. }
         | Timer::Done { .. }

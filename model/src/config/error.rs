@@ -76,6 +76,10 @@ pub enum ConfigError {
         /// Why, in the flags' words.
         reason: String,
     },
+    /// A restart's stopped phase with no broker that restarts.
+    StopsWithoutRestarts,
+    /// A restart downtime without the stopped phase it lasts.
+    DowntimeWithoutStops,
     /// The scenario needs more of one size to show what it shows.
     ScenarioNeeds {
         /// The scenario.
@@ -124,6 +128,13 @@ impl fmt::Display for ConfigError {
                 write!(f, "{size} is modelled with messages only")
             }
             Self::Clients { reason } => f.write_str(reason),
+            Self::StopsWithoutRestarts => f.write_str(
+                "a restart's stopped phase needs a broker that restarts \
+                 (broker restarts or disk losses)",
+            ),
+            Self::DowntimeWithoutStops => {
+                f.write_str("a restart downtime needs the restart's stopped phase")
+            }
             Self::ScenarioNeedsOrderly { scenario } => {
                 write!(f, "{scenario} needs orderly consumption")
             }

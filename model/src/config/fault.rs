@@ -47,7 +47,11 @@ dense_enum! {
         /// blip) for over 120 s: every broker expires it while it keeps its
         /// queues.
         Pause,
-        /// The broker restarts and loses its member table.
+        /// The broker restarts: its member table is lost and its
+        /// connections close. One step, or with
+        /// [`ProtocolOptions::restart_stops`](super::ProtocolOptions) its
+        /// stop, the start on the same address coming after its downtime
+        /// (`Timer::Start`).
         Restart,
         /// The consumer subscribes to the last topic, or unsubscribes from
         /// it, at runtime.

@@ -231,6 +231,7 @@ fn validate_orderly(
         (Size::LockLease, timing.lease, 1),
         (Size::UnlockDelay, timing.unlock_delay, 1),
         (Size::BatchTicks, timing.batch, 0),
+        (Size::RestartDowntime, timing.restart_downtime, 0),
     ];
     for (size, value, min) in durations {
         if !(min..=max).contains(&usize::from(value)) {
@@ -306,6 +307,12 @@ impl Config {
     ) -> Result<Self, ConfigError> {
         validate(scenario, &sizes)?;
         validate_orderly(scenario, &sizes, protocol.orderly)?;
+        if protocol.restart_stops && sizes.broker_restarts + sizes.disk_losses == 0 {
+            return Err(ConfigError::StopsWithoutRestarts);
+        }
+        if protocol.orderly.is_some_and(|t| t.restart_downtime > 0) && !protocol.restart_stops {
+            return Err(ConfigError::DowntimeWithoutStops);
+        }
         if protocol.assignment == Allocator::Server && protocol.orderly.is_some() {
             return Err(ConfigError::OrderlyOnServer);
         }

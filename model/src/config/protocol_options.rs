@@ -69,6 +69,10 @@ pub struct LockTiming {
     /// adds it afresh (`ProcessQueue.isPullExpired`, 120 s): what frees a
     /// queue allocated again while it was still dropped.
     pub pull_expiry: u8,
+    /// Not RocketMQ's: with [`ProtocolOptions::restart_stops`], how long a
+    /// stopped broker stays stopped before it starts again (0: it may start
+    /// within the tick it stopped in).
+    pub restart_downtime: u8,
 }
 
 impl LockTiming {
@@ -87,6 +91,7 @@ impl Default for LockTiming {
             unlock_delay: 2,
             batch: 0,
             pull_expiry: 12,
+            restart_downtime: 0,
         }
     }
 }
@@ -185,6 +190,16 @@ pub struct ProtocolOptions {
     /// whose members come back, is not a behaviour of it
     /// (`cluster/tests/conform_traces.rs`).
     pub heartbeat_reregisters: bool,
+    /// A broker's restart (and its restart on a replaced disk) is a stop
+    /// and a later start, two steps with anything between: while it is
+    /// stopped its connections are closed, the name servers leave it out
+    /// of their routes (`BrokerHousekeepingService`) and it refuses calls;
+    /// with orderly consumption it stays stopped
+    /// [`LockTiming::restart_downtime`] ticks. Off (the default), a restart
+    /// is one step, the stop and the start at once: no downtime. The
+    /// stopped phase multiplies the states (every other step may come
+    /// between the two), so it is a choice, not the default.
+    pub restart_stops: bool,
 }
 
 impl Default for ProtocolOptions {
@@ -200,6 +215,7 @@ impl Default for ProtocolOptions {
             pull_requests: false,
             orderly: None,
             heartbeat_reregisters: true,
+            restart_stops: false,
         }
     }
 }

@@ -41,7 +41,9 @@ pub enum Scenario {
     /// poll succeeds.
     StaleRoute,
     /// The first broker restarts (an upgrade): its member table is lost and
-    /// members register again on their new connections.
+    /// members register again on their new connections (with
+    /// `--restart-stops`, after a stopped phase in which the name servers
+    /// leave it out of their routes).
     BrokerRestart,
     /// With messages: the first broker, whose queues' first messages may
     /// have left memory, restarts on a replaced disk and loses its offset
@@ -164,6 +166,7 @@ impl Scenario {
                 unlock_delay: 1,
                 batch: 0,
                 pull_expiry: 6,
+                restart_downtime: 0,
             }),
             _ => None,
         };

@@ -193,7 +193,8 @@ impl Sizes {
             | Size::LockValidity
             | Size::LockLease
             | Size::UnlockDelay
-            | Size::BatchTicks => return None,
+            | Size::BatchTicks
+            | Size::RestartDowntime => return None,
         })
     }
 }
@@ -276,6 +277,8 @@ pub enum Size {
     UnlockDelay,
     /// [`LockTiming::batch`](super::LockTiming::batch).
     BatchTicks,
+    /// [`LockTiming::restart_downtime`](super::LockTiming::restart_downtime).
+    RestartDowntime,
 }
 
 impl Size {
@@ -318,6 +321,7 @@ impl Size {
             Self::LockLease => "lock lease",
             Self::UnlockDelay => "unlock delay",
             Self::BatchTicks => "batch duration",
+            Self::RestartDowntime => "restart downtime",
         }
     }
 }

@@ -270,11 +270,14 @@ impl<'a> Group<'a> {
         let idle = self.consumers().enumerate().all(|(i, c)| {
             c.phase != Phase::Running || (c.due == 0 && c.querying.is_none() && !self.connecting(i))
         });
-        idle && self
-            .state
-            .network
-            .iter()
-            .all(|env| self.model.delivery_changes_nothing(self.state, env))
+        // A stopped broker's start is still to come.
+        let brokers_up = self.state.brokers.iter().all(|b| b.down.is_none());
+        idle && brokers_up
+            && self
+                .state
+                .network
+                .iter()
+                .all(|env| self.model.delivery_changes_nothing(self.state, env))
             && !self.model.periodic_work_pending(self.state)
     }
 

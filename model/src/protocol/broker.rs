@@ -4,7 +4,7 @@
 
 use crate::config::{members_of, Config, ConsumerSet, Route, MAX_MESSAGES};
 use crate::config::{Dense, Fault, Target};
-use crate::protocol::message::{Message, Output, Peer, Step, NO_OFFSET};
+use crate::protocol::message::{Message, Output, Peer, Step, Timer, NO_OFFSET};
 use crate::protocol::ConsumerState;
 
 /// `offsets` with queue `queue`'s offset set to `offset`.
@@ -138,14 +138,19 @@ impl RetryLog {
 }
 
 /// One broker, in two parts: what its process holds, which a restart
-/// loses, and what it keeps on disk across a restart. A restart builds its
-/// memory anew (`BrokerMemory::restarted`) and keeps its disk.
+/// loses, and what it keeps on disk across a restart. A restart stops the
+/// process, which loses its memory (`BrokerMemory::restarted`), and starts
+/// it again on the same address; the disk is kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BrokerState {
     /// Its process's tables.
     pub memory: BrokerMemory,
     /// Its store.
     pub disk: BrokerDisk,
+    /// Stopped: ticks of the orderly clock since it stopped (saturating at
+    /// the restart downtime; always 0 without orderly consumption). `None`
+    /// while it runs.
+    pub down: Option<u8>,
 }
 
 /// What a broker's process holds (`ConsumerManager`,
@@ -227,6 +232,12 @@ impl BrokerDisk {
     }
 }
 
+/// The ticks a stopped broker stays stopped: none without the clock,
+/// where its start may come at any moment after its stop.
+fn downtime(cfg: &Config) -> u8 {
+    cfg.orderly().map_or(0, |timing| timing.restart_downtime)
+}
+
 /// An offset table with [`NO_OFFSET`] for every queue.
 const NONE_STORED: u32 = u32::MAX;
 const _: () = assert!(NO_OFFSET == 0xF);
@@ -296,6 +307,7 @@ impl BrokerState {
                 evicted: false,
                 retried: RetryLog::default(),
             },
+            down: None,
         };
         let outputs = Fault::all()
             .filter(|&f| f.target() == Target::Broker && cfg.may(f, broker))
@@ -304,11 +316,26 @@ impl BrokerState {
         (state, outputs)
     }
 
-    /// Handles a fault: dispatches to the step it starts.
+    /// Handles a fault: dispatches to the step it starts, a restart being
+    /// one step, the stop and the start at once.
     pub fn on_fault(&self, fault: Fault) -> Step<Self> {
+        self.fault(fault, false)
+    }
+
+    /// Handles a fault in a model of `cfg`: with its
+    /// [`ProtocolOptions::restart_stops`](crate::config::ProtocolOptions) a
+    /// restart is a stop, the start a step of its own.
+    pub fn on_fault_in(&self, cfg: &Config, fault: Fault) -> Step<Self> {
+        self.fault(fault, cfg.protocol.restart_stops)
+    }
+
+    fn fault(&self, fault: Fault, stops: bool) -> Step<Self> {
+        if self.down.is_some() {
+            return None;
+        }
         match fault {
-            Fault::Restart => Some(self.restart()),
-            Fault::DiskLoss => Some(self.lose_disk()),
+            Fault::Restart => Some(self.stop(self.disk, stops)),
+            Fault::DiskLoss => Some(self.stop(self.disk.lost(), stops)),
             Fault::ClockStep => (self.memory.locks != LockTable::default()).then(|| {
                 let mut next = *self;
                 next.memory.locks = LockTable::default();
@@ -323,13 +350,36 @@ impl BrokerState {
         }
     }
 
-    /// One tick of the broker's clock (orderly consumption): its locks age.
+    /// Handles a timer: a stopped broker starts again.
+    pub fn on_timer(&self, cfg: &Config, timer: &Timer) -> Step<Self> {
+        match timer {
+            Timer::Start => self.start_again(cfg),
+            _ => None,
+        }
+    }
+
+    /// One tick of the broker's clock (orderly consumption): its locks age,
+    /// and a stopped broker's downtime runs.
     pub fn elapse(&self, cfg: &Config) -> Self {
         let mut next = *self;
         if let Some(timing) = cfg.orderly() {
             next.memory.locks.elapse(timing.lease);
+            next.down = self
+                .down
+                .map(|ticks| (ticks + 1).min(timing.restart_downtime));
         }
         next
+    }
+
+    /// Running: a connection to it can be opened.
+    pub fn listens(&self) -> bool {
+        self.down.is_none()
+    }
+
+    /// Stopped, its downtime over: it must start before time passes again,
+    /// so that a downtime lasts what the configuration says.
+    pub fn due_to_start(&self, cfg: &Config) -> bool {
+        self.down.is_some_and(|ticks| ticks >= downtime(cfg))
     }
 
     /// The committed offset of queue `queue`, [`NO_OFFSET`] when none.
@@ -337,32 +387,49 @@ impl BrokerState {
         (self.disk.offsets >> (4 * queue) & 0xF) as u8
     }
 
-    /// The broker restarts (an upgrade): it loses its memory, the member,
-    /// subscription and lock tables, and every member's connection closes,
-    /// which the member sees. It keeps its disk.
-    fn restart(&self) -> (Self, Vec<Output>) {
+    /// The broker stops for a restart (an upgrade, or its disk replaced,
+    /// `disk` then being the new one): its process and with it the member,
+    /// subscription and lock tables are gone, and every member's connection
+    /// closes, which the member sees. With the stopped phase (`stops`) so
+    /// does its channel to the name servers, which drop it from their
+    /// routes at once, and it starts again after its downtime
+    /// (`Timer::Start`); without it, it starts in the same step, before
+    /// anyone could see it gone.
+    fn stop(&self, disk: BrokerDisk, stops: bool) -> (Self, Vec<Output>) {
         let next = Self {
             memory: self.memory.restarted(),
-            disk: self.disk,
+            disk,
+            down: stops.then_some(0),
         };
-        let outputs = members_of(u64::from(self.memory.members))
+        let mut outputs: Vec<Output> = members_of(u64::from(self.memory.members))
             .map(|c| {
                 let epoch = self.epoch(c as u8);
                 Output::Send(Peer::Consumer(c as u8), Message::ConnectionClosed { epoch })
             })
             .collect();
+        if stops {
+            let gone = Message::BrokerPresence { alive: false };
+            outputs.extend([
+                Output::Send(Peer::NameServer, gone),
+                Output::Arm(Timer::Start),
+            ]);
+        }
         (next, outputs)
     }
 
-    /// The broker restarts on a replaced disk (its volume lost, its host
-    /// replaced): what a restart loses, and its disk too.
-    fn lose_disk(&self) -> (Self, Vec<Output>) {
-        let (restarted, outputs) = self.restart();
+    /// `BrokerController.start` on the same address, once the downtime has
+    /// passed (before, the timer is no step): empty member and lock tables,
+    /// and a registration with every name server, which lists it again.
+    fn start_again(&self, cfg: &Config) -> Step<Self> {
+        if self.down? < downtime(cfg) {
+            return None;
+        }
         let next = Self {
-            memory: restarted.memory,
-            disk: self.disk.lost(),
+            down: None,
+            ..*self
         };
-        (next, outputs)
+        let register = Message::BrokerPresence { alive: true };
+        Some((next, vec![Output::Send(Peer::NameServer, register)]))
     }
 
     /// The newest connection epoch known of consumer `c`.
@@ -382,7 +449,8 @@ impl BrokerState {
     }
 
     /// Handles a message from `from`: dispatches to the protocol step it
-    /// starts. Whatever arrives on a dead connection is ignored.
+    /// starts. Whatever arrives on a dead connection is ignored; a stopped
+    /// broker refuses every other request's connection.
     pub fn on_message(&self, cfg: &Config, from: Peer, msg: &Message) -> Step<Self> {
         let c = match (from, msg) {
             (Peer::Consumer(c), _) => c,
@@ -408,6 +476,21 @@ impl BrokerState {
         let connection = self.connection(c, epoch);
         if connection == Connection::Dead {
             return None;
+        }
+        if self.down.is_some() {
+            // What waits for an answer fails at once, and a heartbeat's
+            // failure leaves the client to connect later; one-way messages
+            // and the environment's markers are lost.
+            let call = matches!(
+                msg,
+                Message::Heartbeat { .. }
+                    | Message::GetConsumerList { .. }
+                    | Message::QueryAssignment { .. }
+                    | Message::QueryOffset { .. }
+                    | Message::CommitOffset { .. }
+                    | Message::LockBatch { .. }
+            );
+            return call.then(|| (*self, vec![Output::Send(from, Message::Refused { epoch })]));
         }
         let current = if connection == Connection::New {
             self.open(c, epoch)
@@ -734,6 +817,7 @@ mod tests {
                 evicted: false,
                 retried: RetryLog::default(),
             },
+            down: None,
         }
     }
 

@@ -7,15 +7,18 @@ use crate::config::Config;
 use crate::protocol::{BrokerState, ConsumerState, Message, Phase};
 
 /// Whether the clock may tick: only with orderly consumption, and not
-/// while a timed step is due or a lock call is in flight (a synchronous
+/// while a timed step is due (a consumer's, or a stopped broker's start
+/// once its downtime is over) or a lock call is in flight (a synchronous
 /// call with a 1 s timeout, well within a tick).
 pub fn may_tick<'a>(
     cfg: &Config,
+    brokers: &[BrokerState],
     consumers: &[ConsumerState],
     in_flight: impl IntoIterator<Item = &'a Message>,
 ) -> bool {
     cfg.orderly().is_some()
         && !consumers.iter().any(|c| c.deadline(cfg))
+        && !brokers.iter().any(|b| b.due_to_start(cfg))
         && !in_flight
             .into_iter()
             .any(|msg| matches!(msg, Message::LockBatch { .. } | Message::Locked { .. }))

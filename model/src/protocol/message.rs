@@ -256,6 +256,21 @@ pub enum Message {
         /// The route the later poll returns.
         route: Route,
     },
+    /// Not a RocketMQ message: the consumer's request could not open a
+    /// connection, the broker being stopped (connection refused); the call
+    /// fails at once and the next request tries again.
+    Refused {
+        /// The epoch of the connection it tried to open.
+        epoch: u8,
+    },
+    /// Not a RocketMQ message: a broker's presence at the name servers.
+    /// Stopped, its channel to each closes and each drops it from its
+    /// routes at once (`BrokerHousekeepingService.onChannelClose`); started,
+    /// it registers with each (`REGISTER_BROKER`).
+    BrokerPresence {
+        /// Started (registers) or stopped (its channel closed).
+        alive: bool,
+    },
 }
 
 dense_enum! {
@@ -290,6 +305,10 @@ dense_enum! {
         /// registers again. Partitions are taken to end, so this is a
         /// protocol timer under fairness.
         Heal,
+        /// A stopped broker ([`Fault::Restart`]) starts again on the same
+        /// address, once its downtime has passed. Operators start what they
+        /// stop, so this is a protocol timer under fairness.
+        Start,
         /// The consumer's periodic heartbeat to every broker (every 30 s).
         /// Armed only when the subscription table is modelled.
         Heartbeat,
@@ -311,6 +330,18 @@ dense_enum! {
         /// (`ConsumeMessageOrderlyService.lockMQPeriodically`); it fires when
         /// the consumer's clock says it is due, and must before time passes.
         LockAll,
+    }
+}
+
+impl Timer {
+    /// The broker this timer's step connects to: a consumer's `Connect`
+    /// opens a connection there and its rebalance asks it, which a stopped
+    /// broker refuses, so the step waits for the broker to listen.
+    pub fn connects_to(&self) -> Option<u8> {
+        match *self {
+            Timer::Connect { broker } | Timer::Rebalance { broker } => Some(broker),
+            _ => None,
+        }
     }
 }
 

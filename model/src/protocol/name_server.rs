@@ -18,6 +18,9 @@ pub struct NameServerState {
     pub version: u8,
     /// `dropped[n]`: brokers name server `n` has dropped, as a bit set.
     pub dropped: [u8; MAX_NAME_SERVERS],
+    /// Brokers stopped (restarting), which every name server dropped when
+    /// their channels closed, as a bit set.
+    pub stopped: u8,
 }
 
 impl NameServerState {
@@ -26,6 +29,7 @@ impl NameServerState {
         let state = Self {
             version: 0,
             dropped: [0; MAX_NAME_SERVERS],
+            stopped: 0,
         };
         let mut outputs = state.arm(cfg);
         // The faults its budgets give it; the route script's changes are
@@ -43,8 +47,28 @@ impl NameServerState {
     pub fn route(&self, n: usize) -> Route {
         Route {
             version: self.version,
-            dropped: self.dropped[n],
+            dropped: self.dropped[n] | self.stopped,
         }
+    }
+
+    /// Handles a message: a broker's channel closes as it stops
+    /// (`BrokerHousekeepingService.onChannelClose`, which drops it from the
+    /// routes at once, not only at the 120 s scan), or it registers again
+    /// as it starts; every name server serves the changed route.
+    pub fn on_message(&self, cfg: &Config, from: Peer, msg: &Message) -> Step<Self> {
+        let (Peer::Broker(b), Message::BrokerPresence { alive }) = (from, msg) else {
+            return None;
+        };
+        let mut next = *self;
+        if *alive {
+            next.stopped &= !(1 << b);
+        } else {
+            next.stopped |= 1 << b;
+        }
+        (next != *self).then(|| {
+            let outputs = next.publish(cfg, 0..cfg.name_server_names.len());
+            (next, outputs)
+        })
     }
 
     fn arm(&self, cfg: &Config) -> Vec<Output> {

@@ -153,8 +153,10 @@ impl Packed for Message {
                 from,
                 to,
                 epoch,
-            } => (23, [queue.into(), from.into(), to.into(), epoch.into()]),
-            SentBack { queue, epoch } => (24, [queue.into(), epoch.into(), 0, 0]),
+            } => (25, [queue.into(), from.into(), to.into(), epoch.into()]),
+            SentBack { queue, epoch } => (26, [queue.into(), epoch.into(), 0, 0]),
+            Refused { epoch } => (23, [epoch.into(), 0, 0, 0]),
+            BrokerPresence { alive } => (24, [alive.into(), 0, 0, 0]),
         };
         fields
             .iter()
@@ -216,9 +218,10 @@ impl Hash for ConsumerState {
     }
 }
 
-/// Two words, memory and disk together, and a third when messages were
-/// sent back to its retry topic. The first word says whether it follows,
-/// so distinct states write distinct sequences.
+/// Two words, memory and disk together (with whether it is stopped above
+/// the offsets), and a third when messages were sent back to its retry
+/// topic. The first word says whether it follows, so distinct states write
+/// distinct sequences.
 impl Hash for BrokerState {
     fn hash<H: Hasher>(&self, h: &mut H) {
         let (memory, disk) = (&self.memory, &self.disk);
@@ -230,7 +233,8 @@ impl Hash for BrokerState {
                 | memory.route.packed() << 40
                 | u128::from(disk.evicted) << 56
                 | u128::from(retried) << 57
-                | u128::from(disk.offsets) << 64,
+                | u128::from(disk.offsets) << 64
+                | self.down.map_or(0, |ticks| 1 << 8 | u128::from(ticks)) << 96,
         );
         h.write_u128(u128::from(memory.epochs) | u128::from(memory.locks.bits()) << 64);
         if retried {
@@ -336,6 +340,8 @@ mod tests {
                         epoch: y,
                     },
                     SentBack { queue: y, epoch: x },
+                    Refused { epoch: y },
+                    BrokerPresence { alive: flag },
                 ]);
             }
         }

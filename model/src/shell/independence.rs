@@ -26,6 +26,11 @@
 //! 3. **The orderly clock** (`Action::Elapse`): a tick changes every
 //!    broker's and consumer's clock, and whether it may come reads the
 //!    consumers and the messages in flight: it depends on every step.
+//! 4. **Waiting for a stopped broker** (with
+//!    [`ProtocolOptions::restart_stops`](crate::config::ProtocolOptions)):
+//!    a consumer's timer that connects to a broker ([`Timer::connects_to`])
+//!    is a step only while that broker listens, which reads the brokers'
+//!    states ([`reads_listening`]).
 //!
 //! The environment's fault budgets live in each actor's armed faults, so a
 //! fault is its actor's step like a timer. Network delivery to the same
@@ -119,6 +124,7 @@ pub fn may_send_periodic(action: &Action) -> bool {
             | Timer::PeriodicRebalance
             | Timer::Connect { .. }
             | Timer::Heal
+            | Timer::Start
             | Timer::Pull { .. }
             | Timer::Done { .. }
             | Timer::LockAll => false,
@@ -146,6 +152,13 @@ pub fn may_send_periodic(action: &Action) -> bool {
             | Fault::FailConsume => false,
         },
     }
+}
+
+/// Whether the step of `action` reads whether a broker listens (exception
+/// 4): only when restarts have a stopped phase, where a broker may not.
+pub fn reads_listening(cfg: &Config, action: &Action) -> bool {
+    cfg.protocol.restart_stops
+        && matches!(action, Action::Timeout(_, timer) if timer.connects_to().is_some())
 }
 
 /// The receivers of `from`'s wake-ups whose flows its steps read, when
@@ -176,10 +189,15 @@ pub fn footprint(cfg: &Config, action: &Action) -> Footprint {
             } else {
                 Roles::NONE
             };
+            let listening = if reads_listening(cfg, action) {
+                Roles::BROKERS
+            } else {
+                Roles::NONE
+            };
             Footprint {
                 actor: Some(peer),
                 consumes_from: None,
-                reads_machines: periodic,
+                reads_machines: Roles(periodic.0 | listening.0),
                 reads_flows_to: Roles(periodic.0 | wake_up_receivers(cfg, peer).0),
             }
         }

@@ -162,11 +162,16 @@ impl RebalanceModel {
         );
         for peer in self.peers() {
             let timers = state.timers[self.index_of(peer)];
-            actions.extend(timers.iter().map(|timer| Action::Timeout(peer, timer)));
+            actions.extend(
+                timers
+                    .iter()
+                    .filter(|timer| connects_to_a_listening_broker(state, timer))
+                    .map(|timer| Action::Timeout(peer, timer)),
+            );
             actions.extend(timers.faults().map(|fault| Action::Fault(peer, fault)));
         }
         let in_flight = state.network.iter().map(|env| &env.msg);
-        if clock::may_tick(&self.cfg, &state.consumers, in_flight) {
+        if clock::may_tick(&self.cfg, &state.brokers, &state.consumers, in_flight) {
             actions.push(Action::Elapse { lagging: None });
             actions.extend(
                 clock::may_lag(&self.cfg, &state.consumers)
@@ -281,7 +286,10 @@ impl RebalanceModel {
                     current.on_message(cfg, usize::from(c), env.src, &env.msg),
                 )
             }
-            Peer::NameServer => None,
+            Peer::NameServer => {
+                let current = &state.name_server;
+                Change::of(current, current.on_message(cfg, env.src, &env.msg))
+            }
         }
     }
 
@@ -296,7 +304,10 @@ impl RebalanceModel {
                 let current = &state.consumers[usize::from(c)];
                 Change::of(current, current.on_timer(cfg, usize::from(c), timer))
             }
-            Peer::Broker(_) => None,
+            Peer::Broker(b) => {
+                let current = &state.brokers[usize::from(b)];
+                Change::of(current, current.on_timer(cfg, timer))
+            }
         }
     }
 
@@ -313,7 +324,7 @@ impl RebalanceModel {
             }
             Peer::Broker(b) => {
                 let current = &state.brokers[usize::from(b)];
-                Change::of(current, current.on_fault(fault))
+                Change::of(current, current.on_fault_in(cfg, fault))
             }
         }
     }
@@ -390,6 +401,19 @@ fn declared_periodic(action: &Action, from: Peer, outputs: &[Output]) {
                  shell::independence"
             );
         }
+    }
+}
+
+/// Whether a timer may fire as far as connections go: a consumer's
+/// `Connect` waits for a stopped broker's start (the client's next request
+/// after it); and its rebalance does not ask a stopped broker, as it does
+/// not ask one it cannot reach (`ConsumerState::schedule`: asking ends the
+/// round unchanged, which in a timeless model is not asking yet). This
+/// reads the broker's state (`independence`, exception 4).
+fn connects_to_a_listening_broker(state: &SystemState, timer: &Timer) -> bool {
+    match timer.connects_to() {
+        Some(broker) => state.brokers[usize::from(broker)].listens(),
+        None => true,
     }
 }
 

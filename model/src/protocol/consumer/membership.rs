@@ -131,19 +131,44 @@ impl ConsumerState {
         }
     }
 
-    /// It sees a broker close its connection: a question in flight there
-    /// gets no answer (the round ends and counts as balanced), and its next
-    /// request opens a new connection (`Connect`).
+    /// It sees a broker close its connection: its calls there fail, and
+    /// its next request opens a new connection, the next epoch.
     pub(super) fn connection_closed(
         &self,
         cfg: &Config,
         me: usize,
         broker: u8,
     ) -> (Self, Vec<Output>) {
-        let mut next = Self {
+        let reopened = Self {
             epochs: with_epoch(self.epochs, broker, self.epoch(broker) + 1),
             ..*self
         };
+        self.calls_fail(reopened, cfg, me, broker)
+    }
+
+    /// Its request could not connect to a stopped broker: its calls there
+    /// fail, and its next request tries again (nothing was opened, so on
+    /// the same epoch).
+    pub(super) fn connection_refused(
+        &self,
+        cfg: &Config,
+        me: usize,
+        broker: u8,
+    ) -> (Self, Vec<Output>) {
+        self.calls_fail(*self, cfg, me, broker)
+    }
+
+    /// Its calls to `broker` fail, `next` being its state with the
+    /// connection's fate: a question in flight there gets no answer (the
+    /// round ends and counts as balanced), lock calls none either, and its
+    /// next request there connects (`Connect`).
+    fn calls_fail(
+        &self,
+        mut next: Self,
+        cfg: &Config,
+        me: usize,
+        broker: u8,
+    ) -> (Self, Vec<Output>) {
         let mut outputs = Vec::new();
         next.lock_calls_lost(cfg, broker);
         next.requests_lost(cfg, broker);

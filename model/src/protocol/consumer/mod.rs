@@ -147,7 +147,7 @@ impl ConsumerState {
             Timer::Done { queue } => self.done(cfg, me, usize::from(queue)),
             Timer::Persist => Some(self.persist(cfg, me)),
             Timer::LockAll => self.lock_all(cfg, me),
-            Timer::Heal => None,
+            Timer::Heal | Timer::Start => None,
         }
     }
 
@@ -185,6 +185,17 @@ impl ConsumerState {
             _ => None,
         };
         match (self.phase, msg) {
+            // A route with no broker of the topic is no route
+            // (`TOPIC_NOT_EXIST`): the poll fails and the cache stays. Only
+            // with the restart's stopped phase, whose name servers may drop
+            // a topic's last broker; without it the model keeps its pinned
+            // behaviour, where a name server partitioned from the only
+            // broker serves an empty route and the consumer drops its queues.
+            (_, Message::RouteData { route } | Message::LaterPoll { route })
+                if cfg.protocol.restart_stops && cfg.route_brokers(*route) == 0 =>
+            {
+                None
+            }
             (Phase::Idle, Message::RouteData { route }) => self.cache_route(*route),
             (Phase::Running, Message::RouteData { route })
                 if self.faults.contains(Fault::MissRoute) =>
@@ -273,6 +284,11 @@ impl ConsumerState {
                 if broker.is_some_and(|b| self.epoch(b) == *epoch) =>
             {
                 broker.map(|b| self.connection_closed(cfg, me, b))
+            }
+            (Phase::Running, Message::Refused { epoch })
+                if broker.is_some_and(|b| self.epoch(b) == *epoch) =>
+            {
+                broker.map(|b| self.connection_refused(cfg, me, b))
             }
             _ => None,
         }
