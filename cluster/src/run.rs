@@ -81,16 +81,45 @@ struct Orchestrator {
     killed: Vec<String>,
 }
 
+/// `n` ports free now, below the kernel's ephemeral range: a port taken
+/// from that range is free when picked but may be any outgoing
+/// connection's by the time the JVM binds it (a run failed so, "Address
+/// already in use"), while the kernel never gives a port below the range
+/// to a connection. Each port is the top of a block of its own, whose
+/// port two below is free too: a broker also listens there (its fast
+/// channel, `listenPort - 2`). Blocks are held until all are found, so
+/// they are distinct; where the search starts depends on the process, so
+/// that two runs at once rarely try the same ones.
 fn free_ports(n: usize) -> Result<Vec<u16>, ClusterError> {
-    let listeners: Vec<TcpListener> = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0"))
-        .collect::<Result<_, _>>()
-        .map_err(|e| ClusterError::BadInput(format!("no free loopback port: {e}")))?;
-    listeners
-        .iter()
-        .map(|l| l.local_addr().map(|a| a.port()))
-        .collect::<Result<_, _>>()
-        .map_err(|e| ClusterError::BadInput(e.to_string()))
+    const BLOCK: u16 = 10;
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let low = 10_000u16.min(ephemeral_low / 2);
+    let blocks = (ephemeral_low.saturating_sub(low) / BLOCK).max(1);
+    let start = (std::process::id() % u32::from(blocks)) as u16;
+    let mut held = Vec::with_capacity(2 * n);
+    let mut ports = Vec::with_capacity(n);
+    for block in (0..blocks).map(|b| (start + b) % blocks) {
+        if ports.len() == n {
+            break;
+        }
+        let port = low + block * BLOCK + BLOCK - 1;
+        if let (Ok(fast), Ok(main)) = (
+            TcpListener::bind(("0.0.0.0", port - 2)),
+            TcpListener::bind(("0.0.0.0", port)),
+        ) {
+            held.extend([fast, main]);
+            ports.push(port);
+        }
+    }
+    if ports.len() < n {
+        return Err(ClusterError::BadInput(format!(
+            "fewer than {n} free ports between {low} and {ephemeral_low}"
+        )));
+    }
+    Ok(ports)
 }
 
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> ClusterError {
