@@ -398,12 +398,8 @@ impl Observer {
             Some("stopping") => {
                 if let Some(m) = self.members.get_mut(&name) {
                     m.life = Life::Stopping;
-                    m.trusted_until.clear();
-                    m.allocated = false;
-                    for q in std::mem::take(&mut m.owned) {
-                        close_span(&mut self.ownership, &q, &name, e.t);
-                    }
                 }
+                self.releases(&name, e.t);
                 true
             }
             Some("stopped") => {
@@ -419,12 +415,19 @@ impl Observer {
 
     /// A consumer that died or left owns nothing, runs nothing, trusts no lock.
     fn gone(&mut self, name: &str, t: u64) {
+        self.releases(name, t);
         if let Some(m) = self.members.get_mut(name) {
-            let owned = std::mem::take(&mut m.owned);
             m.open.clear();
+        }
+    }
+
+    /// A consumer that stops rebalancing owns nothing and trusts no lock
+    /// from `t`; its batches are another matter.
+    fn releases(&mut self, name: &str, t: u64) {
+        if let Some(m) = self.members.get_mut(name) {
             m.trusted_until.clear();
             m.allocated = false;
-            for q in owned {
+            for q in std::mem::take(&mut m.owned) {
                 close_span(&mut self.ownership, &q, name, t);
             }
         }
