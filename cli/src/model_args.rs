@@ -347,6 +347,9 @@ impl ModelArgs {
             // The mutant is the library's, for the trace tests: no flag.
             heartbeat_reregisters: defaults.heartbeat_reregisters,
             restart_stops: self.restart_stops || self.restart_downtime.is_some(),
+            // The mutants that keep a lost call waiting are the library's,
+            // for the model's tests: no flag.
+            calls_fail: defaults.calls_fail,
         };
         let strategy = Arc::from(self.strategy.build());
         let mut config = Config::new_with(self.scenario, sizes, self.network, strategy, protocol)

@@ -4,7 +4,7 @@
 //! (`RebalanceService`, `RebalanceImpl`, `MQClientInstance`).
 
 use super::{locks, with_epoch, ConsumerState, Phase, Query};
-use crate::config::{members_of, Allocator, Config, ConsumerSet, Fault, Route};
+use crate::config::{members_of, Allocator, Call, Config, ConsumerSet, Fault, Route};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 use crate::protocol::process_queue::ProcessQueue;
 use rocketmq_rebalance::plan_update;
@@ -42,8 +42,8 @@ impl ConsumerState {
         outputs.extend(self.broadcast(cfg, me, |epoch| Message::Unregister { epoch }));
         let mut left = Self::empty(Phase::Left);
         for (q, pq) in self.queues.iter().enumerate() {
-            if pq.running() {
-                left.queues[q] = pq.batch_alone();
+            if let Some(batch) = pq.batch_alone() {
+                left.queues[q] = batch;
                 outputs.push(Output::Arm(Timer::Done { queue: q as u8 }));
             }
         }
@@ -160,8 +160,10 @@ impl ConsumerState {
 
     /// Its calls to `broker` fail, `next` being its state with the
     /// connection's fate: a question in flight there gets no answer (the
-    /// round ends and counts as balanced), lock calls none either, and its
-    /// next request there connects (`Connect`).
+    /// round ends and counts as balanced), lock calls none either, the
+    /// other calls fail with their retries
+    /// ([`ConsumerState::requests_lost`]), and its next request there
+    /// connects (`Connect`).
     fn calls_fail(
         &self,
         mut next: Self,
@@ -169,20 +171,28 @@ impl ConsumerState {
         me: usize,
         broker: u8,
     ) -> (Self, Vec<Output>) {
-        let mut outputs = Vec::new();
-        next.lock_calls_lost(cfg, broker);
-        next.requests_lost(cfg, broker);
-        if self.querying.is_some_and(|q| q.broker == broker) {
+        let mut outputs = next.lose_calls(cfg, me, broker);
+        if self.querying.is_some_and(|q| q.broker == broker)
+            && cfg.protocol.calls_fail.contains(Call::Query)
+        {
             next.querying = None;
             outputs.extend(self.retry_later(&mut next, cfg, me));
         }
-        if next.busy() != self.busy() {
+        if next.busy() != self.busy() || next.due != self.due {
             outputs.extend(next.schedule(cfg, me));
         }
         if next.target_set(cfg, me) & 1 << broker != 0 {
             outputs.push(Output::Arm(Timer::Connect { broker }));
         }
         (next, outputs)
+    }
+
+    /// Its lock calls and requests in flight to `broker` are lost.
+    fn lose_calls(&mut self, cfg: &Config, me: usize, broker: u8) -> Vec<Output> {
+        if cfg.protocol.calls_fail.contains(Call::Lock) {
+            self.lock_calls_lost(cfg, broker);
+        }
+        self.requests_lost(cfg, me, broker)
     }
 
     /// `updateTopicRouteInfoFromNameServer` at start: an idle consumer caches
@@ -221,12 +231,11 @@ impl ConsumerState {
             outputs.push(Output::Disarm(Timer::Connect { broker }));
             // The next connection there is a new one.
             next.epochs = with_epoch(next.epochs, broker, self.epoch(broker) + 1);
-            next.lock_calls_lost(cfg, broker);
-            next.requests_lost(cfg, broker);
+            outputs.extend(next.lose_calls(cfg, me, broker));
         }
         // A new queue's lock call lost there ends the round unbalanced: the
         // next round is scheduled, as after a closed connection.
-        let rescheduled = next.busy() != self.busy();
+        let rescheduled = next.busy() != self.busy() || next.due != self.due;
         if rescheduled {
             outputs.extend(next.schedule(cfg, me));
         }
