@@ -197,8 +197,9 @@ func clientID(r *rand.Rand, shape int) string {
 	case 3:
 		return fmt.Sprintf("10.0.0.%d@%d#unit-%d", r.Intn(256), 1+r.Intn(9999), r.Intn(4))
 	case 4:
-		// First octets that are decimal prefixes of one another: with ten
-		// or more virtual nodes their point keys can be the same text.
+		// First octets that are decimal prefixes of one another: with
+		// enough virtual nodes (12 for 1.0.0.1@1 and 11.0.0.1@1) their
+		// point keys can be the same text.
 		return fmt.Sprintf("%d.0.0.%d@1", []int{1, 11, 21, 111, 2, 12}[r.Intn(6)], r.Intn(3))
 	case 5:
 		return fmt.Sprintf("fe80::%x@%d", r.Intn(65536), 1+r.Intn(9999))
@@ -317,7 +318,7 @@ func collisionGroups(r *rand.Rand) []group {
 }
 
 // prefixGroups: ids whose first octets are decimal prefixes of one another
-// ("1.0.0.1@1" and "11.0.0.1@1"), so that with ten virtual nodes or more
+// ("1.0.0.1@1" and "11.0.0.1@1"), so that with 12 virtual nodes or more
 // the point keys "11" + "1.0.0.1@1" and "1" + "11.0.0.1@1" are one text.
 func prefixGroups() []group {
 	ids := []string{"1.0.0.1@1", "11.0.0.1@1", "111.0.0.1@1", "21.0.0.1@1", "2.0.0.1@1"}

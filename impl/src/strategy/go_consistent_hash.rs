@@ -22,7 +22,7 @@ use crate::{AllocateError, MessageQueue};
 /// a client id listed twice inserts the same points again, taking back
 /// those another id took in between; and keys of different ids can be the
 /// same text (`"11" + "1.0.0.1@1"` and `"1" + "11.0.0.1@1"` are both
-/// `111.0.0.1@1`), so with ten or more virtual nodes such ids always
+/// `111.0.0.1@1`), so with 12 virtual nodes or more those two ids always
 /// collide.
 ///
 /// Where Go's function returns nothing for an empty `current`, queue list
