@@ -42,9 +42,10 @@ pub struct ModelArgs {
     pub strategy: StrategySpec,
     /// Each consumer's client, CONSUMER=CLIENT:STRATEGY separated by
     /// commas (c1=java:AVG,c2=bytes:AVG): java sorts as the Java client
-    /// (UTF-16 code units), bytes by UTF-8 bytes as the Rust and Go
-    /// clients, both with the strategies as Java computes them;
-    /// rocketmq-rust runs rocketmq-rust's own strategy code after its byte
+    /// (UTF-16 code units) and runs the strategies as Java computes them;
+    /// bytes sorts by UTF-8 bytes as the Rust and Go clients and runs them
+    /// as Java computes them, but CONSISTENT_HASH on the Go client's own
+    /// ring (CRC-32, not Java's MD5); rocketmq-rust runs rocketmq-rust's own strategy code after its byte
     /// sort (a build with the rocketmq-rust feature). Consumers left out:
     /// java with --strategy (mixed-clients: the last one bytes;
     /// strategy-rollout: the joiner AVG_BY_CIRCLE).
