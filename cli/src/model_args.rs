@@ -56,6 +56,13 @@ pub struct ModelArgs {
     /// for the last).
     #[arg(long, value_delimiter = ',')]
     pub client_ids: Option<Vec<String>>,
+    /// Consumers whose message listener stops when its thread is
+    /// interrupted, separated by commas (c2,c3), or all: a graceful
+    /// shutdown interrupts the batches it does not wait for
+    /// (shutdownNow), and their batch ends there, unconsumed. By default
+    /// every listener ignores the interrupt and runs its batch to its end.
+    #[arg(long, value_delimiter = ',', value_name = "CONSUMERS")]
+    pub interruptible: Option<Vec<String>>,
     /// Network semantics: ordered (per connection, as TCP), unordered,
     /// duplicating.
     #[arg(long, default_value = "ordered")]
@@ -364,6 +371,11 @@ impl ModelArgs {
             config = config
                 .with_clients(clients)
                 .map_err(|e| format!("--clients: {e}"))?;
+        }
+        if let Some(names) = &self.interruptible {
+            config = config
+                .with_interruptible_listeners(names)
+                .map_err(|e| format!("--interruptible: {e}"))?;
         }
         Ok(config)
     }

@@ -1576,6 +1576,40 @@ fn an_orderly_shutdown_unlocks_each_brokers_queues_there() {
         .any(|(to, m)| *to == Peer::Broker(1) && matches!(m, Message::UnlockBatch { .. })));
 }
 
+/// A graceful shutdown keeps only the batches the application is running,
+/// and those only when its listener ignores the interrupt: a failed batch
+/// being sent back, or waiting to be consumed again, is not run again (the
+/// send-back was the stopped process's call, the retry a task of the
+/// executor the shutdown stopped).
+#[test]
+fn a_shutdown_keeps_only_a_running_batch_of_a_listener_that_ignores_the_interrupt() {
+    let (cfg, c0) = with_messages(ProtocolOptions::default());
+    let batch = ProcessQueue {
+        from: 0,
+        to: 1,
+        cursor: 1,
+        ..ProcessQueue::default()
+    };
+    let kept = |cfg: &Config, send_back| {
+        let mut c = c0;
+        c.queues[0] = ProcessQueue { send_back, ..batch };
+        let (left, out) = c.on_fault(cfg, 0, Fault::Shutdown).unwrap();
+        assert_eq!(left.phase, Phase::Left);
+        let armed = out.contains(&Output::Arm(Timer::Done { queue: 0 }));
+        assert_eq!(armed, left.queues[0].running(), "{send_back:?}");
+        armed
+    };
+    assert!(kept(&cfg, SendBack::No), "it runs on after the shutdown");
+    for failed in [SendBack::ToBroker, SendBack::ByProducer(1), SendBack::Later] {
+        assert!(!kept(&cfg, failed), "{failed:?} is not consumed again");
+    }
+    let stopping = with_messages(ProtocolOptions::default())
+        .0
+        .with_interruptible_listeners(&["c1".to_string()])
+        .unwrap();
+    assert!(!kept(&stopping, SendBack::No), "interrupted: it ends there");
+}
+
 #[test]
 fn a_failed_query_uses_up_its_fault_and_ends_the_round() {
     let cfg = healthy();

@@ -395,6 +395,53 @@ impl Config {
         Ok(self)
     }
 
+    /// The same configuration where the consumers `names` run a message
+    /// listener that stops when interrupted
+    /// ([`ConsumerSpec::interruptible`]); `all` names every consumer.
+    ///
+    /// ```
+    /// use rocketmq_rebalance::strategy_from_name;
+    /// use rocketmq_rebalance_model::{Config, NetworkKind, Scenario};
+    ///
+    /// let healthy = || {
+    ///     let avg = strategy_from_name("AVG").unwrap();
+    ///     let sizes = Scenario::Healthy.default_sizes();
+    ///     Config::new(Scenario::Healthy, sizes, NetworkKind::Ordered, avg.into()).unwrap()
+    /// };
+    /// let cfg = healthy().with_interruptible_listeners(&["c2".to_string()]).unwrap();
+    /// assert!(cfg.consumers[1].interruptible && !cfg.consumers[0].interruptible);
+    /// assert!(healthy().with_interruptible_listeners(&["c9".to_string()]).is_err());
+    /// ```
+    pub fn with_interruptible_listeners(mut self, names: &[String]) -> Result<Self, ConfigError> {
+        for name in names {
+            let every = name == "all";
+            if !every && !self.consumers.iter().any(|c| &c.name == name) {
+                return Err(ConfigError::Clients {
+                    reason: format!(
+                        "no consumer {name}: consumers are c1..c{} (or all)",
+                        self.consumers.len()
+                    ),
+                });
+            }
+            for spec in self.consumers.iter_mut() {
+                spec.interruptible |= every || &spec.name == name;
+            }
+        }
+        Ok(self)
+    }
+
+    /// The consumers whose listener stops when interrupted, for the
+    /// report's summary: `c1 c3`, or none.
+    pub fn interruptible_listeners(&self) -> Option<String> {
+        let names: Vec<&str> = self
+            .consumers
+            .iter()
+            .filter(|c| c.interruptible)
+            .map(|c| c.name.as_str())
+            .collect();
+        (!names.is_empty()).then(|| names.join(" "))
+    }
+
     /// The client ids of `set` as consumer `consumer`'s client sorts them
     /// before it allocates, for traces: `[𐀀 \u{e000}] in java order`.
     pub(crate) fn members_as_sorted_by(&self, consumer: usize, set: super::ConsumerSet) -> String {

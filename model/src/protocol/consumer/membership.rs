@@ -28,9 +28,11 @@ impl ConsumerState {
     /// `DefaultMQPushConsumerImpl.shutdown`: drops every process queue and
     /// sends `UNREGISTER_CLIENT` to every broker (`unregisterClientWithLock`).
     /// It does not wait for the batches the application is consuming
-    /// (`awaitTerminationMillisWhenShutdown` is 0 by default): each runs on
-    /// to its end after the unlock and the persist, which recorded its
-    /// first message as the offset.
+    /// (`awaitTerminationMillisWhenShutdown` is 0 by default): it
+    /// interrupts their threads (`shutdownNow`), before the unlock and the
+    /// persist, which records each batch's first message as the offset. A
+    /// listener that ignores the interrupt runs its batch on to its end; one
+    /// that stops ends it there, unconsumed.
     pub(super) fn shutdown(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let mut outputs = vec![Output::DisarmAll];
         outputs.extend(self.unlock_all(cfg, me));
@@ -41,8 +43,9 @@ impl ConsumerState {
         );
         outputs.extend(self.broadcast(cfg, me, |epoch| Message::Unregister { epoch }));
         let mut left = Self::empty(Phase::Left);
+        let outlives = !cfg.consumers[me].interruptible;
         for (q, pq) in self.queues.iter().enumerate() {
-            if let Some(batch) = pq.batch_alone() {
+            if let Some(batch) = pq.batch_alone().filter(|_| outlives) {
                 left.queues[q] = batch;
                 outputs.push(Output::Arm(Timer::Done { queue: q as u8 }));
             }
