@@ -503,7 +503,11 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
             cfg.broker_names[usize::from(*broker)]
         ),
         Timer::Connect { broker } => format!(
-            "connects to {}, heartbeat, rebalance",
+            "connects to {}, rebalance",
+            cfg.broker_names[usize::from(*broker)]
+        ),
+        Timer::ChannelActive { broker } => format!(
+            "channel to {} active: heartbeat, rebalance",
             cfg.broker_names[usize::from(*broker)]
         ),
         Timer::Heal => {

@@ -24,6 +24,7 @@ const TIMERS: &[(&str, Fairness)] = &[
     ("Rebalance", Fairness::Strong),
     ("PeriodicRebalance", Fairness::Weak),
     ("Connect", Fairness::Weak),
+    ("ChannelActive", Fairness::Weak),
     ("Heal", Fairness::Weak),
     ("Start", Fairness::Weak),
     ("Heartbeat", Fairness::Weak),

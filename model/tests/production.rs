@@ -67,11 +67,15 @@ fn brokers_that_join_leave_or_lose_queues_converge() {
     }
 }
 
+/// Two consumers reconnect one after the other: a queue may be owned twice
+/// meanwhile, and by nobody too: a reconnecting consumer's member query can
+/// reach the broker before the heartbeat its new channel's activation sends
+/// from another thread, so the broker answers without it and it drops its
+/// queues (the real cluster's finding, `cluster/tests/findings/`). The group
+/// converges.
 #[test]
-fn a_broker_restart_converges_without_ever_orphaning_a_queue_of_two() {
-    // Two consumers reconnect one after the other: a queue may be owned
-    // twice meanwhile, never by nobody, with AVG on four queues.
-    assert_verdicts(Scenario::BrokerRestart, "HHHHFNF", 'H');
+fn a_broker_restart_orphans_a_queue_when_a_query_overtakes_the_heartbeat() {
+    assert_verdicts(Scenario::BrokerRestart, "HHHHFFF", 'H');
     let report = run(config(Scenario::BrokerRestart), false);
     let example = trace(&report, TRANSIENT_DOUBLE);
     assert!(
@@ -81,6 +85,14 @@ fn a_broker_restart_converges_without_ever_orphaning_a_queue_of_two() {
     assert!(
         example.iter().any(|l| l.contains("on connection 2")),
         "{example:#?}"
+    );
+    let orphan = trace(&report, TRANSIENT_ORPHAN);
+    let at = |text: &str| orphan.iter().position(|l| l.contains(text)).expect(text);
+    let asked = at("c1 -> broker-a: GET_CONSUMER_LIST_BY_GROUP (TopicA) on connection 2");
+    assert!(at("broker-a -> c1: consumer list [c2]") > asked, "{orphan:#?}");
+    assert!(
+        !orphan[..asked].iter().any(|l| l.contains("c1 -> broker-a: HEART_BEAT")),
+        "the query goes first: {orphan:#?}"
     );
 }
 

@@ -137,16 +137,16 @@ fn every_scenario_with_two_consumers() {
         route-change: 50 states; violated []; not found [transient double ownership]
         partial-partition: 99 states; violated [member lists agree at rest]; not found [transient double ownership, full convergence]
         graceful-shutdown: 50 states; violated []; not found [transient double ownership]
-        broker-scale-out: 16778 states; violated []; not found []
+        broker-scale-out: 27736 states; violated []; not found []
         broker-scale-in: 402 states; violated []; not found []
         queue-scale-in: 50 states; violated []; not found []
-        nameserver-partition: 1589 states; violated [member lists agree at rest]; not found []
+        nameserver-partition: 1948 states; violated [member lists agree at rest]; not found []
         stale-route: 149 states; violated []; not found [transient double ownership]
-        broker-restart: 1542 states; violated []; not found [transient orphaned queue]
-        broker-disk-loss: 84946 states; violated [no message skipped]; not found [transient orphaned queue, paused queue]; harms 2 1 1 0
+        broker-restart: 4970 states; violated []; not found []
+        broker-disk-loss: 240278 states; violated [no message skipped]; not found []; harms 3 1 1 1
         evicted-new-queue: 7082 states; violated [no message skipped]; not found [transient double ownership, duplicate delivery]; harms 1 0 0 1
         rolling-upgrade: 10740 states; violated []; not found []
-        zombie-consumer: 47063 states; violated []; not found []
+        zombie-consumer: 123918 states; violated []; not found []
         subscription-flap: 41530 states; violated []; not found [transient double ownership, full convergence]
         mixed-clients: 1988 states; violated [no queue stays double-owned, converged when quiescent]; not found [full convergence]
         strategy-rollout: 207 states; violated [no queue stays double-owned, converged when quiescent]; not found []
@@ -313,9 +313,9 @@ fn every_network() {
         small, duplicating: 255 states; violated []; not found [full convergence]
         kills, duplicating: 597 states; violated []; not found [full convergence]
         one message, duplicating: 1275 states; violated []; not found [transient double ownership, transient orphaned queue, full convergence, duplicate delivery, paused queue]; harms 1 0 0 0
-        broker restart, one message, unordered: 263 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
-        orderly broker restart, unordered: 2758 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
-        expiries, one message, unordered: 25828 states; violated []; not found []; harms 3 1 1 1
+        broker restart, one message, unordered: 418 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        orderly broker restart, unordered: 4318 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        expiries, one message, unordered: 74402 states; violated []; not found []; harms 3 1 1 1
         server assignment, kills, unordered: 338 states; violated []; not found []
         two route changes, unordered: 32956 states; violated [member lists agree at rest]; not found []
         ",
@@ -507,20 +507,20 @@ fn every_fault_budget_and_protocol_switch() {
         "
         small: 63 states; violated []; not found []
         kills: 207 states; violated []; not found []
-        expiries: 3499 states; violated []; not found []
+        expiries: 5333 states; violated []; not found []
         crashes: 210 states; violated []; not found []
         leaves: 155 states; violated []; not found []
-        broker restarts: 14480 states; violated []; not found []
-        broker restart, subscription table: 29 states; violated []; not found [transient double ownership]
+        broker restarts: 27219 states; violated []; not found []
+        broker restart, subscription table: 63 states; violated []; not found [transient double ownership]
         lost notifications: 186 states; violated []; not found []
         failed queries: 186 states; violated []; not found []
         failed queries, two brokers, two topics: 36599 states; violated []; not found []
         route changes: 873 states; violated []; not found []
         stale routes: 2556 states; violated []; not found []
         queue removals: 780 states; violated []; not found []
-        broker joins: 76569 states; violated []; not found []
+        broker joins: 109655 states; violated []; not found []
         broker leaves: 63384 states; violated []; not found []
-        name server partition: 2415 states; violated []; not found []
+        name server partition: 2870 states; violated []; not found []
         subscription table: 23197 states; violated []; not found []
         retry topic: 10081 states; violated []; not found []
         no notify: 63 states; violated []; not found []
@@ -823,7 +823,7 @@ fn every_orderly_switch() {
         clock drift: 826 states; violated []; not found [transient double ownership]; harms 2 1 1 1
         broker clock step: 16962 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         slow batch: 14489 states; violated [no queue consumed by two at once]; not found [transient double ownership]; harms 2 1 1 1
-        orderly broker restart: 4497 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        orderly broker restart: 7966 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         queue removal: 4053 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         queue removal, lost unlock: 8633 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         queue removal, slow batch: 12115 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0

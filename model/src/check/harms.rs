@@ -21,7 +21,7 @@
 use serde::Serialize;
 
 use crate::guarantees::Group;
-use crate::search::{encode_path, explorer_indices, Classify, Graph, Limits, StateId};
+use crate::search::{encode_path, explorer_indices, Classify, Cutoff, Graph, Limits, StateId};
 use crate::shell::{Action, RebalanceModel, SystemState};
 
 /// The worst value of one harm, and where it is reached.
@@ -62,8 +62,8 @@ impl Classify<RebalanceModel> for Measure {
 }
 
 /// Measures the harms of `model` (with messages) over every reachable
-/// state, within `limits`; `None` when the exploration was cut short.
-pub fn measure(model: &RebalanceModel, limits: Limits) -> Option<Harms> {
+/// state, within `limits`; why not, when the exploration was cut short.
+pub fn measure(model: &RebalanceModel, limits: Limits) -> Result<Harms, Cutoff> {
     // Value and the first state (fewest steps: BFS order) reaching it.
     let mut worst = [(0usize, 0 as StateId); 4];
     let graph = Graph::explore_observing(
@@ -88,8 +88,8 @@ pub fn measure(model: &RebalanceModel, limits: Limits) -> Option<Harms> {
             }
         },
     );
-    if graph.cutoff.is_some() {
-        return None;
+    if let Some(cutoff) = graph.cutoff {
+        return Err(cutoff);
     }
     let harm = |(value, id): (usize, StateId)| Harm {
         value,
@@ -100,10 +100,54 @@ pub fn measure(model: &RebalanceModel, limits: Limits) -> Option<Harms> {
             )
         }),
     };
-    Some(Harms {
+    Ok(Harms {
         max_deliveries: harm(worst[0]),
         max_duplicates_per_handover: harm(worst[1]),
         max_duplicated_messages: harm(worst[2]),
         max_paused_queues: harm(worst[3]),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{check, CheckOptions};
+    use crate::config::{Config, NetworkKind, Scenario, Sizes};
+    use std::sync::Arc;
+
+    fn config() -> Config {
+        let avg = Arc::from(rocketmq_rebalance::strategy_from_name("AVG").expect("a name"));
+        let sizes = Sizes {
+            messages: 1,
+            ..Scenario::Healthy.default_sizes()
+        };
+        Config::new(Scenario::Healthy, sizes, NetworkKind::Ordered, avg).expect("valid")
+    }
+
+    /// A measurement cut short says why, and a check whose harms pass is cut
+    /// is incomplete: its harms are missing, never silently absent.
+    #[test]
+    fn harms_cut_short_make_the_check_incomplete() {
+        let model = crate::check::checked_model(config(), &CheckOptions::default());
+        let cut = Limits {
+            max_states: Some(10),
+            timeout: None,
+            stop_at_bad: false,
+            threads: 1,
+        };
+        assert_eq!(measure(&model, cut).err(), Some(Cutoff::StateLimit));
+        let whole = Limits {
+            max_states: None,
+            ..cut
+        };
+        assert!(measure(&model, whole).is_ok());
+        let report = check(config(), &CheckOptions::default(), |_| {});
+        assert!(report.complete() && report.harms.is_some());
+        let stopped = crate::check::Stopped::HarmsCut(Cutoff::Timeout);
+        assert!(!stopped.is_complete());
+        assert_eq!(
+            stopped.to_string(),
+            "harms cut: timeout (the harms are not measured)"
+        );
+    }
 }

@@ -93,6 +93,7 @@ pub fn timer_fairness(timer: &Timer) -> Fairness {
         Timer::Rebalance { .. } => Fairness::Strong,
         Timer::PeriodicRebalance
         | Timer::Connect { .. }
+        | Timer::ChannelActive { .. }
         | Timer::Heal
         | Timer::Start
         | Timer::Heartbeat

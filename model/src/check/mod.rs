@@ -159,7 +159,10 @@ pub fn check_model(
         check_safety(model.clone(), options, start, progress)
     };
     if model.cfg.messages() && report.complete() {
-        report.harms = harms::measure(&model, graph_limits(options, start, false));
+        match harms::measure(&model, graph_limits(options, start, false)) {
+            Ok(harms) => report.harms = Some(harms),
+            Err(cutoff) => report.stopped = Stopped::HarmsCut(cutoff),
+        }
     }
     if options.liveness && !one_exploration {
         let limits = graph_limits(options, start, false);

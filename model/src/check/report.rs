@@ -31,6 +31,9 @@ pub enum Stopped {
     /// The liveness graph was cut short (and with it, when it also
     /// decided them, the safety properties).
     LivenessGraphCut(Cutoff),
+    /// The second pass, which measures the harms over the whole space,
+    /// was cut short: the harms are missing, never silently absent.
+    HarmsCut(Cutoff),
 }
 
 impl Stopped {
@@ -51,6 +54,9 @@ impl fmt::Display for Stopped {
             Self::CheckerPanicked => f.write_str("checker thread panicked"),
             Self::WorkersFailed => f.write_str("the distributed workers failed"),
             Self::LivenessGraphCut(cutoff) => write!(f, "liveness graph cut: {cutoff}"),
+            Self::HarmsCut(cutoff) => {
+                write!(f, "harms cut: {cutoff} (the harms are not measured)")
+            }
         }
     }
 }

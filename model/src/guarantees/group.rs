@@ -310,7 +310,11 @@ impl<'a> Group<'a> {
     /// `docs/spec.md`).
     pub fn settled(&self) -> bool {
         let idle = self.consumers().enumerate().all(|(i, c)| {
-            c.phase != Phase::Running || (c.due == 0 && c.querying.is_none() && !self.connecting(i))
+            c.phase != Phase::Running
+                || (c.due == 0
+                    && c.querying.is_none()
+                    && !self.connecting(i)
+                    && !self.waits_for_pull_expiry(i, c))
         });
         // A stopped broker's start is still to come.
         let brokers_up = self.state.brokers.iter().all(|b| b.down.is_none());
@@ -323,11 +327,29 @@ impl<'a> Group<'a> {
             && !self.model.periodic_work_pending(self.state)
     }
 
-    /// Consumer `i` is about to open a connection (its `Connect` timer is
-    /// armed): its heartbeat there is still to come.
+    /// Consumer `i` (orderly) holds a queue that is dropped but allocated to
+    /// it again: its table has the queue, so no round adds it, until its
+    /// pulls have stopped for the pull expiry and a periodic rebalance
+    /// drops it and adds it afresh (`isPullExpired`, 120 s). Time and that
+    /// round are still to come: it is not at rest.
+    fn waits_for_pull_expiry(&self, i: usize, c: &ConsumerState) -> bool {
+        let dropped = u64::from(c.dropped());
+        dropped != 0
+            && c.subscribed().any(|t| {
+                c.views[t]
+                    .and_then(|members| self.cfg.allocate(c.route, t, members, i))
+                    .is_some_and(|share| share & dropped != 0)
+            })
+    }
+
+    /// Consumer `i` is about to open a connection, or its new one is not
+    /// yet active (its `Connect` or `ChannelActive` timer is armed): its
+    /// heartbeat there is still to come.
     fn connecting(&self, i: usize) -> bool {
         let timers = self.state.timers[self.model.index_of(Peer::Consumer(i as u8))];
-        timers.iter().any(|t| matches!(t, Timer::Connect { .. }))
+        timers
+            .iter()
+            .any(|t| matches!(t, Timer::Connect { .. } | Timer::ChannelActive { .. }))
     }
 
     /// Periodic work is a no-op: every live consumer holds the route its

@@ -295,9 +295,17 @@ dense_enum! {
         /// brokers disagree can rebalance for ever.
         PeriodicRebalance,
         /// A consumer opens a connection to a broker its route lists and has
-        /// no open connection to: its next request there connects and
-        /// heartbeats at once (`onChannelActive`), then rebalances.
+        /// no open connection to: its next request there, its rebalance's,
+        /// connects.
         Connect {
+            /// Broker index.
+            broker: u8 < MAX_BROKERS
+        },
+        /// The new connection is active (`onChannelActive`): the client's
+        /// event thread heartbeats there, then rebalances at once. Another
+        /// thread than the request that opened the connection, so that
+        /// request may reach the broker first.
+        ChannelActive {
             /// Broker index.
             broker: u8 < MAX_BROKERS
         },

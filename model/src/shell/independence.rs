@@ -123,6 +123,7 @@ pub fn may_send_periodic(action: &Action) -> bool {
             Timer::Rebalance { .. }
             | Timer::PeriodicRebalance
             | Timer::Connect { .. }
+            | Timer::ChannelActive { .. }
             | Timer::Heal
             | Timer::Start
             | Timer::Pull { .. }

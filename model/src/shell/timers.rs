@@ -3,14 +3,14 @@
 use crate::config::{Dense, Fault};
 use crate::protocol::Timer;
 
-/// The [`Timer`]s and [`Fault`]s an actor has armed, one word: a bit per
+/// The [`Timer`]s and [`Fault`]s an actor has armed, one 128-bit word: a bit per
 /// [`Timer`] index, then a bit per [`Fault`] index.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
 )]
-pub struct TimerSet(u64);
+pub struct TimerSet(u128);
 
-const _: () = assert!(Timer::COUNT + Fault::COUNT <= u64::BITS);
+const _: () = assert!(Timer::COUNT + Fault::COUNT <= u128::BITS);
 
 impl TimerSet {
     /// Arms `timer` (arming an armed timer changes nothing).
@@ -51,14 +51,24 @@ impl TimerSet {
     /// The armed timers in `Ord` order.
     pub fn iter(self) -> impl Iterator<Item = Timer> {
         let timers = self.0 & ((1 << Timer::COUNT) - 1);
-        crate::config::members_of(timers).filter_map(|i| Timer::from_index(i as u32))
+        bits_of(timers).filter_map(|i| Timer::from_index(i))
     }
 
     /// The armed faults in `Ord` order.
     pub fn faults(self) -> impl Iterator<Item = Fault> {
-        crate::config::members_of(self.0 >> Timer::COUNT)
-            .filter_map(|i| Fault::from_index(i as u32))
+        bits_of(self.0 >> Timer::COUNT).filter_map(|i| Fault::from_index(i))
     }
+}
+
+/// The indices of the bits set in `word`, lowest first.
+fn bits_of(mut word: u128) -> impl Iterator<Item = u32> {
+    std::iter::from_fn(move || {
+        (word != 0).then(|| {
+            let i = word.trailing_zeros();
+            word &= word - 1;
+            i
+        })
+    })
 }
 
 #[cfg(test)]

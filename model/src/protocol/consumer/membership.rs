@@ -115,16 +115,33 @@ impl ConsumerState {
         (*self, outputs)
     }
 
-    /// A new connection to `broker` (`onChannelActive`): heartbeat there at
-    /// once, then rebalance.
+    /// Its next request to `broker`, its rebalance's, opens a new
+    /// connection there: the rebalance is woken, and the connection's
+    /// heartbeat comes from the client's event thread
+    /// ([`ConsumerState::channel_active`]), so the member query may reach
+    /// the broker before it (the broker's processors run them apart).
     pub(super) fn connect(&self, cfg: &Config, me: usize, broker: u8) -> (Self, Vec<Output>) {
-        let mut outputs = vec![Output::Send(
-            Peer::Broker(broker),
-            Message::Heartbeat {
-                epoch: self.epoch(broker),
-                topics: self.topics,
-            },
-        )];
+        let outputs = vec![Output::Arm(Timer::ChannelActive { broker })];
+        self.woken_with(cfg, me, outputs)
+    }
+
+    /// `onChannelActive` on the new connection to `broker`:
+    /// `sendHeartbeatToBroker` there, then `rebalanceImmediately`.
+    pub(super) fn channel_active(
+        &self,
+        cfg: &Config,
+        me: usize,
+        broker: u8,
+    ) -> (Self, Vec<Output>) {
+        let heartbeat = Message::Heartbeat {
+            epoch: self.epoch(broker),
+            topics: self.topics,
+        };
+        self.woken_with(cfg, me, vec![Output::Send(Peer::Broker(broker), heartbeat)])
+    }
+
+    /// `outputs`, then a wake-up of its rebalance.
+    fn woken_with(&self, cfg: &Config, me: usize, mut outputs: Vec<Output>) -> (Self, Vec<Output>) {
         match self.wake(cfg, me) {
             Some((woken, more)) => {
                 outputs.extend(more);
@@ -232,6 +249,7 @@ impl ConsumerState {
             ));
             outputs.push(Output::Disarm(Timer::Rebalance { broker }));
             outputs.push(Output::Disarm(Timer::Connect { broker }));
+            outputs.push(Output::Disarm(Timer::ChannelActive { broker }));
             // The next connection there is a new one.
             next.epochs = with_epoch(next.epochs, broker, self.epoch(broker) + 1);
             outputs.extend(next.lose_calls(cfg, me, broker));

@@ -143,6 +143,7 @@ impl ConsumerState {
             Timer::Rebalance { broker } => self.rebalance(cfg, me, broker),
             Timer::PeriodicRebalance => self.periodic_rebalance(cfg, me),
             Timer::Connect { broker } => Some(self.connect(cfg, me, broker)),
+            Timer::ChannelActive { broker } => Some(self.channel_active(cfg, me, broker)),
             Timer::Heartbeat => Some(self.heartbeat(cfg, me)),
             Timer::Pull { queue } => self.pull(cfg, me, usize::from(queue)),
             Timer::Done { queue } => self.done(cfg, me, usize::from(queue)),
