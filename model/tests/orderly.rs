@@ -342,10 +342,10 @@ fn a_listener_that_stops_on_the_interrupt_never_runs_beside_the_next_owner() {
     );
     assert_eq!(
         verdicts(Scenario::RollingUpgrade, false),
-        (1_772_440, Violated, Found)
+        (1_778_249, Violated, Found)
     );
     assert_eq!(
         verdicts(Scenario::RollingUpgrade, true),
-        (1_264_736, Holds, Found)
+        (1_282_423, Holds, Found)
     );
 }

@@ -89,9 +89,14 @@ fn a_broker_restart_orphans_a_queue_when_a_query_overtakes_the_heartbeat() {
     let orphan = trace(&report, TRANSIENT_ORPHAN);
     let at = |text: &str| orphan.iter().position(|l| l.contains(text)).expect(text);
     let asked = at("c1 -> broker-a: GET_CONSUMER_LIST_BY_GROUP (TopicA) on connection 2");
-    assert!(at("broker-a -> c1: consumer list [c2]") > asked, "{orphan:#?}");
     assert!(
-        !orphan[..asked].iter().any(|l| l.contains("c1 -> broker-a: HEART_BEAT")),
+        at("broker-a -> c1: consumer list [c2]") > asked,
+        "{orphan:#?}"
+    );
+    assert!(
+        !orphan[..asked]
+            .iter()
+            .any(|l| l.contains("c1 -> broker-a: HEART_BEAT")),
         "the query goes first: {orphan:#?}"
     );
 }

@@ -1315,6 +1315,38 @@ fn a_pull_request_commits_its_offset_and_its_answer_goes_to_the_process_queue_th
     ));
 }
 
+/// An abstraction (audit F3-12), pinned: the broker serves a pull, and
+/// commits the offset it carries, whatever its member and subscription
+/// tables hold, where RocketMQ answers `SUBSCRIPTION_NOT_EXIST` without a
+/// commit until the consumer's heartbeat has filled them (a restarted
+/// broker before the reconnection's heartbeat). The model's extra commits
+/// come a few seconds early, a superset: no hazard is hidden by them.
+#[test]
+fn a_pull_is_served_before_its_consumer_is_registered() {
+    let (cfg, _) = with_messages(ProtocolOptions {
+        pull_requests: true,
+        ..ProtocolOptions::default()
+    });
+    let mut broker = BrokerState::start(&cfg, 1).0;
+    broker.memory = broker.memory.restarted();
+    assert_eq!(broker.memory.members, 0, "nobody registered");
+    let request = Message::PullMessage {
+        queue: 1,
+        offset: 1,
+        commit: 1,
+        generation: false,
+        epoch: 1,
+    };
+    let (served, out) = broker
+        .on_message(&cfg, 1, Peer::Consumer(0), &request)
+        .expect("served");
+    assert_eq!(served.offset(1), 1, "committed before any heartbeat");
+    assert!(matches!(
+        sends(&out)[..],
+        [(Peer::Consumer(0), Message::PullResult { .. })]
+    ));
+}
+
 #[test]
 fn an_orderly_pull_needs_a_lock_it_trusts() {
     let timing = LockTiming::default();
@@ -1615,6 +1647,31 @@ fn a_shutdown_keeps_only_a_running_batch_of_a_listener_that_ignores_the_interrup
         .with_interruptible_listeners(&["c1".to_string()])
         .unwrap();
     assert!(!kept(&stopping, SendBack::No), "interrupted: it ends there");
+}
+
+/// A queue already dropped, waiting in the table for its running batch, is
+/// not unlocked at shutdown (`unlockAll` skips dropped process queues,
+/// audit F3-14): its lock stays the broker's until the lease ends.
+#[test]
+fn an_orderly_shutdown_leaves_a_dropped_queues_lock_to_its_lease() {
+    let (cfg, c0) = orderly(LockTiming::default());
+    let mut dropping = ConsumerState { owned: 0, ..c0 };
+    dropping.queues[0] = ProcessQueue {
+        locked: true,
+        dropped: true,
+        from: 0,
+        to: 1,
+        cursor: 1,
+        ..ProcessQueue::default()
+    };
+    assert_eq!(dropping.table(), 0b01, "still in its table");
+    let (_, out) = dropping.on_fault(&cfg, 0, Fault::Shutdown).unwrap();
+    assert!(
+        !sends(&out)
+            .iter()
+            .any(|(_, m)| matches!(m, Message::UnlockBatch { .. })),
+        "{out:?}"
+    );
 }
 
 #[test]

@@ -22,14 +22,17 @@ impl ConsumerState {
         }
     }
 
-    /// Orderly, `ConsumeMessageOrderlyService.shutdown` unlocks every queue
+    /// Orderly, `ConsumeMessageOrderlyService.shutdown` unlocks the queues
     /// of its table first (`unlockAll`, a synchronous call), one call per
-    /// broker it reaches.
+    /// broker it reaches. A queue already dropped, waiting in the table for
+    /// its batch, is left out (`buildProcessQueueTableByBrokerName` skips
+    /// dropped process queues): its lock stays the broker's until the
+    /// lease ends.
     pub(super) fn unlock_all(&self, cfg: &Config, me: usize) -> Vec<Output> {
         if cfg.orderly().is_none() {
             return Vec::new();
         }
-        self.by_broker(cfg, me, self.table())
+        self.by_broker(cfg, me, self.table() & !self.dropped())
             .map(|(broker, queues)| {
                 let epoch = self.epoch(broker);
                 Output::Send(Peer::Broker(broker), Message::UnlockBatch { queues, epoch })
