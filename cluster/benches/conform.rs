@@ -15,7 +15,7 @@ use rocketmq_rebalance_model::{Bounds, Config, NetworkKind, Scenario, Sizes, Ver
 
 fn text(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("traces")
+        .join("tests/traces")
         .join(name);
     std::fs::read_to_string(path).expect("a recorded trace")
 }

@@ -1,4 +1,4 @@
-//! Trace validation on real runs recorded once (`cluster/traces/`): each is
+//! Trace validation on real runs recorded once (`cluster/tests/traces/`): each is
 //! a behaviour of the model it was compared with, and the validator can
 //! fail: the same trace with one event removed, with two causally ordered
 //! events swapped, against a model with another strategy, or against a
@@ -17,7 +17,7 @@ use rocketmq_rebalance_model::{
 
 fn events(name: &str) -> Vec<Event> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("traces")
+        .join("tests/traces")
         .join(name);
     trace::parse(&std::fs::read_to_string(&path).expect("a recorded trace")).expect("parses")
 }

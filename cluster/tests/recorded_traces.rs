@@ -1,4 +1,4 @@
-//! Real runs, recorded once (`cluster/traces/`, `cluster/findings/`), judged
+//! Real runs, recorded once (`cluster/tests/traces/`, `cluster/tests/findings/`), judged
 //! again without Java: the observer and the verdicts on traces RocketMQ
 //! produced, so that a change to either is tested on real behaviour.
 
@@ -37,7 +37,7 @@ fn judge(script: &str, orderly: bool, trace_file: &str) -> Outcome {
 fn a_subscription_table_that_flaps_never_lets_the_group_rest_and_agrees_with_the_model() {
     let (script, _, observer) = fold(
         &scenario_path("subscription-flap", false).expect("a script"),
-        "traces/subscription-flap.ndjson",
+        "tests/traces/subscription-flap.ndjson",
     );
     let o = Outcome::judge(&observer, observer.settled(2), false);
     assert_eq!(
@@ -75,7 +75,7 @@ fn a_subscription_table_that_flaps_never_lets_the_group_rest_and_agrees_with_the
 #[test]
 fn a_kill_under_load_hands_its_queues_over_within_a_second() {
     let path = rocketmq_rebalance_cluster::script::harms_path("kill").expect("the kill script");
-    let (_, events, observer) = fold(&path, "traces/harms-kill.ndjson");
+    let (_, events, observer) = fold(&path, "tests/traces/harms-kill.ndjson");
     let h = harms::measure(&events, &observer, Script::TOPIC);
     let moved: Vec<(&str, &str, &str)> = h
         .hand_overs
@@ -110,7 +110,7 @@ fn status(outcome: &Outcome, property: &str) -> Status {
 
 #[test]
 fn healthy_converges() {
-    let o = judge("healthy", false, "traces/healthy.ndjson");
+    let o = judge("healthy", false, "tests/traces/healthy.ndjson");
     assert!(o.settled);
     assert_eq!(status(&o, "converged when quiescent"), Status::Holds);
     assert_eq!(status(&o, "no queue stays double-owned"), Status::Holds);
@@ -124,7 +124,7 @@ fn duplicate_client_id_leaves_a_block_double_owned_and_one_orphaned() {
     let o = judge(
         "duplicate-client-id",
         false,
-        "traces/duplicate-client-id.ndjson",
+        "tests/traces/duplicate-client-id.ndjson",
     );
     assert_eq!(status(&o, "no queue stays double-owned"), Status::Violated);
     assert_eq!(status(&o, "converged when quiescent"), Status::Violated);
@@ -134,7 +134,11 @@ fn duplicate_client_id_leaves_a_block_double_owned_and_one_orphaned() {
 
 #[test]
 fn a_zombie_consumes_a_queue_its_successor_owns() {
-    let o = judge("zombie-consumer", false, "traces/zombie-consumer.ndjson");
+    let o = judge(
+        "zombie-consumer",
+        false,
+        "tests/traces/zombie-consumer.ndjson",
+    );
     assert_eq!(status(&o, "transient double ownership"), Status::Found);
     assert_eq!(
         status(&o, "no queue consumed by two at once"),
@@ -150,7 +154,7 @@ fn a_restarted_broker_grants_a_lock_its_holder_still_trusts() {
     let o = judge(
         "broker-restart",
         true,
-        "traces/broker-restart-orderly.ndjson",
+        "tests/traces/broker-restart-orderly.ndjson",
     );
     assert_eq!(
         status(&o, "no queue consumed by two at once"),
@@ -166,7 +170,7 @@ fn a_query_that_overtakes_its_heartbeat_orphans_a_queue() {
     let o = judge(
         "broker-restart",
         true,
-        "findings/broker-restart-orderly-query-before-heartbeat.ndjson",
+        "tests/findings/broker-restart-orderly-query-before-heartbeat.ndjson",
     );
     assert_eq!(status(&o, "transient orphaned queue"), Status::Found);
     let orphan = o
@@ -188,7 +192,7 @@ fn a_query_that_overtakes_its_heartbeat_orphans_a_queue() {
 #[test]
 fn a_leave_counts_its_hazards_from_the_balanced_group_not_from_its_cold_start() {
     let script = rocketmq_rebalance_cluster::random::random_script(15).expect("seed 15");
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/random-15-leave.ndjson");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/random-15-leave.ndjson");
     let text = std::fs::read_to_string(&path).expect("the trace reads");
     let mut observer = Observer::for_script(&script);
     for e in &trace::parse(&text).expect("a trace of this schema") {
