@@ -2,7 +2,7 @@
 //! the model.
 
 use clap::Args;
-use rocketmq_rebalance_cluster::trace;
+use rocketmq_rebalance_cluster::trace::{self, Kind};
 use rocketmq_rebalance_cluster::translate::{
     validate, AllocationMismatch, Translation, Validation,
 };
@@ -87,14 +87,14 @@ pub fn run(args: ConformArgs) -> ExitCode {
     let flags: Vec<String> = if args.trace_model {
         events
             .iter()
-            .find(|e| e.ev == "run")
-            .map(|run| {
-                let conform = run.strings("conform");
-                if conform.is_empty() {
-                    run.strings("model")
-                } else {
+            .find_map(|e| match &e.kind {
+                Kind::Run { model, conform, .. } => Some(
                     conform
-                }
+                        .clone()
+                        .filter(|c| !c.is_empty())
+                        .unwrap_or_else(|| model.clone()),
+                ),
+                _ => None,
             })
             .unwrap_or_default()
     } else {

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use rocketmq_rebalance::strategy_from_name;
-use rocketmq_rebalance_cluster::trace::{self, Event};
+use rocketmq_rebalance_cluster::trace::{self, ConsumerState, Event, Kind, Pattern, ServerState};
 use rocketmq_rebalance_cluster::translate::{self, translate, Translation};
 use rocketmq_rebalance_model::{
     Bounds, Config, Conformance, LockTiming, NetworkKind, Observed, ProtocolOptions, Scenario,
@@ -70,11 +70,12 @@ fn validate_within(events: &[Event], cfg: Config, bounds: Bounds) -> (Translatio
 }
 
 /// The line of the first event `ev` whose fields include `pattern`.
-fn line_of(events: &[Event], ev: &str, pattern: serde_json::Value) -> usize {
-    let pattern = pattern.as_object().expect("an object").clone();
+fn line_of(events: &[Event], ev: &str, mut pattern: serde_json::Value) -> usize {
+    pattern["ev"] = ev.into();
+    let pattern = Pattern::parse(pattern.as_object().expect("an object")).expect("a pattern");
     events
         .iter()
-        .position(|e| e.ev == ev && e.matches(&pattern))
+        .position(|e| e.matches(&pattern))
         .expect("the event is in the trace")
 }
 
@@ -237,7 +238,15 @@ fn without_re_registration_by_heartbeat_a_restarted_broker_listing_its_member_is
     let started = restart
         + trace[restart..]
             .iter()
-            .position(|e| e.ev == "b.life" && e.str("state") == Some("started"))
+            .position(|e| {
+                matches!(
+                    e.kind,
+                    Kind::BrokerLife {
+                        state: ServerState::Started,
+                        ..
+                    }
+                )
+            })
             .expect("broker-a starts again");
     let register = line_of(
         &trace,
@@ -297,7 +306,16 @@ fn a_broker_listing_a_consumer_before_it_starts_is_unexplained() {
     let start = start
         + trace[start..]
             .iter()
-            .position(|e| e.p == "c3" && e.ev == "c.life" && e.str("state") == Some("starting"))
+            .position(|e| {
+                e.p == "c3"
+                    && matches!(
+                        e.kind,
+                        Kind::ConsumerLife {
+                            state: ConsumerState::Starting,
+                            ..
+                        }
+                    )
+            })
             .expect("c3 starts");
     let register = line_of(
         &trace,
@@ -333,4 +351,26 @@ fn against_another_strategy_the_allocations_and_the_run_do_not_conform() {
 fn a_run_of_other_sizes_is_refused() {
     let err = translate(&events("harms-kill.ndjson"), &healthy("AVG")).unwrap_err();
     assert!(err.contains("give the model the run's sizes"), "{err}");
+}
+
+/// Every recorded trace reads in this schema and is written back line for
+/// line as it was recorded: the typed events lose nothing.
+#[test]
+fn every_recorded_trace_reads_and_writes_back_line_for_line() {
+    let dirs = ["tests/traces", "tests/findings"];
+    let mut traces = 0;
+    for dir in dirs {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        for entry in std::fs::read_dir(&dir).expect("a directory of traces") {
+            let path = entry.expect("an entry").path();
+            let text = std::fs::read_to_string(&path).expect("a recorded trace");
+            let events = trace::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            for (event, line) in events.iter().zip(text.lines()) {
+                assert_eq!(event.to_line(), line, "{}", path.display());
+            }
+            assert_eq!(events.len(), text.lines().count());
+            traces += 1;
+        }
+    }
+    assert!(traces >= 14, "{traces}");
 }
