@@ -20,7 +20,7 @@ use serde_json::json;
 
 use crate::compare::measure::HarmParameters;
 use crate::input::{bad_input, EXIT_FAILED};
-use crate::model_args::ModelArgs;
+use rocketmq_rebalance_flags::ModelArgs;
 
 /// Flags of `rebalance cluster`.
 #[derive(Args, Debug)]

@@ -13,8 +13,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use crate::input::{bad_input, EXIT_FAILED};
-use crate::model_args::ModelArgs;
 use crate::render::html::html_report;
+use rocketmq_rebalance_flags::ModelArgs;
 
 /// Flags of `rebalance conform`.
 #[derive(Args, Debug)]
