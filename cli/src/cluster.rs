@@ -18,9 +18,9 @@ use rocketmq_rebalance_model::{
 };
 use serde_json::json;
 
-use crate::compare::measure::HarmParameters;
 use crate::input::{bad_input, EXIT_FAILED};
 use rocketmq_rebalance_flags::ModelArgs;
+use rocketmq_rebalance_properties::compare::HarmParameters;
 
 /// Flags of `rebalance cluster`.
 #[derive(Args, Debug)]
