@@ -224,14 +224,13 @@ pub fn run(
         "store_config": script.timers.store_config,
         "name_server_config": script.timers.name_server_config,
     });
-    let new_observer = || Observer::for_script(script);
     let (tx, rx) = channel();
     let mut o = Orchestrator {
         processes: BTreeMap::new(),
         rx,
         tx,
         arrived: Vec::new(),
-        observer: new_observer(),
+        observer: Observer::for_script(script),
         seq: 0,
         next_id: 0,
         paused: Vec::new(),
@@ -243,12 +242,7 @@ pub fn run(
         orderly: script.orderly,
         rocketmq: opts.rocketmq.clone(),
         model: script.model.clone(),
-        conform: Some(
-            script
-                .conform
-                .clone()
-                .unwrap_or_else(|| script.model.clone()),
-        ),
+        conform: Some(script.conform_flags().to_vec()),
     });
     let result = (|| {
         let cluster_file = opts.run_dir.join("cluster.json");
@@ -300,32 +294,65 @@ pub fn run(
     });
     o.shutdown();
     let (timed_out, end) = outcome?;
-    let rocketmq_version = o
-        .arrived
-        .iter()
-        .find_map(|e| match &e.kind {
-            Kind::Topology {
-                rocketmq_version, ..
-            } => Some(rocketmq_version.as_str()),
-            _ => None,
-        })
-        .unwrap_or("?")
-        .to_owned();
     let mut events: Vec<Event> = o.arrived[..end].to_vec();
     events.sort_by(|a, b| (a.t, &a.p, a.seq).cmp(&(b.t, &b.p, b.seq)));
-    let mut observer = new_observer();
-    for e in &events {
-        observer.apply(e);
-    }
-    let settled = timed_out.is_none() && observer.settled(2);
-    Ok(RunResult {
+    Ok(RunResult::folded(
+        script,
         events,
-        observer,
-        settled,
         timed_out,
-        seconds: started.elapsed().as_secs_f64(),
-        rocketmq_version,
-    })
+        started.elapsed().as_secs_f64(),
+    ))
+}
+
+impl RunResult {
+    /// The result of a run of `script` whose merged trace is `events`: the
+    /// observer's fold of them, and whether it ended settled (no wait timed
+    /// out, and the group at rest).
+    pub fn folded(
+        script: &Script,
+        events: Vec<Event>,
+        timed_out: Option<String>,
+        seconds: f64,
+    ) -> RunResult {
+        let mut observer = Observer::for_script(script);
+        for e in &events {
+            observer.apply(e);
+        }
+        let settled = timed_out.is_none() && observer.settled(2);
+        let rocketmq_version = events
+            .iter()
+            .find_map(|e| match &e.kind {
+                Kind::Topology {
+                    rocketmq_version, ..
+                } => Some(rocketmq_version.as_str()),
+                _ => None,
+            })
+            .unwrap_or("?")
+            .to_owned();
+        RunResult {
+            events,
+            observer,
+            settled,
+            timed_out,
+            seconds,
+            rocketmq_version,
+        }
+    }
+
+    /// The result of a recorded run of `script` (its trace's events, as
+    /// `trace::parse` reads them): the wait that timed out is the trace's
+    /// `await.timeout`, the run's length the trace's span.
+    pub fn recorded(script: &Script, events: Vec<Event>) -> RunResult {
+        let timed_out = events.iter().find_map(|e| match &e.kind {
+            Kind::AwaitTimeout { awaited } => Some(awaited.clone()),
+            _ => None,
+        });
+        let span = match (events.first(), events.last()) {
+            (Some(first), Some(last)) => last.t.saturating_sub(first.t) as f64 / 1e9,
+            _ => 0.0,
+        };
+        RunResult::folded(script, events, timed_out, span)
+    }
 }
 
 fn write_json(path: &Path, value: &Value) -> Result<(), ClusterError> {

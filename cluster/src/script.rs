@@ -461,6 +461,12 @@ impl Script {
         topics.into_iter().collect()
     }
 
+    /// The model flags its trace is validated against: `conform`, else
+    /// `model`.
+    pub fn conform_flags(&self) -> &[String] {
+        self.conform.as_deref().unwrap_or(&self.model)
+    }
+
     /// The highest steady load of its `stream` steps, messages a second to
     /// each queue.
     pub fn stream_rate(&self) -> Option<u32> {
