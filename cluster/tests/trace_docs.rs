@@ -6,7 +6,8 @@
 //!   of request codes is the codes the trace names;
 //! - `docs/spec.md`'s tables of trace validation name only event kinds of
 //!   the schema (with states and member-table changes those kinds have),
-//!   actions the orchestrator takes, and request codes by their numbers.
+//!   actions the orchestrator takes, and request codes by their numbers;
+//! - `docs/cluster.md`'s layout names every source file of the crate.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -248,5 +249,30 @@ fn the_specs_tables_of_trace_validation_use_the_schemas_words() {
     assert!(
         checked > 20,
         "{checked} words checked: the tables were not found"
+    );
+}
+
+#[test]
+fn the_layout_names_every_source_file() {
+    let cluster_md = doc("cluster.md");
+    let layout = section(&cluster_md, "## Layout");
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(&src).expect("cluster/src") {
+        let path = entry.expect("an entry").path();
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        let named = layout
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .any(|word| word == stem);
+        if stem != "lib" && !named {
+            missing.push(stem.to_owned());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/cluster.md's layout does not name {missing:?}"
     );
 }
