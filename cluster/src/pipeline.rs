@@ -1,4 +1,4 @@
-//! A real run from its script to its verdicts in one call: [`run`] loads
+//! A real run from its script to its verdicts in one call: [`run()`] loads
 //! the script, reads its model flags, checks the model, runs the script on
 //! a real cluster, judges the outcome, compares it with the model's
 //! verdicts, measures the harms and validates the trace, and returns the
