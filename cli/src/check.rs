@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use crate::distribution::{self, LocalProcesses, Placement};
 use crate::input::bad_input;
-use crate::model_args::ModelArgs;
 use crate::render::html::html_report;
 use crate::render::report_text::{summary, write_report};
+use rocketmq_rebalance_flags::ModelArgs;
 
 /// Flags of `rebalance check`.
 #[derive(Args, Debug)]

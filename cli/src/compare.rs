@@ -1,17 +1,18 @@
 //! `rebalance compare`: every strategy against the same joins, leaves and
 //! queue growth; a table, JSON, or an SVG picture. The measuring lives in
-//! [`measure`], the pictures in [`crate::render`].
-
-pub mod measure;
+//! the properties crate (`rocketmq_rebalance_properties::compare`), the
+//! pictures in [`crate::render`].
 
 use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::compare::measure::{compare, validate, CompareError, HarmParameters, Options};
 use clap::Args;
 use rocketmq_rebalance::StrategySpec;
+use rocketmq_rebalance_properties::compare::{
+    compare, validate, CompareError, HarmParameters, Options,
+};
 
 use crate::input::bad_input;
 use crate::render::compare_svg::{svg, Metric};

@@ -2,7 +2,7 @@
 //! the model.
 
 use clap::Args;
-use rocketmq_rebalance_cluster::trace;
+use rocketmq_rebalance_cluster::trace::{self, Kind};
 use rocketmq_rebalance_cluster::translate::{
     validate, AllocationMismatch, Translation, Validation,
 };
@@ -13,8 +13,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use crate::input::{bad_input, EXIT_FAILED};
-use crate::model_args::ModelArgs;
 use crate::render::html::html_report;
+use rocketmq_rebalance_flags::ModelArgs;
 
 /// Flags of `rebalance conform`.
 #[derive(Args, Debug)]
@@ -87,14 +87,14 @@ pub fn run(args: ConformArgs) -> ExitCode {
     let flags: Vec<String> = if args.trace_model {
         events
             .iter()
-            .find(|e| e.ev == "run")
-            .map(|run| {
-                let conform = run.strings("conform");
-                if conform.is_empty() {
-                    run.strings("model")
-                } else {
+            .find_map(|e| match &e.kind {
+                Kind::Run { model, conform, .. } => Some(
                     conform
-                }
+                        .clone()
+                        .filter(|c| !c.is_empty())
+                        .unwrap_or_else(|| model.clone()),
+                ),
+                _ => None,
             })
             .unwrap_or_default()
     } else {

@@ -9,7 +9,7 @@ use rocketmq_rebalance_model::build_model;
 use stateright::Model;
 
 use crate::input::bad_input;
-use crate::model_args::ModelArgs;
+use rocketmq_rebalance_flags::ModelArgs;
 
 /// Flags of `rebalance explore`.
 #[derive(Args, Debug)]

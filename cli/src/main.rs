@@ -25,7 +25,6 @@ mod conform;
 mod distribution;
 mod explore;
 mod input;
-mod model_args;
 mod render;
 
 /// Allocate, model-check and compare RocketMQ consumer-group rebalancing.

@@ -1,6 +1,6 @@
 //! `rebalance conform`: its exit statuses (0 conforms, 1 it does not, 2 bad
 //! input, 3 a bound hit), its JSON, and the cases it adds, on traces
-//! recorded from real runs (`cluster/traces/`), so that no Java is needed.
+//! recorded from real runs (`cluster/tests/traces/`), so that no Java is needed.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -14,7 +14,7 @@ fn rebalance(args: &[&str]) -> Output {
 }
 
 fn recorded(name: &str) -> String {
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../cluster/traces/").to_owned() + name
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../cluster/tests/traces/").to_owned() + name
 }
 
 fn scratch(name: &str) -> PathBuf {

@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::observe::{Observer, Span};
-use crate::trace::Event;
+use crate::trace::{ConsumerState, Env, Event, Kind};
 
 /// One queue changing owner.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -124,26 +124,34 @@ pub struct Harms {
 /// A delivery to one consumer of one queue: when it began, and its offsets.
 type Delivery = (u64, Vec<i64>);
 
-/// A change of the group, as the orchestrator recorded it.
+/// A change of the group, as the orchestrator recorded it (`kill c1`).
 fn change(e: &Event) -> Option<String> {
-    if e.ev != "env" {
-        return None;
+    match &e.kind {
+        Kind::Env { action } => Some(format!("{} {}", action.word(), action.subject())),
+        _ => None,
     }
-    let action = e.str("action")?;
-    let subject = ["consumer", "broker", "relay"]
-        .iter()
-        .find_map(|k| e.str(k))
-        .unwrap_or_default();
-    Some(format!("{action} {subject}").trim_end().to_owned())
 }
 
-fn offsets(e: &Event) -> impl Iterator<Item = i64> + '_ {
-    e.fields
-        .get("offsets")
-        .and_then(|v| v.as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|o| o.as_i64())
+/// A batch of `topic`'s: its consumer's start or end of it, with its queue
+/// and offsets.
+fn batch<'a>(e: &'a Event, topic: &str) -> Option<(bool, &'a str, &'a [i64])> {
+    match &e.kind {
+        Kind::ConsumeBegin {
+            topic: t,
+            queue,
+            offsets,
+        } if t == topic => Some((true, queue, offsets)),
+        Kind::ConsumeEnd {
+            topic: t,
+            queue,
+            offsets,
+        } if t == topic => Some((false, queue, offsets)),
+        _ => None,
+    }
+}
+
+fn sent(e: &Event, topic: &str) -> bool {
+    matches!(&e.kind, Kind::Sent { topic: t, .. } if t == topic)
 }
 
 /// Measures the harms of a run of `topic` from its merged trace (sorted by
@@ -155,18 +163,17 @@ pub fn measure(events: &[Event], observer: &Observer, topic: &str) -> Harms {
     // When each consumer stopped consuming while still owning its queues.
     let mut stopped: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
     for e in events {
-        if e.ev == "c.consume.begin" && e.str("topic") == Some(topic) {
-            if let Some(q) = e.str("queue") {
-                delivered
-                    .entry((e.p.as_str(), q))
-                    .or_default()
-                    .push((e.t, offsets(e).collect()));
-            }
+        if let Some((true, q, offsets)) = batch(e, topic) {
+            delivered
+                .entry((e.p.as_str(), q))
+                .or_default()
+                .push((e.t, offsets.to_vec()));
         }
-        if e.ev == "env" && matches!(e.str("action"), Some("stop" | "shutdown")) {
-            if let Some(c) = e.str("consumer") {
-                stopped.entry(c).or_default().push(e.t);
-            }
+        if let Kind::Env {
+            action: Env::Stop { consumer } | Env::Shutdown { consumer },
+        } = &e.kind
+        {
+            stopped.entry(consumer).or_default().push(e.t);
         }
     }
     let released = |span: &Span| {
@@ -189,10 +196,7 @@ pub fn measure(events: &[Event], observer: &Observer, topic: &str) -> Harms {
             .last()
             .map(|(_, c)| c.clone())
     };
-    let load = events
-        .iter()
-        .find(|e| e.ev == "p.sent" && e.str("topic") == Some(topic))
-        .map(|e| e.t);
+    let load = events.iter().find(|e| sent(e, topic)).map(|e| e.t);
     let mut hand_overs = Vec::new();
     for (queue, spans) in &observer.ownership {
         let mut spans: Vec<&Span> = spans.iter().collect();
@@ -274,9 +278,14 @@ fn overlaps(events: &[Event], topic: &str) -> BTreeMap<(String, [String; 2]), (u
     let last = events.last().map_or(0, |e| e.t);
     let deaths: Vec<(&str, u64)> = events
         .iter()
-        .filter_map(|e| match (e.ev.as_str(), e.str("action"), e.str("state")) {
-            ("env", Some("kill"), _) => Some((e.str("consumer")?, e.t)),
-            ("c.life", _, Some("stopped")) => Some((e.p.as_str(), e.t)),
+        .filter_map(|e| match &e.kind {
+            Kind::Env {
+                action: Env::Kill { consumer },
+            } => Some((consumer.as_str(), e.t)),
+            Kind::ConsumerLife {
+                state: ConsumerState::Stopped,
+                ..
+            } => Some((e.p.as_str(), e.t)),
             _ => None,
         })
         .collect();
@@ -291,31 +300,25 @@ fn overlaps(events: &[Event], topic: &str) -> BTreeMap<(String, [String; 2]), (u
     let mut batches: BTreeMap<&str, Vec<Batch>> = BTreeMap::new();
     // Open batches by (consumer, queue, offsets), oldest first.
     let mut open: BTreeMap<(&str, &str, Vec<i64>), Vec<usize>> = BTreeMap::new();
-    for e in events.iter().filter(|e| e.str("topic") == Some(topic)) {
-        let Some(queue) = e.str("queue") else {
+    for e in events {
+        let Some((begins, queue, offsets)) = batch(e, topic) else {
             continue;
         };
-        let key = (e.p.as_str(), queue, offsets(e).collect::<Vec<_>>());
+        let key = (e.p.as_str(), queue, offsets.to_vec());
         let list = batches.entry(queue).or_default();
-        match e.ev.as_str() {
-            "c.consume.begin" => {
-                open.entry(key).or_default().push(list.len());
-                list.push(Batch {
-                    consumer: &e.p,
-                    begin: e.t,
-                    end: death(&e.p, e.t),
-                });
-            }
-            "c.consume.end" => {
-                if let Some(i) = open
-                    .get_mut(&key)
-                    .filter(|v| !v.is_empty())
-                    .map(|v| v.remove(0))
-                {
-                    list[i].end = list[i].end.min(e.t);
-                }
-            }
-            _ => {}
+        if begins {
+            open.entry(key).or_default().push(list.len());
+            list.push(Batch {
+                consumer: &e.p,
+                begin: e.t,
+                end: death(&e.p, e.t),
+            });
+        } else if let Some(i) = open
+            .get_mut(&key)
+            .filter(|v| !v.is_empty())
+            .map(|v| v.remove(0))
+        {
+            list[i].end = list[i].end.min(e.t);
         }
     }
     let mut windows: BTreeMap<(String, [String; 2]), (u64, u64)> = BTreeMap::new();
@@ -348,19 +351,17 @@ fn backlog(
 ) -> Option<Backlog> {
     let first_sent = load?;
     let (at, change) = changes.iter().find(|(t, _)| *t > first_sent)?;
-    let (mut sent, mut once) = (0u64, BTreeSet::new());
+    let (mut count, mut once) = (0u64, BTreeSet::new());
     let (mut steady, mut peak, mut peak_t) = (0u64, 0u64, *at);
     for e in events {
-        match e.ev.as_str() {
-            "p.sent" if e.str("topic") == Some(topic) => sent += 1,
-            "c.consume.begin" if e.str("topic") == Some(topic) => {
-                if let Some(q) = e.str("queue") {
-                    once.extend(offsets(e).map(|o| (q.to_owned(), o)));
-                }
-            }
-            _ => continue,
+        if sent(e, topic) {
+            count += 1;
+        } else if let Some((true, q, offsets)) = batch(e, topic) {
+            once.extend(offsets.iter().map(|&o| (q.to_owned(), o)));
+        } else {
+            continue;
         }
-        let now = sent.saturating_sub(once.len() as u64);
+        let now = count.saturating_sub(once.len() as u64);
         if e.t <= *at {
             steady = steady.max(now);
         } else if now > peak {
@@ -380,15 +381,14 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// An event at `t` seconds, read as the trace has it.
     fn event(t: u64, p: &str, ev: &str, fields: serde_json::Value) -> Event {
-        Event {
-            t: t * 1_000_000_000,
-            p: p.into(),
-            seq: t,
-            thr: String::new(),
-            ev: ev.into(),
-            fields: fields.as_object().cloned().unwrap_or_default(),
-        }
+        let mut line = fields;
+        line["t"] = json!(t * 1_000_000_000);
+        line["p"] = json!(p);
+        line["seq"] = json!(t);
+        line["ev"] = json!(ev);
+        Event::from_json(&line).unwrap_or_else(|e| panic!("{line}: {e}"))
     }
 
     fn alloc(t: u64, p: &str, result: &[&str]) -> Event {
@@ -415,7 +415,7 @@ mod tests {
             t,
             "cluster",
             "p.sent",
-            json!({"topic": "T", "queue": q, "offset": offset}),
+            json!({"topic": "T", "queue": q, "offset": offset, "msg": "m"}),
         )
     }
 
@@ -433,7 +433,15 @@ mod tests {
         );
         let started: Vec<Event> = ["c1", "c2"]
             .iter()
-            .map(|c| event(0, c, "c.life", json!({"state": "starting"})))
+            .map(|c| {
+                let client = format!("127.0.0.1@{c}");
+                event(
+                    0,
+                    c,
+                    "c.life",
+                    json!({"state": "starting", "client": client}),
+                )
+            })
             .collect();
         let events: Vec<Event> = started.into_iter().chain(events.iter().cloned()).collect();
         for e in &events {
@@ -581,21 +589,25 @@ mod tests {
 
     #[test]
     fn a_shutdown_releases_at_its_start_and_other_topics_do_not_count() {
-        let other = |t: u64, ev: &str, p: &str| {
-            event(
-                t,
-                p,
-                ev,
-                json!({"topic": "U", "queue": "broker-a:1", "offsets": [9]}),
-            )
-        };
+        let other_sent = event(
+            1,
+            "cluster",
+            "p.sent",
+            json!({"topic": "U", "queue": "broker-a:1", "offset": 9, "msg": "m"}),
+        );
+        let other_batch = event(
+            2,
+            "c2",
+            "c.consume.begin",
+            json!({"topic": "U", "queue": "broker-a:1", "offsets": [9]}),
+        );
         let events = [
             alloc(1, "c1", &["broker-a:0", "broker-a:1"]),
             sent(1, "broker-a:1", 0),
-            other(1, "p.sent", "cluster"),
+            other_sent,
             batch(2, "c1", "broker-a:1", &[0]),
             // c2 never subscribed to U: its batch there meets nothing.
-            other(2, "c.consume.begin", "c2"),
+            other_batch,
             event(
                 3,
                 "orchestrator",
@@ -603,7 +615,12 @@ mod tests {
                 json!({"action": "shutdown", "consumer": "c1"}),
             ),
             // The shutdown stops c1's consumption; its open batch ends when it stops.
-            event(5, "c1", "c.life", json!({"state": "stopped"})),
+            event(
+                5,
+                "c1",
+                "c.life",
+                json!({"state": "stopped", "client": "127.0.0.1@c1"}),
+            ),
             alloc(6, "c2", &["broker-a:0", "broker-a:1"]),
             batch(7, "c2", "broker-a:1", &[0]),
         ];

@@ -2,13 +2,17 @@
 //! RocketMQ cluster on loopback, records one merged trace, and judges the
 //! outcome in the words of `rebalance check`.
 //!
-//! The pieces, each a module: the [`script`] format; the Java [`harness`]
-//! (name servers and brokers in one JVM, each consumer in its own) and the
-//! orchestrator that drives it ([`run`]); the [`trace`] schema; the
-//! [`observe`]r, a fold of the trace that the orchestrator's waits and the
-//! verdicts share; and the [`outcome`], with its comparison against the
-//! model's report; and the [`harms`] users fear (pauses, duplicates,
-//! backlog), measured on the run. Only [`run`] and [`harness`] do I/O.
+//! The pieces, each a module: the [`script`] format (and the [`random`]
+//! scripts of randomised runs); the Java [`harness`] (name servers and
+//! brokers in one JVM, each consumer in its own) and the orchestrator that
+//! drives it ([`run`]); the [`trace`], one typed vocabulary of its events;
+//! the [`observe`]r, a fold of the trace that the orchestrator's waits and
+//! the verdicts share; the [`outcome`], with its comparison against the
+//! model's report; the [`harms`] users fear (pauses, duplicates, backlog),
+//! measured on the run; the [`translate`]r of a trace into the model's
+//! observations, for trace validation; and the [`pipeline`], all of it in
+//! one call that returns the judged run. Only [`run`], [`harness`] and
+//! [`pipeline::run`] do I/O.
 //!
 //! ```
 //! use rocketmq_rebalance_cluster::script::Script;
@@ -30,6 +34,7 @@ pub mod harms;
 pub mod harness;
 pub mod observe;
 pub mod outcome;
+pub mod pipeline;
 pub mod random;
 pub mod run;
 pub mod script;

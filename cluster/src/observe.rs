@@ -5,8 +5,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rocketmq_rebalance_properties::{double_owned, orphaned};
+
 use crate::script::Script;
-use crate::trace::Event;
+use crate::trace::{ConsumerState, Detail, Env, Event, GroupEvent, Kind, RequestCode, ServerState};
 
 /// A consumer process's state as the trace shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -245,78 +247,108 @@ impl Observer {
     /// Folds one event.
     pub fn apply(&mut self, e: &Event) {
         self.span = Some(self.span.map_or((e.t, e.t), |(a, _)| (a, e.t)));
-        let changed = match e.ev.as_str() {
-            "env" => self.environment(e),
-            "c.life" => self.life_event(e),
-            "c.alloc" if e.str("topic") == Some(&self.topic) => self.allocation(e),
-            "b.member" => {
+        let topic = |t: &str| t == self.topic;
+        let changed = match &e.kind {
+            Kind::Env { action } => self.environment(action, e.t),
+            Kind::ConsumerLife { state, .. } => self.life_event(&e.p, *state, e.t),
+            Kind::Alloc {
+                topic: Some(t),
+                cid_all,
+                result,
+                ..
+            } if topic(t) => self.allocation(&e.p, cid_all, result, e.t),
+            Kind::Member {
+                broker,
+                kind,
+                members,
+                ..
+            } => {
                 // A stopping broker still closes its channels: its table is gone.
-                if let Some(b) = e
-                    .str("broker")
-                    .filter(|b| self.running_brokers.contains(*b))
-                {
-                    self.broker_members
-                        .insert(b.to_owned(), e.strings("members"));
+                if self.running_brokers.contains(broker) {
+                    self.broker_members.insert(broker.clone(), members.clone());
                 }
                 // CHANGE without a new member is the subscription table
                 // changing: the broker notifies the group, which rebalances.
                 matches!(
-                    e.str("kind"),
-                    Some("CLIENT_REGISTER" | "CLIENT_UNREGISTER" | "CHANGE")
+                    kind,
+                    GroupEvent::ClientRegister | GroupEvent::ClientUnregister | GroupEvent::Change
                 )
             }
-            "b.life" => {
-                let broker = e.str("broker").unwrap_or_default().to_owned();
-                match e.str("state") {
-                    Some("started") => {
-                        self.running_brokers.insert(broker);
+            Kind::BrokerLife { broker, state, .. } => {
+                match state {
+                    ServerState::Started => {
+                        self.running_brokers.insert(broker.clone());
                     }
-                    Some("stopping") => {
-                        self.running_brokers.remove(&broker);
-                        self.broker_members.remove(&broker);
+                    ServerState::Stopping => {
+                        self.running_brokers.remove(broker);
+                        self.broker_members.remove(broker);
                     }
-                    _ => {}
+                    ServerState::Stopped => {}
                 }
                 true
             }
-            "b.route" if e.str("topic") == Some(&self.topic) => {
-                if let (Some(b), Some(n)) = (e.str("broker"), e.int("queues")) {
-                    let queues = (0..n).map(|q| format!("{b}:{q}")).collect();
-                    self.broker_queues.insert(b.to_owned(), queues);
-                }
+            Kind::Route {
+                broker,
+                topic: t,
+                queues,
+            } if topic(t) => {
+                let queues = (0..*queues).map(|q| format!("{broker}:{q}")).collect();
+                self.broker_queues.insert(broker.clone(), queues);
                 true
             }
-            "c.consume.begin" if e.str("topic") == Some(&self.topic) => {
-                self.batch_begins(e);
+            Kind::ConsumeBegin {
+                topic: t,
+                queue,
+                offsets,
+            } if topic(t) => {
+                self.batch_begins(&e.p, queue, offsets, e.t);
                 false
             }
-            "c.consume.end" if e.str("topic") == Some(&self.topic) => {
-                if let (Some(m), Some(q)) = (self.members.get_mut(&e.p), e.str("queue")) {
-                    if let Some(n) = m.open.get_mut(q) {
-                        *n = n.saturating_sub(1);
-                    }
+            Kind::ConsumeEnd {
+                topic: t, queue, ..
+            } if topic(t) => {
+                if let Some(n) = self
+                    .members
+                    .get_mut(&e.p)
+                    .and_then(|m| m.open.get_mut(queue))
+                {
+                    *n = n.saturating_sub(1);
                 }
                 false
             }
-            "c.resp" if e.int("code") == Some(105) && e.str("topic") == Some(&self.topic) => {
-                self.route_answered(e)
-            }
-            "c.resp" if e.int("code") == Some(41) => {
-                self.locks_granted(e);
+            Kind::ConsumerResponse {
+                code: RequestCode::GET_ROUTEINFO_BY_TOPIC,
+                topic: Some(t),
+                detail: Some(Detail::Route(route)),
+                ..
+            } if topic(t) => self.route_answered(&e.p, route),
+            Kind::ConsumerResponse {
+                code: RequestCode::LOCK_BATCH_MQ,
+                detail: Some(detail),
+                ..
+            } => {
+                self.locks_granted(&e.p, detail.names(), e.t);
                 false
             }
-            "c.req" if e.int("code") == Some(42) => {
+            Kind::ConsumerRequest {
+                code: RequestCode::UNLOCK_BATCH_MQ,
+                queues: Some(queues),
+                ..
+            } => {
                 if let Some(m) = self.members.get_mut(&e.p) {
-                    for q in e.strings("queues") {
-                        m.trusted_until.remove(&q);
+                    for q in queues {
+                        m.trusted_until.remove(q);
                     }
                 }
                 false
             }
-            "p.sent" if e.str("topic") == Some(&self.topic) => {
-                if let (Some(q), Some(o)) = (e.str("queue"), e.int("offset")) {
-                    self.produced.insert((q.to_owned(), o));
-                }
+            Kind::Sent {
+                topic: t,
+                queue,
+                offset,
+                ..
+            } if topic(t) => {
+                self.produced.insert((queue.clone(), *offset));
                 false
             }
             _ => false,
@@ -331,16 +363,13 @@ impl Observer {
 
     /// A route answer: the brokers with queues of the topic. A new route is
     /// a change.
-    fn route_answered(&mut self, e: &Event) -> bool {
-        let Some(detail) = e.fields.get("detail").and_then(|d| d.as_object()) else {
-            return false;
-        };
-        let route: BTreeSet<String> = detail
+    fn route_answered(&mut self, consumer: &str, answer: &BTreeMap<String, i64>) -> bool {
+        let route: BTreeSet<String> = answer
             .iter()
-            .filter(|(_, n)| n.as_i64().is_some_and(|n| n > 0))
+            .filter(|(_, &n)| n > 0)
             .map(|(b, _)| b.clone())
             .collect();
-        match self.members.get_mut(&e.p) {
+        match self.members.get_mut(consumer) {
             Some(m) if m.route.as_ref() != Some(&route) => {
                 m.route = Some(route);
                 true
@@ -349,44 +378,43 @@ impl Observer {
         }
     }
 
-    fn environment(&mut self, e: &Event) -> bool {
-        let Some(name) = e.str("consumer").map(str::to_owned) else {
-            return true;
-        };
-        let t = e.t;
-        if e.str("topic") == Some(&self.topic) {
-            let subscribed = e.str("action") == Some("subscribe");
-            if let Some(m) = self.members.get_mut(&name) {
-                m.subscribed = subscribed;
+    fn environment(&mut self, action: &Env, t: u64) -> bool {
+        let (name, life) = match action {
+            Env::Subscribe { consumer, topic } | Env::Unsubscribe { consumer, topic }
+                if *topic == self.topic =>
+            {
+                let subscribed = matches!(action, Env::Subscribe { .. });
+                if let Some(m) = self.members.get_mut(consumer) {
+                    m.subscribed = subscribed;
+                }
+                // Its next rebalance drops the topic's queues (RocketMQ
+                // truncates what it no longer subscribes to); taken as
+                // dropped now.
+                if !subscribed {
+                    self.gone(consumer, t);
+                }
+                return true;
             }
-            // Its next rebalance drops the topic's queues (RocketMQ truncates
-            // what it no longer subscribes to); taken as dropped now.
-            if !subscribed {
-                self.gone(&name, t);
-            }
-            return true;
-        }
-        let life = match e.str("action") {
-            Some("stop") => Life::Paused,
-            Some("cont") => Life::Running,
-            Some("kill") => Life::Killed,
+            Env::Stop { consumer } => (consumer, Life::Paused),
+            Env::Cont { consumer } => (consumer, Life::Running),
+            Env::Kill { consumer } => (consumer, Life::Killed),
             _ => return true,
         };
-        if let Some(m) = self.members.get_mut(&name) {
+        if let Some(m) = self.members.get_mut(name) {
             m.life = life;
         }
         if life == Life::Killed {
-            self.gone(&name, t);
+            self.gone(name, t);
         }
         true
     }
 
-    fn life_event(&mut self, e: &Event) -> bool {
-        let name = e.p.clone();
-        match e.str("state") {
+    fn life_event(&mut self, name: &str, state: ConsumerState, t: u64) -> bool {
+        let member = self.members.get_mut(name);
+        match state {
             // Its first rebalance may run before start() returns.
-            Some("starting") => {
-                if let Some(m) = self.members.get_mut(&name) {
+            ConsumerState::Starting => {
+                if let Some(m) = member {
                     if m.life == Life::Idle || m.life == Life::Left {
                         m.life = Life::Running;
                     }
@@ -395,21 +423,21 @@ impl Observer {
             }
             // The model's leave: its queues are nobody's from here, though
             // its process queue table goes only when it has stopped.
-            Some("stopping") => {
-                if let Some(m) = self.members.get_mut(&name) {
+            ConsumerState::Stopping => {
+                if let Some(m) = member {
                     m.life = Life::Stopping;
                 }
-                self.releases(&name, e.t);
+                self.releases(name, t);
                 true
             }
-            Some("stopped") => {
-                if let Some(m) = self.members.get_mut(&name) {
+            ConsumerState::Stopped => {
+                if let Some(m) = member {
                     m.life = Life::Left;
                 }
-                self.gone(&name, e.t);
+                self.gone(name, t);
                 true
             }
-            _ => false,
+            ConsumerState::Ready | ConsumerState::Started => false,
         }
     }
 
@@ -433,15 +461,15 @@ impl Observer {
         }
     }
 
-    fn allocation(&mut self, e: &Event) -> bool {
-        let Some(m) = self.members.get_mut(&e.p) else {
+    fn allocation(&mut self, name: &str, cid_all: &[String], result: &[String], t: u64) -> bool {
+        let Some(m) = self.members.get_mut(name) else {
             return false;
         };
         if !m.life.alive() || !m.subscribed {
             return false;
         }
-        let result: BTreeSet<String> = e.strings("result").into_iter().collect();
-        m.cid_all = e.strings("cid_all");
+        let result: BTreeSet<String> = result.iter().cloned().collect();
+        m.cid_all = cid_all.to_vec();
         m.allocated = true;
         if result == m.owned {
             m.rounds += 1;
@@ -449,42 +477,31 @@ impl Observer {
         }
         let before = std::mem::replace(&mut m.owned, result.clone());
         for q in before.difference(&result) {
-            close_span(&mut self.ownership, q, &e.p, e.t);
+            close_span(&mut self.ownership, q, name, t);
         }
         for q in result.difference(&before) {
             self.ownership.entry(q.clone()).or_default().push(Span {
-                consumer: e.p.clone(),
-                from: e.t,
+                consumer: name.to_owned(),
+                from: t,
                 until: None,
             });
         }
         true
     }
 
-    fn batch_begins(&mut self, e: &Event) {
-        let Some(queue) = e.str("queue").map(str::to_owned) else {
-            return;
-        };
-        for o in e
-            .fields
-            .get("offsets")
-            .and_then(|v| v.as_array())
-            .into_iter()
-            .flatten()
-        {
-            if let Some(o) = o.as_i64() {
-                *self.deliveries.entry((queue.clone(), o)).or_default() += 1;
-            }
+    fn batch_begins(&mut self, name: &str, queue: &str, offsets: &[i64], t: u64) {
+        for &o in offsets {
+            *self.deliveries.entry((queue.to_owned(), o)).or_default() += 1;
         }
-        if let Some(who) = self.involved(&e.p, |m| m.open.get(&queue).is_some_and(|&k| k > 0)) {
+        if let Some(who) = self.involved(name, |m| m.open.get(queue).is_some_and(|&k| k > 0)) {
             self.consumed_by_two.push(Sighting {
-                t: e.t,
-                queue: queue.clone(),
+                t,
+                queue: queue.to_owned(),
                 who,
             });
         }
-        if let Some(m) = self.members.get_mut(&e.p) {
-            *m.open.entry(queue).or_default() += 1;
+        if let Some(m) = self.members.get_mut(name) {
+            *m.open.entry(queue.to_owned()).or_default() += 1;
         }
     }
 
@@ -504,19 +521,18 @@ impl Observer {
         Some(who)
     }
 
-    fn locks_granted(&mut self, e: &Event) {
-        let granted = e.strings("detail");
+    fn locks_granted(&mut self, name: &str, granted: &[String], t: u64) {
         for q in granted {
-            let trusts = |m: &Member| m.trusted_until.get(&q).is_some_and(|&until| until > e.t);
-            if let Some(who) = self.involved(&e.p, trusts) {
+            let trusts = |m: &Member| m.trusted_until.get(q).is_some_and(|&until| until > t);
+            if let Some(who) = self.involved(name, trusts) {
                 self.two_live_locks.push(Sighting {
-                    t: e.t,
+                    t,
                     queue: q.clone(),
                     who,
                 });
             }
-            if let Some(m) = self.members.get_mut(&e.p) {
-                m.trusted_until.insert(q, e.t + self.lock_validity_ns);
+            if let Some(m) = self.members.get_mut(name) {
+                m.trusted_until.insert(q.clone(), t + self.lock_validity_ns);
             }
         }
     }
@@ -533,22 +549,16 @@ impl Observer {
                 return;
             }
         }
-        let owners = self.owners(|l| l.alive());
-        let double: Vec<Sighting> = owners
-            .iter()
-            .filter(|(_, w)| w.len() > 1)
-            .map(|(q, w)| Sighting {
-                t,
-                queue: q.clone(),
-                who: w.clone(),
-            })
+        let double: Vec<Sighting> = self
+            .doubles(Life::alive)
+            .into_iter()
+            .map(|(queue, who)| Sighting { t, queue, who })
             .collect();
         note_episodes(&mut self.double_owned, &mut self.double_now, double);
         let orphaned: Vec<Sighting> =
             if self.members.values().any(|m| m.allocated && m.life.alive()) {
-                self.route()
+                self.orphans(Life::alive)
                     .into_iter()
-                    .filter(|q| !owners.contains_key(q))
                     .map(|queue| Sighting {
                         t,
                         queue,
@@ -629,17 +639,37 @@ impl Observer {
             .collect()
     }
 
-    /// Each queue's owners among consumers whose life passes `alive`.
-    fn owners(&self, alive: impl Fn(Life) -> bool) -> BTreeMap<String, Vec<String>> {
-        let mut owners: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (name, m) in &self.members {
-            if alive(m.life) {
-                for q in &m.owned {
-                    owners.entry(q.clone()).or_default().push(name.clone());
-                }
-            }
-        }
-        owners
+    /// The consumers whose life passes `alive`, and what each owns.
+    fn shares(&self, alive: impl Fn(Life) -> bool) -> (Vec<&String>, Vec<Vec<String>>) {
+        self.members
+            .iter()
+            .filter(|(_, m)| alive(m.life))
+            .map(|(name, m)| (name, m.owned.iter().cloned().collect::<Vec<String>>()))
+            .unzip()
+    }
+
+    /// Each queue two consumers whose life passes `alive` own, with them.
+    fn doubles(&self, alive: impl Fn(Life) -> bool) -> Vec<(String, Vec<String>)> {
+        let (names, shares) = self.shares(alive);
+        double_owned(&shares)
+            .into_iter()
+            .map(|queue| {
+                let who = names
+                    .iter()
+                    .zip(&shares)
+                    .filter(|(_, share)| share.contains(&queue))
+                    .map(|(name, _)| (*name).clone())
+                    .collect();
+                (queue, who)
+            })
+            .collect()
+    }
+
+    /// The queues of the running brokers that no consumer whose life passes
+    /// `alive` owns.
+    fn orphans(&self, alive: impl Fn(Life) -> bool) -> Vec<String> {
+        let (_, shares) = self.shares(alive);
+        orphaned(&self.route(), &shares)
     }
 
     fn running_clients(&self) -> Vec<String> {
@@ -705,19 +735,12 @@ impl Observer {
 
     /// The queues owned by two running consumers now.
     pub fn double_owned_now(&self) -> Vec<(String, Vec<String>)> {
-        self.owners(|l| l == Life::Running)
-            .into_iter()
-            .filter(|(_, w)| w.len() > 1)
-            .collect()
+        self.doubles(|l| l == Life::Running)
     }
 
     /// The queues of running brokers owned by no running consumer now.
     pub fn orphaned_now(&self) -> Vec<String> {
-        let owners = self.owners(|l| l == Life::Running);
-        self.route()
-            .into_iter()
-            .filter(|q| !owners.contains_key(q))
-            .collect()
+        self.orphans(|l| l == Life::Running)
     }
 
     /// The running consumers partition the running brokers' queues, and
@@ -795,17 +818,19 @@ fn close_span(ownership: &mut BTreeMap<String, Vec<Span>>, queue: &str, consumer
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
-    fn event(t: u64, p: &str, ev: &str, fields: serde_json::Value) -> Event {
+    fn event(t: u64, p: &str, kind: Kind) -> Event {
         Event {
             t,
             p: p.into(),
             seq: t,
             thr: String::new(),
-            ev: ev.into(),
-            fields: fields.as_object().cloned().unwrap_or_default(),
+            kind,
         }
+    }
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
     }
 
     fn observer() -> Observer {
@@ -818,32 +843,57 @@ mod tests {
 
     fn alloc(t: u64, p: &str, cids: &[&str], result: &[&str]) -> Event {
         let cid_all: Vec<String> = cids.iter().map(|c| format!("127.0.0.1@{c}")).collect();
-        event(
-            t,
-            p,
-            "c.alloc",
-            json!({"topic": "T", "cid_all": cid_all, "result": result}),
-        )
+        let kind = Kind::Alloc {
+            topic: Some("T".into()),
+            cid: format!("127.0.0.1@{p}"),
+            mq_all: strings(&["broker-a:0", "broker-a:1"]),
+            cid_all,
+            result: strings(result),
+        };
+        event(t, p, kind)
+    }
+
+    fn members(t: u64, listed: &[&str]) -> Event {
+        let kind = Kind::Member {
+            broker: "broker-a".into(),
+            kind: GroupEvent::ClientRegister,
+            client: None,
+            addr: None,
+            members: strings(listed),
+        };
+        event(t, "cluster", kind)
+    }
+
+    fn env(t: u64, action: Env) -> Event {
+        event(t, "orchestrator", Kind::Env { action })
+    }
+
+    fn begin(t: u64, p: &str, queue: &str) -> Event {
+        let kind = Kind::ConsumeBegin {
+            topic: "T".into(),
+            queue: queue.into(),
+            offsets: vec![0],
+        };
+        event(t, p, kind)
     }
 
     /// Both consumers running and registered on broker-a.
     fn registered(mut o: Observer) -> Observer {
-        o.apply(&event(
-            1,
-            "cluster",
-            "b.life",
-            json!({"broker": "broker-a", "state": "started"}),
-        ));
+        let started = Kind::BrokerLife {
+            broker: "broker-a".into(),
+            state: ServerState::Started,
+            port: None,
+        };
+        o.apply(&event(1, "cluster", started));
         for c in ["c1", "c2"] {
-            o.apply(&event(2, c, "c.life", json!({"state": "starting"})));
+            let life = Kind::ConsumerLife {
+                state: ConsumerState::Starting,
+                client: format!("127.0.0.1@{c}"),
+                pid: None,
+            };
+            o.apply(&event(2, c, life));
         }
-        o.apply(&event(
-            3,
-            "cluster",
-            "b.member",
-            json!({"broker": "broker-a", "kind": "CLIENT_REGISTER",
-            "members": ["127.0.0.1@c1", "127.0.0.1@c2"]}),
-        ));
+        o.apply(&members(3, &["127.0.0.1@c1", "127.0.0.1@c2"]));
         o
     }
 
@@ -904,28 +954,18 @@ mod tests {
     #[test]
     fn a_zombie_keeps_its_queue_while_its_successor_takes_it() {
         let mut o = balanced();
-        o.apply(&event(
-            40,
-            "c1",
-            "c.consume.begin",
-            json!({"topic": "T", "queue": "broker-a:0", "offsets": [0]}),
-        ));
-        o.apply(&event(
+        o.apply(&begin(40, "c1", "broker-a:0"));
+        o.apply(&env(
             41,
-            "orchestrator",
-            "env",
-            json!({"action": "stop", "consumer": "c1"}),
+            Env::Stop {
+                consumer: "c1".into(),
+            },
         ));
         assert!(!o.settled(0) || o.life("c1") == Some(Life::Paused));
         o.apply(&alloc(50, "c2", &["c2"], &["broker-a:0", "broker-a:1"]));
         assert_eq!(o.double_owned.len(), 1);
         assert_eq!(o.double_owned[0].who, ["c1", "c2"]);
-        o.apply(&event(
-            51,
-            "c2",
-            "c.consume.begin",
-            json!({"topic": "T", "queue": "broker-a:0", "offsets": [0]}),
-        ));
+        o.apply(&begin(51, "c2", "broker-a:0"));
         assert_eq!(o.consumed_by_two.len(), 1, "c1's batch is still open");
         assert_eq!(o.deliveries[&("broker-a:0".to_owned(), 0)], 2);
         // At rest only running consumers count: the paused one is not judged.
@@ -936,29 +976,31 @@ mod tests {
     fn a_lock_granted_while_another_trusts_its_own_is_seen() {
         let mut o = balanced();
         let grant = |t, p: &str| {
-            event(
-                t,
-                p,
-                "c.resp",
-                json!({"code": 41, "detail": ["broker-a:0"]}),
-            )
+            let kind = Kind::ConsumerResponse {
+                code: RequestCode::LOCK_BATCH_MQ,
+                peer: "broker-a".into(),
+                opaque: 1,
+                status: Some(0),
+                detail: Some(Detail::Names(strings(&["broker-a:0"]))),
+                topic: None,
+            };
+            event(t, p, kind)
+        };
+        let unlock = |t, p: &str| {
+            let kind = Kind::ConsumerRequest {
+                code: RequestCode::UNLOCK_BATCH_MQ,
+                peer: "broker-a".into(),
+                opaque: 2,
+                queues: Some(strings(&["broker-a:0"])),
+            };
+            event(t, p, kind)
         };
         o.apply(&grant(100, "c1"));
         o.apply(&grant(200, "c2"));
         assert_eq!(o.two_live_locks.len(), 1);
         // An unlock ends the trust; a grant after it is no violation.
-        o.apply(&event(
-            300,
-            "c2",
-            "c.req",
-            json!({"code": 42, "queues": ["broker-a:0"]}),
-        ));
-        o.apply(&event(
-            301,
-            "c1",
-            "c.req",
-            json!({"code": 42, "queues": ["broker-a:0"]}),
-        ));
+        o.apply(&unlock(300, "c2"));
+        o.apply(&unlock(301, "c1"));
         o.apply(&grant(400, "c1"));
         assert_eq!(o.two_live_locks.len(), 1);
         // Past the validity the old holder trusts it no more.
@@ -969,12 +1011,9 @@ mod tests {
     #[test]
     fn a_stale_channel_keeps_the_group_from_rest() {
         let mut o = balanced();
-        o.apply(&event(
+        o.apply(&members(
             40,
-            "cluster",
-            "b.member",
-            json!({"broker": "broker-a", "kind": "CLIENT_REGISTER",
-            "members": ["127.0.0.1@c1", "127.0.0.1@c1", "127.0.0.1@c2"]}),
+            &["127.0.0.1@c1", "127.0.0.1@c1", "127.0.0.1@c2"],
         ));
         for t in [50, 60, 70] {
             o.apply(&alloc(t, "c1", &["c1", "c2"], &["broker-a:0"]));
@@ -990,11 +1029,11 @@ mod tests {
     #[test]
     fn a_killed_consumer_owns_nothing_and_its_queue_is_orphaned_until_taken() {
         let mut o = balanced();
-        o.apply(&event(
+        o.apply(&env(
             40,
-            "orchestrator",
-            "env",
-            json!({"action": "kill", "consumer": "c1"}),
+            Env::Kill {
+                consumer: "c1".into(),
+            },
         ));
         assert_eq!(o.orphaned.len(), 1);
         assert_eq!(o.orphaned[0].queue, "broker-a:0");

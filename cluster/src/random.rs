@@ -9,20 +9,17 @@
 //! is the last consumer's, a leave the last running one's, a kill and a
 //! pause the first's), so the model of the flags is the run's.
 
+use rocketmq_rebalance::SplitMix64;
 use serde_json::{json, Value};
 
 use crate::script::Script;
 
-/// SplitMix64: a seed's stream of picks, the same on every machine.
-struct Picks(u64);
+/// A seed's stream of picks, the same on every machine.
+struct Picks(SplitMix64);
 
 impl Picks {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     fn one_of<'a, T>(&mut self, options: &'a [T]) -> &'a T {
@@ -44,7 +41,7 @@ const CHANGES: [Change; 4] = [Change::Join, Change::Leave, Change::Kill, Change:
 /// The script of seed `seed`, or why it is not a valid script (a bug of
 /// this generator: its tests run twenty seeds).
 pub fn random_script(seed: u64) -> Result<Script, String> {
-    let mut picks = Picks(seed);
+    let mut picks = Picks(SplitMix64::new(seed));
     let change = *picks.one_of(&CHANGES);
     let at_rest = picks.next() % 2 == 0;
     let messages = *picks.one_of(&[0u32, 2, 5]);

@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value};
 use crate::harness::{self, Harness, JVM_FLAGS};
 use crate::observe::Observer;
 use crate::script::{Awaited, Condition, Script, Step};
-use crate::trace::{Event, SCHEMA};
+use crate::trace::{ConsumerState, Env, Event, Kind, Pattern, TraceError, Version, SCHEMA};
 use crate::ClusterError;
 
 /// How a run is made.
@@ -59,6 +59,8 @@ pub fn now() -> u64 {
 
 enum Incoming {
     Event(Event),
+    /// A process wrote an event this program cannot read.
+    Unreadable(String, TraceError),
     Closed(String),
 }
 
@@ -222,25 +224,26 @@ pub fn run(
         "store_config": script.timers.store_config,
         "name_server_config": script.timers.name_server_config,
     });
-    let new_observer = || Observer::for_script(script);
     let (tx, rx) = channel();
     let mut o = Orchestrator {
         processes: BTreeMap::new(),
         rx,
         tx,
         arrived: Vec::new(),
-        observer: new_observer(),
+        observer: Observer::for_script(script),
         seq: 0,
         next_id: 0,
         paused: Vec::new(),
         killed: Vec::new(),
     };
-    o.emit(
-        "run",
-        json!({"schema": SCHEMA, "scenario": script.scenario, "orderly": script.orderly,
-                          "rocketmq": opts.rocketmq, "model": script.model,
-                          "conform": script.conform.as_ref().unwrap_or(&script.model)}),
-    );
+    o.emit(Kind::Run {
+        schema: Version(SCHEMA),
+        scenario: script.scenario.clone(),
+        orderly: script.orderly,
+        rocketmq: opts.rocketmq.clone(),
+        model: script.model.clone(),
+        conform: Some(script.conform_flags().to_vec()),
+    });
     let result = (|| {
         let cluster_file = opts.run_dir.join("cluster.json");
         write_json(&cluster_file, &cluster_spec)?;
@@ -291,28 +294,65 @@ pub fn run(
     });
     o.shutdown();
     let (timed_out, end) = outcome?;
-    let rocketmq_version = o
-        .arrived
-        .iter()
-        .find(|e| e.ev == "topology")
-        .and_then(|e| e.str("rocketmq_version"))
-        .unwrap_or("?")
-        .to_owned();
     let mut events: Vec<Event> = o.arrived[..end].to_vec();
     events.sort_by(|a, b| (a.t, &a.p, a.seq).cmp(&(b.t, &b.p, b.seq)));
-    let mut observer = new_observer();
-    for e in &events {
-        observer.apply(e);
-    }
-    let settled = timed_out.is_none() && observer.settled(2);
-    Ok(RunResult {
+    Ok(RunResult::folded(
+        script,
         events,
-        observer,
-        settled,
         timed_out,
-        seconds: started.elapsed().as_secs_f64(),
-        rocketmq_version,
-    })
+        started.elapsed().as_secs_f64(),
+    ))
+}
+
+impl RunResult {
+    /// The result of a run of `script` whose merged trace is `events`: the
+    /// observer's fold of them, and whether it ended settled (no wait timed
+    /// out, and the group at rest).
+    pub fn folded(
+        script: &Script,
+        events: Vec<Event>,
+        timed_out: Option<String>,
+        seconds: f64,
+    ) -> RunResult {
+        let mut observer = Observer::for_script(script);
+        for e in &events {
+            observer.apply(e);
+        }
+        let settled = timed_out.is_none() && observer.settled(2);
+        let rocketmq_version = events
+            .iter()
+            .find_map(|e| match &e.kind {
+                Kind::Topology {
+                    rocketmq_version, ..
+                } => Some(rocketmq_version.as_str()),
+                _ => None,
+            })
+            .unwrap_or("?")
+            .to_owned();
+        RunResult {
+            events,
+            observer,
+            settled,
+            timed_out,
+            seconds,
+            rocketmq_version,
+        }
+    }
+
+    /// The result of a recorded run of `script` (its trace's events, as
+    /// `trace::parse` reads them): the wait that timed out is the trace's
+    /// `await.timeout`, the run's length the trace's span.
+    pub fn recorded(script: &Script, events: Vec<Event>) -> RunResult {
+        let timed_out = events.iter().find_map(|e| match &e.kind {
+            Kind::AwaitTimeout { awaited } => Some(awaited.clone()),
+            _ => None,
+        });
+        let span = match (events.first(), events.last()) {
+            (Some(first), Some(last)) => last.t.saturating_sub(first.t) as f64 / 1e9,
+            _ => 0.0,
+        };
+        RunResult::folded(script, events, timed_out, span)
+    }
 }
 
 fn write_json(path: &Path, value: &Value) -> Result<(), ClusterError> {
@@ -321,18 +361,21 @@ fn write_json(path: &Path, value: &Value) -> Result<(), ClusterError> {
 }
 
 impl Orchestrator {
-    fn emit(&mut self, ev: &str, fields: Value) {
+    fn emit(&mut self, kind: Kind) {
         self.seq += 1;
         let event = Event {
             t: now(),
             p: "orchestrator".into(),
             seq: self.seq,
             thr: String::new(),
-            ev: ev.into(),
-            fields: fields.as_object().cloned().unwrap_or_default(),
+            kind,
         };
         self.observer.apply(&event);
         self.arrived.push(event);
+    }
+
+    fn emit_env(&mut self, action: Env) {
+        self.emit(Kind::Env { action });
     }
 
     fn spawn(
@@ -372,13 +415,22 @@ impl Orchestrator {
         let tx = self.tx.clone();
         let process = name.to_owned();
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
+            for (i, line) in BufReader::new(stdout).lines().enumerate() {
                 let Ok(line) = line else { break };
-                // A line that is not an event is RocketMQ's, sent to the log.
-                if let Ok(event) = serde_json::from_str::<Event>(&line) {
-                    if tx.send(Incoming::Event(event)).is_err() {
-                        return;
+                // A line that is no JSON object with a kind is RocketMQ's,
+                // not the trace's.
+                let value = match serde_json::from_str::<Value>(&line) {
+                    Ok(value) if value.get("ev").is_some() => value,
+                    _ => continue,
+                };
+                let incoming = match Event::from_json(&value) {
+                    Ok(event) => Incoming::Event(event),
+                    Err(e) => {
+                        Incoming::Unreadable(process.clone(), TraceError { line: i + 1, ..e })
                     }
+                };
+                if tx.send(incoming).is_err() {
+                    return;
                 }
             }
             let _ = tx.send(Incoming::Closed(process));
@@ -407,8 +459,8 @@ impl Orchestrator {
         let left = until.saturating_duration_since(Instant::now());
         match self.rx.recv_timeout(left) {
             Ok(Incoming::Event(e)) => {
-                if e.ev == "failed" {
-                    let reason = e.str("reason").unwrap_or("failed").to_owned();
+                if let Kind::Failed { reason } = &e.kind {
+                    let reason = reason.clone();
                     let log = self.log_of(&e.p);
                     return Err(if reason.contains("IllegalArgumentException") {
                         ClusterError::BadInput(format!("{}: {reason}", e.p))
@@ -423,6 +475,10 @@ impl Orchestrator {
                 self.arrived.push(e);
                 Ok(Some(self.arrived.len() - 1))
             }
+            Ok(Incoming::Unreadable(p, e)) => Err(ClusterError::NotStarted {
+                reason: format!("the {p} process wrote an event of another schema: {e}"),
+                log: self.log_of(&p),
+            }),
             // A killed consumer's output ends: expected, not a failure.
             Ok(Incoming::Closed(p)) if self.killed.contains(&p) => self.receive(until),
             Ok(Incoming::Closed(p)) => Err(ClusterError::NotStarted {
@@ -441,7 +497,14 @@ impl Orchestrator {
         let until = Instant::now() + timeout;
         let ready = |e: &Event| {
             e.p == name
-                && (e.ev == "ready" || (e.ev == "c.life" && e.str("state") == Some("ready")))
+                && matches!(
+                    e.kind,
+                    Kind::Ready {}
+                        | Kind::ConsumerLife {
+                            state: ConsumerState::Ready,
+                            ..
+                        }
+                )
         };
         if self.arrived.iter().any(ready) {
             return Ok(());
@@ -479,17 +542,22 @@ impl Orchestrator {
             match self.receive(until)? {
                 Some(i) => {
                     let e = &self.arrived[i];
-                    if e.p == process && e.str("id") == Some(&id) {
-                        return match e.ev.as_str() {
-                            "ack" => Ok(()),
-                            _ => Err(ClusterError::NotStarted {
-                                reason: format!(
-                                    "{process} refused {cmd}: {}",
-                                    e.str("reason").unwrap_or("?")
-                                ),
+                    if e.p != process {
+                        continue;
+                    }
+                    match &e.kind {
+                        Kind::Ack { id: acked, .. } if *acked == id => return Ok(()),
+                        Kind::Nack {
+                            id: Some(refused),
+                            reason,
+                            ..
+                        } if *refused == id => {
+                            return Err(ClusterError::NotStarted {
+                                reason: format!("{process} refused {cmd}: {reason}"),
                                 log,
-                            }),
-                        };
+                            })
+                        }
+                        _ => {}
                     }
                 }
                 None => {
@@ -527,25 +595,35 @@ impl Orchestrator {
             }
             match step {
                 Step::Start(c) => {
-                    self.emit("env", json!({"action": "start", "consumer": c}));
+                    self.emit_env(Env::Start {
+                        consumer: c.clone(),
+                    });
                     self.command(c, "start", json!({}))?
                 }
                 Step::Shutdown(c) => {
-                    self.emit("env", json!({"action": "shutdown", "consumer": c}));
+                    self.emit_env(Env::Shutdown {
+                        consumer: c.clone(),
+                    });
                     self.command(c, "shutdown", json!({}))?
                 }
                 Step::Kill(c) => {
                     self.killed.push(c.clone());
                     self.signal(c, Signal::SIGKILL)?;
-                    self.emit("env", json!({"action": "kill", "consumer": c}));
+                    self.emit_env(Env::Kill {
+                        consumer: c.clone(),
+                    });
                 }
                 Step::Stop(c) => {
                     self.signal(c, Signal::SIGSTOP)?;
                     self.paused.push(c.clone());
-                    self.emit("env", json!({"action": "stop", "consumer": c}));
+                    self.emit_env(Env::Stop {
+                        consumer: c.clone(),
+                    });
                 }
                 Step::Cont(c) => {
-                    self.emit("env", json!({"action": "cont", "consumer": c}));
+                    self.emit_env(Env::Cont {
+                        consumer: c.clone(),
+                    });
                     self.signal(c, Signal::SIGCONT)?;
                     self.paused.retain(|p| p != c);
                 }
@@ -554,7 +632,10 @@ impl Orchestrator {
                     downtime_ms,
                 } => {
                     let downtime = downtime_ms.unwrap_or(opts.restart_downtime_ms);
-                    self.emit("env", json!({"action": "restart_broker", "broker": broker, "downtime_ms": downtime}));
+                    self.emit_env(Env::RestartBroker {
+                        broker: broker.clone(),
+                        downtime_ms: downtime,
+                    });
                     self.command(
                         "cluster",
                         "restart_broker",
@@ -562,20 +643,22 @@ impl Orchestrator {
                     )?
                 }
                 Step::StartBroker(b) | Step::StopBroker(b) => {
-                    let cmd = if matches!(step, Step::StartBroker(_)) {
-                        "start_broker"
+                    let broker = b.clone();
+                    let env = if matches!(step, Step::StartBroker(_)) {
+                        Env::StartBroker { broker }
                     } else {
-                        "stop_broker"
+                        Env::StopBroker { broker }
                     };
-                    self.emit("env", json!({"action": cmd, "broker": b}));
+                    let cmd = env.word();
+                    self.emit_env(env);
                     self.command("cluster", cmd, json!({ "broker": b }))?
                 }
                 Step::LoseDisk(b) => {
-                    self.emit("env", json!({"action": "lose_disk", "broker": b}));
+                    self.emit_env(Env::LoseDisk { broker: b.clone() });
                     self.command("cluster", "lose_disk", json!({ "broker": b }))?
                 }
                 Step::Evict(b) => {
-                    self.emit("env", json!({"action": "evict", "broker": b}));
+                    self.emit_env(Env::Evict { broker: b.clone() });
                     self.command(
                         "cluster",
                         "evict",
@@ -583,10 +666,10 @@ impl Orchestrator {
                     )?
                 }
                 Step::Route { broker, queues } => {
-                    self.emit(
-                        "env",
-                        json!({"action": "route", "broker": broker, "queues": queues}),
-                    );
+                    self.emit_env(Env::Route {
+                        broker: broker.clone(),
+                        queues: *queues as u64,
+                    });
                     self.command(
                         "cluster",
                         "route",
@@ -594,12 +677,14 @@ impl Orchestrator {
                     )?
                 }
                 Step::Cut(r) | Step::Heal(r) => {
-                    let action = if matches!(step, Step::Cut(_)) {
-                        "cut"
+                    let relay = r.clone();
+                    let env = if matches!(step, Step::Cut(_)) {
+                        Env::Cut { relay }
                     } else {
-                        "heal"
+                        Env::Heal { relay }
                     };
-                    self.emit("env", json!({"action": action, "relay": r}));
+                    let action = env.word();
+                    self.emit_env(env);
                     self.command("cluster", action, json!({"relay": r}))?
                 }
                 Step::Produce(n) => self.command(
@@ -613,16 +698,21 @@ impl Orchestrator {
                     json!({"topic": Script::TOPIC, "rate": rate}),
                 )?,
                 Step::Subscribe { consumer, topic } | Step::Unsubscribe { consumer, topic } => {
-                    let cmd = if matches!(step, Step::Subscribe { .. }) {
-                        "subscribe"
+                    let (consumer, topic) = (consumer.clone(), topic.clone());
+                    let env = if matches!(step, Step::Subscribe { .. }) {
+                        Env::Subscribe {
+                            consumer: consumer.clone(),
+                            topic: topic.clone(),
+                        }
                     } else {
-                        "unsubscribe"
+                        Env::Unsubscribe {
+                            consumer: consumer.clone(),
+                            topic: topic.clone(),
+                        }
                     };
-                    self.emit(
-                        "env",
-                        json!({"action": cmd, "consumer": consumer, "topic": topic}),
-                    );
-                    self.command(consumer, cmd, json!({"topic": topic}))?
+                    let cmd = env.word();
+                    self.emit_env(env);
+                    self.command(&consumer, cmd, json!({ "topic": topic }))?
                 }
                 Step::Rule {
                     consumer,
@@ -658,15 +748,32 @@ impl Orchestrator {
                 )?,
                 Step::Await { what, timeout_s } => {
                     let until = Instant::now() + Duration::from_secs(*timeout_s);
-                    let met = |o: &Orchestrator| match what {
-                        Awaited::Named(Condition::Settled) => o.observer.settled(2),
-                        Awaited::Named(Condition::Delivered) => o.observer.all_delivered(),
-                        Awaited::Lapsed(l) => o.observer.trust_lapsed(&l.lapsed),
-                        Awaited::Event(pattern) => {
-                            o.arrived[mark..].iter().any(|e| e.matches(pattern))
+                    let pattern = match what {
+                        Awaited::Event(p) => {
+                            Some(Pattern::parse(p).map_err(ClusterError::BadInput)?)
                         }
+                        _ => None,
                     };
-                    while !met(self) {
+                    // Each event is matched against a pattern once, as it arrives.
+                    let mut unseen = mark;
+                    loop {
+                        let met = match (&pattern, what) {
+                            (Some(pattern), _) => {
+                                let found =
+                                    self.arrived[unseen..].iter().any(|e| e.matches(pattern));
+                                unseen = self.arrived.len();
+                                found
+                            }
+                            (None, Awaited::Named(Condition::Settled)) => self.observer.settled(2),
+                            (None, Awaited::Named(Condition::Delivered)) => {
+                                self.observer.all_delivered()
+                            }
+                            (None, Awaited::Lapsed(l)) => self.observer.trust_lapsed(&l.lapsed),
+                            (None, Awaited::Event(_)) => false,
+                        };
+                        if met {
+                            break;
+                        }
                         if self.receive(until)?.is_none() {
                             let what = match what {
                                 Awaited::Named(Condition::Settled) => "settled".to_owned(),
@@ -674,7 +781,9 @@ impl Orchestrator {
                                 Awaited::Lapsed(l) => format!("{{\"lapsed\":\"{}\"}}", l.lapsed),
                                 Awaited::Event(p) => Value::Object(p.clone()).to_string(),
                             };
-                            self.emit("await.timeout", json!({"for": what}));
+                            self.emit(Kind::AwaitTimeout {
+                                awaited: what.clone(),
+                            });
                             return Ok(Some(what));
                         }
                     }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::trace::Pattern;
 use crate::ClusterError;
 
 /// One scenario script.
@@ -297,7 +298,8 @@ pub enum Awaited {
     /// `{"lapsed": "c1"}`: see [`Lapsed`].
     Lapsed(Lapsed),
     /// An event whose fields include these (values compared as JSON), seen
-    /// after the last action step began.
+    /// after the last action step began: a kind of the trace's schema
+    /// (`ev`), a process (`p`), and fields that kind has.
     Event(serde_json::Map<String, Value>),
 }
 
@@ -459,6 +461,12 @@ impl Script {
         topics.into_iter().collect()
     }
 
+    /// The model flags its trace is validated against: `conform`, else
+    /// `model`.
+    pub fn conform_flags(&self) -> &[String] {
+        self.conform.as_deref().unwrap_or(&self.model)
+    }
+
     /// The highest steady load of its `stream` steps, messages a second to
     /// each queue.
     pub fn stream_rate(&self) -> Option<u32> {
@@ -576,6 +584,12 @@ impl Script {
                     what: Awaited::Lapsed(Lapsed { lapsed }),
                     ..
                 } => consumer(lapsed)?,
+                Step::Await {
+                    what: Awaited::Event(pattern),
+                    ..
+                } => {
+                    Pattern::parse(pattern).map_err(|e| format!("an await for an event: {e}"))?;
+                }
                 Step::Stream(rate) if *rate > 1000 => {
                     return Err("a stream's rate must be 0..=1000 messages a second".into())
                 }
@@ -621,6 +635,8 @@ mod tests {
             r#"[{"await":{"for":"settled","timeout_s":0}}]"#,
             r#"[{"rule":{"id":"g","at":"listener","action":"hold"}}]"#,
             r#"[{"rule":{"consumer":"c1","id":"g","at":"listener","action":"explode"}}]"#,
+            r#"[{"await":{"for":{"ev":"b.membr"},"timeout_s":5}}]"#,
+            r#"[{"await":{"for":{"ev":"b.member","queue":"broker-a:0"},"timeout_s":5}}]"#,
         ] {
             assert!(script(bad).is_err(), "{bad} was accepted");
         }

@@ -29,14 +29,12 @@
 
 use std::collections::BTreeMap;
 
+use crate::trace::{ClusterSpec, ConsumerState, Env, Event, Kind, ServerState};
 use rocketmq_rebalance::conformance::{CallResult, Case};
 use rocketmq_rebalance::{rebalance_allocate, MessageQueue, SortOrder};
 use rocketmq_rebalance_model::{
     build_model, conform, Bounds, Config, Conformance, Observation, Observed, RebalanceModel,
 };
-use serde_json::Value;
-
-use crate::trace::Event;
 
 /// A trace in the model's terms.
 #[derive(Clone, Debug)]
@@ -102,31 +100,23 @@ pub fn validate(events: &[Event], cfg: Config, bounds: Bounds) -> Result<Validat
 
 /// Whether the run's sizes are the model's: its brokers at the start, each
 /// topic's queues on each, its consumers.
-fn check_sizes(spec: &Value, events: &[Event], cfg: &Config) -> Result<(), String> {
-    let brokers = spec
-        .get("brokers")
-        .and_then(Value::as_array)
-        .map_or(0, |bs| {
-            bs.iter()
-                .filter(|b| b.get("late").and_then(Value::as_bool) != Some(true))
-                .count()
-        });
-    let queues: Vec<u64> = spec
-        .get("topics")
-        .and_then(Value::as_array)
-        .map(|ts| {
-            ts.iter()
-                .filter_map(|t| t.get("queues").and_then(Value::as_u64))
-                .collect()
-        })
-        .unwrap_or_default();
+fn check_sizes(spec: &ClusterSpec, events: &[Event], cfg: &Config) -> Result<(), String> {
+    let brokers = spec.brokers.iter().filter(|b| !b.late).count();
+    let queues: Vec<usize> = spec.topics.iter().map(|t| t.queues as usize).collect();
     let mut consumers: Vec<&str> = events
         .iter()
-        .filter(|e| e.ev == "c.life" && e.str("state") == Some("ready"))
+        .filter(|e| {
+            matches!(
+                e.kind,
+                Kind::ConsumerLife {
+                    state: ConsumerState::Ready,
+                    ..
+                }
+            )
+        })
         .map(|e| e.p.as_str())
         .collect();
     consumers.dedup();
-    let queues: Vec<usize> = queues.into_iter().map(|q| q as usize).collect();
     same_sizes(brokers, &queues, consumers.len(), cfg)
 }
 
@@ -158,27 +148,15 @@ pub fn same_sizes(
 /// Turns `events` (a whole trace, as `trace::parse` reads it) into the
 /// observations of `cfg`'s model. An error names what the trace lacks.
 pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> {
-    let topology = events
+    let spec = events
         .iter()
-        .find(|e| e.ev == "topology")
-        .ok_or("no `topology` event: the trace does not say what ran")?;
-    let spec = topology
-        .fields
-        .get("spec")
-        .ok_or("`topology` has no `spec`")?;
-    let group = spec
-        .get("group")
-        .and_then(Value::as_str)
-        .ok_or("`topology` has no group")?;
-    let real_topics: Vec<&str> = spec
-        .get("topics")
-        .and_then(Value::as_array)
-        .map(|ts| {
-            ts.iter()
-                .filter_map(|t| t.get("name").and_then(Value::as_str))
-                .collect()
+        .find_map(|e| match &e.kind {
+            Kind::Topology { spec, .. } => Some(spec),
+            _ => None,
         })
-        .unwrap_or_default();
+        .ok_or("no `topology` event: the trace does not say what ran")?;
+    let group = spec.group.as_str();
+    let real_topics: Vec<&str> = spec.topics.iter().map(|t| t.name.as_str()).collect();
     let business = cfg.sizes.topics;
     if real_topics.len() != business {
         return Err(format!(
@@ -210,17 +188,23 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
     // A `stop` is a death only if nothing follows it for that consumer: a
     // `cont` makes it a pause, a `kill` the death.
     let stop_ends = |i: usize, consumer: &str| {
-        events[i + 1..].iter().any(|e| {
-            e.ev == "env"
-                && e.str("consumer") == Some(consumer)
-                && matches!(e.str("action"), Some("cont" | "kill"))
+        events[i + 1..].iter().any(|e| match &e.kind {
+            Kind::Env {
+                action: Env::Cont { consumer: c } | Env::Kill { consumer: c },
+            } => c == consumer,
+            _ => false,
         })
     };
     // A broker that stops and never starts again leaves for good (scale-in):
     // its table is no longer anyone's, so it is no longer observed.
     let starts_again = |i: usize, broker: &str| {
-        events[i + 1..].iter().any(|e| {
-            e.ev == "b.life" && e.str("broker") == Some(broker) && e.str("state") == Some("started")
+        events[i + 1..].iter().any(|e| match &e.kind {
+            Kind::BrokerLife {
+                broker: b,
+                state: ServerState::Started,
+                ..
+            } => b == broker,
+            _ => false,
         })
     };
 
@@ -242,17 +226,16 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
         let line = i + 1;
         let mut seen = None;
         let mut observe = |what: Observed| seen = Some(what);
-        match e.ev.as_str() {
-            "b.member" if e.fields.contains_key("members") => {
-                let broker = e.str("broker").ok_or(format!("line {line}: no broker"))?;
-                if stopping.contains(&broker) {
+        match &e.kind {
+            Kind::Member {
+                broker,
+                members: listed,
+                ..
+            } => {
+                if stopping.contains(&broker.as_str()) {
                     continue;
                 }
-                let mut clients: Vec<String> = e
-                    .strings("members")
-                    .iter()
-                    .map(|c| client_name(c))
-                    .collect();
+                let mut clients: Vec<String> = listed.iter().map(|c| client_name(c)).collect();
                 clients.sort();
                 // A client listed twice by one broker (its old channel still
                 // there after it reconnected) is the abstraction the spec
@@ -262,32 +245,39 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     clients.dedup();
                 }
                 if members.get(broker) != Some(&clients) {
-                    members.insert(broker.to_owned(), clients.clone());
+                    members.insert(broker.clone(), clients.clone());
                     observe(Observed::Members {
-                        broker: broker.to_owned(),
+                        broker: broker.clone(),
                         clients,
                     });
                 }
             }
-            "b.life" if e.str("state") == Some("started") => {
-                stopping.retain(|b| Some(*b) != e.str("broker"));
+            Kind::BrokerLife {
+                broker,
+                state: ServerState::Started,
+                ..
+            } => {
+                stopping.retain(|b| b != broker);
             }
-            "b.life" if e.str("state") == Some("stopping") => {
-                let broker = e.str("broker").ok_or(format!("line {line}: no broker"))?;
+            Kind::BrokerLife {
+                broker,
+                state: ServerState::Stopping,
+                ..
+            } => {
                 stopping.push(broker);
                 if starts_again(i, broker) && members.get(broker).is_some_and(|m| !m.is_empty()) {
-                    members.insert(broker.to_owned(), Vec::new());
+                    members.insert(broker.clone(), Vec::new());
                     observe(Observed::Members {
-                        broker: broker.to_owned(),
+                        broker: broker.clone(),
                         clients: Vec::new(),
                     });
                 }
             }
-            "c.mqchanged" => {
-                let Some(topic) = e.str("topic").and_then(|t| topics.get(t)) else {
+            Kind::QueuesChanged { topic, divided } => {
+                let Some(topic) = topics.get(topic) else {
                     continue;
                 };
-                let mut queues = e.strings("divided");
+                let mut queues = divided.clone();
                 queues.sort();
                 let key = (e.p.clone(), topic.clone());
                 if owns.get(&key).map_or(!queues.is_empty(), |q| *q != queues) {
@@ -299,49 +289,45 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     });
                 }
             }
-            "c.life" => {
+            Kind::ConsumerLife { state, .. } => {
                 let consumer = e.p.clone();
-                match e.str("state") {
-                    Some("starting") => observe(Observed::Started { consumer }),
+                match state {
+                    ConsumerState::Starting => observe(Observed::Started { consumer }),
                     // The model's leave starts with it: the consumer is no
                     // longer running while it unregisters.
-                    Some("stopping") => {
+                    ConsumerState::Stopping => {
                         owns.retain(|(c, _), _| *c != e.p);
                         observe(Observed::ShutDown { consumer })
                     }
                     _ => {}
                 }
             }
-            "env" => {
-                let Some(consumer) = e.str("consumer") else {
-                    continue;
+            Kind::Env { action } => {
+                let died = match action {
+                    Env::Kill { consumer } => Some(consumer),
+                    Env::Stop { consumer } if !stop_ends(i, consumer) => Some(consumer),
+                    _ => None,
                 };
-                let died = match e.str("action") {
-                    Some("kill") => true,
-                    Some("stop") => !stop_ends(i, consumer),
-                    _ => false,
-                };
-                if died {
+                if let Some(consumer) = died {
                     owns.retain(|(c, _), _| c != consumer);
                     observe(Observed::Died {
-                        consumer: consumer.to_owned(),
+                        consumer: consumer.clone(),
                     });
                 }
             }
-            "c.alloc" => {
-                let Some(topic) = e.str("topic") else {
-                    continue;
-                };
+            Kind::Alloc {
+                topic: Some(topic),
+                cid,
+                mq_all,
+                cid_all,
+                result,
+            } => {
                 out.allocations += 1;
-                let queues: Vec<MessageQueue> = e
-                    .strings("mq_all")
+                let queues: Vec<MessageQueue> = mq_all
                     .iter()
                     .filter_map(|q| parse_queue(topic, q))
                     .collect();
-                let consumers = e.strings("cid_all");
-                let current = e.str("cid").unwrap_or_default();
-                let taken = e.strings("result");
-                let indices: Vec<usize> = taken
+                let indices: Vec<usize> = result
                     .iter()
                     .filter_map(|r| {
                         let mq = parse_queue(topic, r)?;
@@ -356,16 +342,16 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     virtual_nodes: None,
                     consumer_idcs: None,
                     queues: queues.clone(),
-                    consumers: consumers.clone(),
-                    results: vec![CallResult::expect_queues(current, indices)],
+                    consumers: cid_all.clone(),
+                    results: vec![CallResult::expect_queues(cid, indices)],
                 };
                 if !out.cases.contains(&case) {
                     out.cases.push(case);
                 }
-                let mut real = taken;
+                let mut real = result.clone();
                 real.sort();
                 let mut computed: Vec<String> =
-                    rebalance_allocate(&*cfg.strategy, group, current, &queues, &consumers)
+                    rebalance_allocate(&*cfg.strategy, group, cid, &queues, cid_all)
                         .map(|qs| {
                             qs.iter()
                                 .map(|q| format!("{}:{}", q.broker_name, q.queue_id))

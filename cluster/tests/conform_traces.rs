@@ -1,63 +1,59 @@
-//! Trace validation on real runs recorded once (`cluster/traces/`): each is
-//! a behaviour of the model it was compared with, and the validator can
-//! fail: the same trace with one event removed, with two causally ordered
-//! events swapped, against a model with another strategy, or against a
-//! mutant whose heartbeats do not re-register a client at a restarted
-//! broker, is not, and the report names the event.
+//! Trace validation on real runs recorded once (`cluster/tests/traces/`),
+//! each against the model its script validates it with (its `conform`
+//! flags, as `rebalance cluster` reads them; that every recorded run
+//! conforms is `recorded_traces.rs`'s): the validator can fail: the same
+//! trace with one event removed, with two causally ordered events swapped,
+//! against a model with another strategy, or against a mutant whose
+//! heartbeats do not re-register a client at a restarted broker, is not,
+//! and the report names the event.
 
 use std::path::Path;
 
-use rocketmq_rebalance::strategy_from_name;
-use rocketmq_rebalance_cluster::trace::{self, Event};
+use rocketmq_rebalance_cluster::pipeline::{Plan, Source};
+use rocketmq_rebalance_cluster::trace::{self, ConsumerState, Event, Kind, Pattern, ServerState};
 use rocketmq_rebalance_cluster::translate::{self, translate, Translation};
-use rocketmq_rebalance_model::{
-    Bounds, Config, Conformance, LockTiming, NetworkKind, Observed, ProtocolOptions, Scenario,
-    Sizes, Verdict,
-};
+use rocketmq_rebalance_flags::ModelArgs;
+use rocketmq_rebalance_model::{Bounds, Config, Conformance, Observed, ProtocolOptions, Verdict};
 
 fn events(name: &str) -> Vec<Event> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("traces")
+        .join("tests/traces")
         .join(name);
     trace::parse(&std::fs::read_to_string(&path).expect("a recorded trace")).expect("parses")
 }
 
-fn config(scenario: Scenario, sizes: Sizes, strategy: &str) -> Config {
-    let strategy = strategy_from_name(strategy).expect("a strategy");
-    Config::new(scenario, sizes, NetworkKind::Ordered, strategy.into()).expect("valid")
+/// The model the script of `source` validates its trace against, with
+/// `more` flags.
+fn model_of(source: Source, more: &[&str]) -> Config {
+    let plan = Plan::load(&source, false).expect("a script");
+    let mut flags = plan.script.conform_flags().to_vec();
+    flags.extend(more.iter().map(|f| f.to_string()));
+    ModelArgs::config_from(&flags).expect("valid flags")
 }
 
-/// The model `rebalance cluster` compared the healthy join with: two
-/// consumers running, a third joining, two brokers of two queues.
+fn scenario(name: &str, orderly: bool) -> Source {
+    Source::Scenario {
+        name: name.into(),
+        orderly,
+    }
+}
+
+/// The healthy join (two consumers running, a third joining, two brokers
+/// of two queues), with a strategy.
 fn healthy(strategy: &str) -> Config {
-    config(
-        Scenario::Healthy,
-        Scenario::Healthy.default_sizes(),
-        strategy,
-    )
+    model_of(scenario("healthy", false), &["--strategy", strategy])
 }
 
 /// The kill under load, at the run's sizes: three consumers running over
 /// two brokers of three queues, one killed.
 fn kill_run() -> Config {
-    let sizes = Sizes {
-        consumers: 3,
-        joins: Some(0),
-        kills: 1,
-        queues: 3,
-        ..Sizes::default()
-    };
-    config(Scenario::Healthy, sizes, "AVG")
+    model_of(Source::Harms("kill".into()), &[])
 }
 
 /// The broker that loses its disk, at the run's sizes: two consumers on
 /// one broker, one stopped (and later killed) while the broker restarts.
 fn disk_loss_run() -> Config {
-    let sizes = Sizes {
-        kills: 1,
-        ..Scenario::BrokerDiskLoss.default_sizes()
-    };
-    config(Scenario::BrokerDiskLoss, sizes, "AVG")
+    model_of(scenario("broker-disk-loss", false), &[])
 }
 
 fn validate(events: &[Event], cfg: Config) -> (Translation, Conformance) {
@@ -70,66 +66,13 @@ fn validate_within(events: &[Event], cfg: Config, bounds: Bounds) -> (Translatio
 }
 
 /// The line of the first event `ev` whose fields include `pattern`.
-fn line_of(events: &[Event], ev: &str, pattern: serde_json::Value) -> usize {
-    let pattern = pattern.as_object().expect("an object").clone();
+fn line_of(events: &[Event], ev: &str, mut pattern: serde_json::Value) -> usize {
+    pattern["ev"] = ev.into();
+    let pattern = Pattern::parse(pattern.as_object().expect("an object")).expect("a pattern");
     events
         .iter()
-        .position(|e| e.ev == ev && e.matches(&pattern))
+        .position(|e| e.matches(&pattern))
         .expect("the event is in the trace")
-}
-
-#[test]
-fn every_recorded_run_conforms_and_every_allocation_is_the_crates() {
-    let runs = [
-        ("healthy.ndjson", healthy("AVG")),
-        ("harms-kill.ndjson", kill_run()),
-        (
-            "zombie-consumer.ndjson",
-            config(
-                Scenario::ZombieConsumer,
-                Scenario::ZombieConsumer.default_sizes(),
-                "AVG",
-            ),
-        ),
-        // A leave: the consumer stops running before it unregisters.
-        (
-            "graceful-shutdown.ndjson",
-            config(
-                Scenario::GracefulShutdown,
-                Scenario::GracefulShutdown.default_sizes(),
-                "AVG",
-            ),
-        ),
-        // A consumer stopped, then killed, dies once.
-        ("broker-disk-loss.ndjson", disk_loss_run()),
-        // A broker that stops for good is no longer observed.
-        (
-            "broker-scale-in.ndjson",
-            config(
-                Scenario::BrokerScaleIn,
-                Scenario::BrokerScaleIn.default_sizes(),
-                "AVG",
-            ),
-        ),
-        (
-            "duplicate-client-id.ndjson",
-            config(
-                Scenario::DuplicateClientId,
-                Scenario::DuplicateClientId.default_sizes(),
-                "AVG",
-            ),
-        ),
-    ];
-    for (name, cfg) in runs {
-        let (translation, result) = validate(&events(name), cfg);
-        assert_eq!(result.verdict, Verdict::Conforms, "{name}: {result:#?}");
-        assert!(
-            result.explained > 0,
-            "{name}: something after the warm-up is checked"
-        );
-        assert!(translation.allocations > 0, "{name}");
-        assert_eq!(translation.allocation_mismatches, [], "{name}");
-    }
 }
 
 /// Four consumers starting together (`rebalance cluster --random 6`): a
@@ -139,16 +82,11 @@ fn every_recorded_run_conforms_and_every_allocation_is_the_crates() {
 /// that has explained the most first, it is decided well within it.
 #[test]
 fn a_cold_start_of_four_consumers_conforms_within_the_bound() {
-    let sizes = Sizes {
-        consumers: 4,
-        joins: Some(4),
-        ..Scenario::Healthy.default_sizes()
-    };
     let bounds = Bounds {
         max_nodes: 500_000,
         ..Bounds::default()
     };
-    let cfg = config(Scenario::Healthy, sizes, "AVG");
+    let cfg = model_of(Source::Random(6), &[]);
     let (translation, result) = validate_within(&events("cold-start-four.ndjson"), cfg, bounds);
     assert_eq!(result.verdict, Verdict::Conforms, "{result:#?}");
     assert_eq!((result.explained, result.observations), (17, 17));
@@ -178,19 +116,7 @@ fn a_broker_that_unregisters_its_channels_as_it_stops_conforms_to_a_restart() {
     );
     let stopping = line_of(&trace, "b.life", serde_json::json!({"state": "stopping"}));
     assert!(stopping < closing, "the unregistration is part of the stop");
-    let orderly = || {
-        Config::new_with(
-            Scenario::BrokerRestart,
-            Scenario::BrokerRestart.layered_sizes(0, true),
-            NetworkKind::Ordered,
-            strategy_from_name("AVG").unwrap().into(),
-            ProtocolOptions {
-                orderly: Some(LockTiming::default()),
-                ..ProtocolOptions::default()
-            },
-        )
-        .unwrap()
-    };
+    let orderly = || model_of(scenario("broker-restart", true), &[]);
     let (_, result) = validate(&trace, orderly());
     assert_eq!(result.verdict, Verdict::Conforms, "{result:#?}");
     // A client listed twice is the abstraction the spec leaves out: one
@@ -237,7 +163,15 @@ fn without_re_registration_by_heartbeat_a_restarted_broker_listing_its_member_is
     let started = restart
         + trace[restart..]
             .iter()
-            .position(|e| e.ev == "b.life" && e.str("state") == Some("started"))
+            .position(|e| {
+                matches!(
+                    e.kind,
+                    Kind::BrokerLife {
+                        state: ServerState::Started,
+                        ..
+                    }
+                )
+            })
             .expect("broker-a starts again");
     let register = line_of(
         &trace,
@@ -297,7 +231,16 @@ fn a_broker_listing_a_consumer_before_it_starts_is_unexplained() {
     let start = start
         + trace[start..]
             .iter()
-            .position(|e| e.p == "c3" && e.ev == "c.life" && e.str("state") == Some("starting"))
+            .position(|e| {
+                e.p == "c3"
+                    && matches!(
+                        e.kind,
+                        Kind::ConsumerLife {
+                            state: ConsumerState::Starting,
+                            ..
+                        }
+                    )
+            })
             .expect("c3 starts");
     let register = line_of(
         &trace,
@@ -333,4 +276,26 @@ fn against_another_strategy_the_allocations_and_the_run_do_not_conform() {
 fn a_run_of_other_sizes_is_refused() {
     let err = translate(&events("harms-kill.ndjson"), &healthy("AVG")).unwrap_err();
     assert!(err.contains("give the model the run's sizes"), "{err}");
+}
+
+/// Every recorded trace reads in this schema and is written back line for
+/// line as it was recorded: the typed events lose nothing.
+#[test]
+fn every_recorded_trace_reads_and_writes_back_line_for_line() {
+    let dirs = ["tests/traces", "tests/findings"];
+    let mut traces = 0;
+    for dir in dirs {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        for entry in std::fs::read_dir(&dir).expect("a directory of traces") {
+            let path = entry.expect("an entry").path();
+            let text = std::fs::read_to_string(&path).expect("a recorded trace");
+            let events = trace::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            for (event, line) in events.iter().zip(text.lines()) {
+                assert_eq!(event.to_line(), line, "{}", path.display());
+            }
+            assert_eq!(events.len(), text.lines().count());
+            traces += 1;
+        }
+    }
+    assert!(traces >= 14, "{traces}");
 }

@@ -38,6 +38,7 @@ mod error;
 pub mod java;
 mod queue;
 mod rebalance;
+mod splitmix;
 pub mod strategy;
 pub mod workload;
 
@@ -47,6 +48,7 @@ pub use rebalance::{
     plan_update, rebalance_allocate, rebalance_allocate_group, rebalance_allocate_in, SortOrder,
     UpdatePlan,
 };
+pub use splitmix::SplitMix64;
 pub use strategy::{strategy_from_name, AllocateStrategy, StrategySpec, STRATEGY_NAMES};
 
 /// The README's example, compiled and run as a doc test.

@@ -5,9 +5,9 @@
 //! (any `Ord` type: the crate's `MessageQueue`, references to it, or the
 //! model's small queue indices). [`assignment`] holds the predicates over one
 //! assignment or two successive ones; [`strategy`] holds the promises that an
-//! allocation strategy makes about its answers. (`rebalance compare`, in the
-//! CLI crate, measures every strategy against them on the same changes of a
-//! group.)
+//! allocation strategy makes about its answers; [`compare`] measures every
+//! strategy against them on the same changes of a group (what `rebalance
+//! compare` prints).
 //!
 //! ```
 //! use rocketmq_rebalance_properties::{balance, double_owned, is_partition, orphaned};
@@ -22,6 +22,7 @@
 #![forbid(unsafe_code)]
 
 pub mod assignment;
+pub mod compare;
 pub mod strategy;
 
 pub use assignment::{

@@ -51,7 +51,7 @@ fn every_java_client_case_passes() {
 }
 
 /// What real consumers of a RocketMQ 5.3.3 cluster took, recorded by
-/// `rebalance conform --cases` from the real runs of `cluster/traces/`.
+/// `rebalance conform --cases` from the real runs of `cluster/tests/traces/`.
 const REAL: &str = include_str!("../data/rebalance-real.jsonl");
 
 #[test]

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
 use rocketmq_rebalance::strategy::Sticky;
 use rocketmq_rebalance::{
-    rebalance_allocate_group, strategy_from_name, AllocateStrategy, MessageQueue,
+    rebalance_allocate_group, strategy_from_name, AllocateStrategy, MessageQueue, SplitMix64,
 };
 use rocketmq_rebalance_properties::strategy::{
     group_matches_per_consumer, is_deterministic, is_order_independent,
@@ -195,14 +195,8 @@ proptest! {
 #[test]
 fn average_join_and_leave_movement_stays_near_the_published_figures() {
     let sticky = Sticky::new();
-    let mut seed = 7u64;
-    let mut next = move || {
-        seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = seed;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
+    let mut draws = SplitMix64::new(7);
+    let mut next = move || draws.next_u64();
     let (mut ratio_sum, mut cases, mut moved_total, mut bound_total) =
         (0.0, 0usize, 0usize, 0usize);
     for _ in 0..30 {

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::compare::measure::{Cell, Change, Report};
+use rocketmq_rebalance_properties::compare::{Cell, Change, Report};
 
 /// An SVG line chart: mean queues moved when one consumer joins, against
 /// the group size, at the largest queue count compared; one line per

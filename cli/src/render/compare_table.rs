@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::compare::measure::{ChangeSummary, Report};
+use rocketmq_rebalance_properties::compare::{ChangeSummary, Report};
 
 /// The summary as a Markdown table, followed by the skipped strategies.
 pub fn markdown(report: &Report) -> String {

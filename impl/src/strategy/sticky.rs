@@ -4,7 +4,7 @@
 use super::{
     check, check_group, group_by_owner, owned_by, share_by_first_position, AllocateStrategy,
 };
-use crate::{AllocateError, MessageQueue};
+use crate::{AllocateError, MessageQueue, SplitMix64};
 
 /// A balanced, sticky allocation (`STICKY`), not part of RocketMQ.
 ///
@@ -248,7 +248,6 @@ impl AllocateStrategy for Sticky {
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 
 fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
     for &b in bytes {
@@ -257,12 +256,10 @@ fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
     hash
 }
 
-/// SplitMix64's output function: spreads FNV's weak low bits over all 64.
-fn splitmix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(GOLDEN_GAMMA);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+/// SplitMix64's first output from state `z`: spreads FNV's weak low bits
+/// over all 64.
+fn splitmix64(z: u64) -> u64 {
+    SplitMix64::new(z).next_u64()
 }
 
 fn consumer_key(id: &str) -> u64 {
@@ -270,7 +267,7 @@ fn consumer_key(id: &str) -> u64 {
 }
 
 fn vnode_point(key: u64, t: usize) -> u64 {
-    splitmix64(key ^ (t as u64).wrapping_add(1).wrapping_mul(GOLDEN_GAMMA))
+    splitmix64(key ^ (t as u64).wrapping_add(1).wrapping_mul(SplitMix64::GAMMA))
 }
 
 /// `0xFF` never occurs in UTF-8, so the separators keep

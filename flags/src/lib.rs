@@ -1,5 +1,20 @@
-//! The flags that pick a model configuration, shared by `check` and
-//! `explore` so that a path printed by one opens the same state in the other.
+//! The model flags: the words that pick a model configuration (scenario,
+//! sizes, strategy, network, fault budgets, protocol options), parsed once
+//! for every user of them: `rebalance check`, `explore` and `conform` (so
+//! that a path printed by one opens the same state in another), and the
+//! real-cluster runs, whose scripts and traces name their model by these
+//! flags (`rocketmq-rebalance-cluster`).
+//!
+//! ```
+//! use rocketmq_rebalance_flags::ModelArgs;
+//!
+//! let flags: Vec<String> = ["--scenario", "crash", "--queues", "3"].map(String::from).into();
+//! let config = ModelArgs::config_from(&flags).unwrap();
+//! assert_eq!((config.sizes.crashes, config.sizes.queues), (1, 3));
+//! assert!(ModelArgs::config_from(&["--crashes".into(), "9".into()]).is_err());
+//! ```
+
+#![forbid(unsafe_code)]
 
 use std::sync::Arc;
 

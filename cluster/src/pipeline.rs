@@ -1,0 +1,356 @@
+//! A real run from its script to its verdicts in one call: [`run()`] loads
+//! the script, reads its model flags, checks the model, runs the script on
+//! a real cluster, judges the outcome, compares it with the model's
+//! verdicts, measures the harms and validates the trace, and returns the
+//! judged run, which `rebalance cluster` only prints.
+//!
+//! A recorded trace is judged the same way, without Java: [`Plan::load`],
+//! [`Plan::check`], then [`Checked::judge`] of [`RunResult::recorded`]
+//! instead of the run.
+//!
+//! ```
+//! use rocketmq_rebalance_cluster::pipeline::{Plan, Source};
+//!
+//! let plan = Plan::load(&Source::Scenario { name: "healthy".into(), orderly: false }, false).unwrap();
+//! assert_eq!(plan.script.model, ["--scenario", "healthy"]);
+//! let bad = Plan::load(&Source::Harms("no-such-change".into()), false);
+//! assert_eq!(bad.err().map(|e| e.exit_code()), Some(2));
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rocketmq_rebalance_flags::ModelArgs;
+use rocketmq_rebalance_model::{
+    check_model, checked_model, Bounds, CheckOptions, Config, FingerprintBits, Observation, Report,
+    Search, Verdict,
+};
+use rocketmq_rebalance_properties::compare::HarmParameters;
+
+use crate::harms::{self, Harms};
+use crate::outcome::{compare, Mismatch, Outcome};
+use crate::random::random_script;
+use crate::run::{self, prepare, RunOptions, RunResult};
+use crate::script::{harms_path, scenario_path, Script};
+use crate::trace::Event;
+use crate::translate::{same_sizes, validate, Validation};
+use crate::ClusterError;
+
+/// Where a run's script comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A named scenario: `cluster/scenarios/NAME.json`, or
+    /// `NAME-orderly.json`.
+    Scenario {
+        /// The scenario, by `rebalance check`'s names.
+        name: String,
+        /// Its orderly variant.
+        orderly: bool,
+    },
+    /// A script file.
+    Script(PathBuf),
+    /// The harm script of one change of a group under a steady load:
+    /// `cluster/harms/CHANGE.json`.
+    Harms(String),
+    /// A randomised run's script, made from its seed.
+    Random(u64),
+}
+
+/// What `rebalance cluster` is asked to do.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The script.
+    pub source: Source,
+    /// At RocketMQ's default timers ([`Script::with_default_timers`]).
+    pub default_timers: bool,
+    /// The RocketMQ version.
+    pub rocketmq: String,
+    /// A broker restart's downtime where the script gives none.
+    pub restart_downtime_ms: u64,
+    /// The run directory (default: a new one under the temporary
+    /// directory).
+    pub run_dir: Option<PathBuf>,
+    /// A file to write the merged trace to, besides the run directory's.
+    pub trace: Option<PathBuf>,
+}
+
+/// What the pipeline is about to do, for a caller that reports progress.
+#[derive(Clone, Copy, Debug)]
+pub enum Stage<'a> {
+    /// Checking the model of these flags.
+    Checking {
+        /// The script's model flags.
+        flags: &'a [String],
+    },
+    /// Running the script on a real cluster.
+    Running {
+        /// The RocketMQ version.
+        rocketmq: &'a str,
+        /// The run directory.
+        run_dir: &'a Path,
+    },
+}
+
+/// A script whose model flags are read: the model it is compared with,
+/// and flags of a model at its own sizes for its trace's validation.
+#[derive(Debug)]
+pub struct Plan {
+    /// The script (at RocketMQ's default timers if asked).
+    pub script: Script,
+    /// Where it came from, as messages name it: its path, or `--random
+    /// SEED`.
+    pub origin: String,
+    /// Whether it runs at RocketMQ's default timers.
+    pub default_timers: bool,
+    model: Config,
+}
+
+impl Plan {
+    /// Loads the script of `source` and reads its model flags: a script
+    /// that is not found or not valid, model flags that are not, or
+    /// `conform` flags at other sizes than the script's own, are bad
+    /// input.
+    pub fn load(source: &Source, default_timers: bool) -> Result<Plan, ClusterError> {
+        let from_file = |path: Result<PathBuf, String>| {
+            let path = path.map_err(ClusterError::BadInput)?;
+            Ok::<_, ClusterError>((Script::load(&path)?, path.display().to_string()))
+        };
+        let (script, origin) = match source {
+            Source::Scenario { name, orderly } => from_file(scenario_path(name, *orderly))?,
+            Source::Script(path) => from_file(Ok(path.clone()))?,
+            Source::Harms(change) => from_file(harms_path(change))?,
+            Source::Random(seed) => {
+                let script = random_script(*seed)
+                    .map_err(|e| ClusterError::BadInput(format!("--random {seed}: {e}")))?;
+                (script, format!("--random {seed}"))
+            }
+        };
+        Plan::new(script, origin, default_timers)
+    }
+
+    /// Reads the model flags of `script`, which came from `origin`.
+    pub fn new(script: Script, origin: String, default_timers: bool) -> Result<Plan, ClusterError> {
+        let script = if default_timers {
+            script.with_default_timers()
+        } else {
+            script
+        };
+        let model = ModelArgs::config_from(&script.model)
+            .map_err(|e| ClusterError::BadInput(format!("{origin}: its model flags: {e}")))?;
+        // Trace validation needs the model at the run's own sizes.
+        let flags = script.conform_flags();
+        ModelArgs::config_from(flags)
+            .and_then(|cfg| {
+                let topics = vec![script.queues; script.topics().len()];
+                let brokers = script.brokers - script.late_brokers;
+                same_sizes(brokers, &topics, script.consumers.len(), &cfg)
+            })
+            .map_err(|e| {
+                ClusterError::BadInput(format!(
+                    "{origin}: its conform flags ({}): {e}",
+                    flags.join(" ")
+                ))
+            })?;
+        Ok(Plan {
+            script,
+            origin,
+            default_timers,
+            model,
+        })
+    }
+
+    /// Checks the model the run is compared with (breadth-first on every
+    /// core, for at most ten minutes).
+    pub fn check(self) -> Checked {
+        let options = CheckOptions {
+            search: Search::Bfs,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            max_states: None,
+            timeout: Some(Duration::from_secs(600)),
+            progress_every: Duration::from_secs(3600),
+            liveness: false,
+            reduction: true,
+            fingerprint_bits: FingerprintBits::B64,
+            workers: None,
+        };
+        let report = check_model(checked_model(self.model, &options), &options, |_| {});
+        Checked {
+            script: self.script,
+            default_timers: self.default_timers,
+            report,
+        }
+    }
+}
+
+/// A plan whose model is checked: ready to judge runs of its script.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// The script.
+    pub script: Script,
+    /// Whether it runs at RocketMQ's default timers.
+    pub default_timers: bool,
+    /// The model's report: the verdicts the run is compared with.
+    pub report: Report,
+}
+
+impl Checked {
+    /// Judges a run of the script: the real verdicts, their comparison with
+    /// the model's, the harms, and the trace's validation against the model
+    /// at the run's sizes; `trace` is where its trace was written.
+    pub fn judge(&self, result: RunResult, trace: Option<PathBuf>) -> Judged {
+        let outcome = Outcome::judge(&result.observer, result.settled, self.script.orderly);
+        let mismatches = compare(&self.report, &outcome, &self.script);
+        let harms = harms::measure(&result.events, &result.observer, Script::TOPIC);
+        let flags = self.script.conform_flags().to_vec();
+        let validation = ModelArgs::config_from(&flags)
+            .and_then(|cfg| validate(&result.events, cfg, Bounds::default()));
+        Judged {
+            estimate: HarmEstimate::of(&self.script),
+            script: self.script.clone(),
+            default_timers: self.default_timers,
+            report: self.report.clone(),
+            result,
+            outcome,
+            mismatches,
+            harms,
+            conformance: RunConformance { flags, validation },
+            trace,
+        }
+    }
+}
+
+/// What `rebalance compare` expects a hand-over to deliver again at a
+/// run's load and persist interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HarmEstimate {
+    /// The run's load, persist interval and pull batch.
+    pub parameters: HarmParameters,
+    /// The messages a hand-over delivers again at them.
+    pub duplicates_per_hand_over: f64,
+}
+
+impl HarmEstimate {
+    /// The estimate for a script with a steady load (none without one).
+    pub fn of(script: &Script) -> Option<HarmEstimate> {
+        let rate = script.stream_rate()?;
+        let persist_ms = script
+            .timers
+            .client_config
+            .get("persistConsumerOffsetInterval")
+            .and_then(|v| v.as_f64());
+        let parameters = HarmParameters {
+            rate: f64::from(rate),
+            persist_interval: persist_ms
+                .map_or(HarmParameters::default().persist_interval, |ms| ms / 1000.0),
+            ..HarmParameters::default()
+        };
+        Some(HarmEstimate {
+            parameters,
+            duplicates_per_hand_over: parameters.duplicates_per_handover(),
+        })
+    }
+}
+
+/// The trace's validation against the model at the run's sizes.
+pub struct RunConformance {
+    /// The model flags validated against (the script's `conform`, else its
+    /// `model`).
+    pub flags: Vec<String>,
+    /// The validation, or why the trace could not be validated.
+    pub validation: Result<Validation, String>,
+}
+
+impl RunConformance {
+    /// The trace is a behaviour of the model, and every allocation in it
+    /// the crate's.
+    pub fn conforms(&self) -> bool {
+        self.validation.as_ref().is_ok_and(|v| {
+            v.conformance.verdict == Verdict::Conforms
+                && v.translation.allocation_mismatches.is_empty()
+        })
+    }
+}
+
+/// A run and its verdicts, beside the model's.
+pub struct Judged {
+    /// The script that ran.
+    pub script: Script,
+    /// Whether it ran at RocketMQ's default timers.
+    pub default_timers: bool,
+    /// The model's report.
+    pub report: Report,
+    /// The run: its trace, the observer's fold, how it ended.
+    pub result: RunResult,
+    /// The real verdicts.
+    pub outcome: Outcome,
+    /// Where the real verdicts and the model's disagree.
+    pub mismatches: Vec<Mismatch>,
+    /// The harms measured on the run.
+    pub harms: Harms,
+    /// What `rebalance compare` expects of the hand-overs, for a run under
+    /// a steady load.
+    pub estimate: Option<HarmEstimate>,
+    /// The trace's validation.
+    pub conformance: RunConformance,
+    /// Where the trace was written.
+    pub trace: Option<PathBuf>,
+}
+
+impl Judged {
+    /// The real outcome matches the model's.
+    pub fn matches_model(&self) -> bool {
+        self.mismatches.is_empty()
+    }
+
+    /// The first observation no run of the model explains, and the event
+    /// of the trace it was read from.
+    pub fn unexplained(&self) -> Option<(&Observation, Option<&Event>)> {
+        let v = self.conformance.validation.as_ref().ok()?;
+        let observation = v.translation.observations.get(v.conformance.unexplained?)?;
+        let event = observation
+            .line
+            .checked_sub(1)
+            .and_then(|i| self.result.events.get(i));
+        Some((observation, event))
+    }
+}
+
+/// Runs `rebalance cluster`'s whole pipeline: the plan (bad input is found
+/// before anything starts), the harness (Java, Maven and the version are
+/// checked, and it is built), the model's check, the run, its trace
+/// written to the run directory (and `request.trace`), and the judgement.
+/// `progress` hears of the check and the run before each begins.
+pub fn run(request: &Request, mut progress: impl FnMut(Stage<'_>)) -> Result<Judged, ClusterError> {
+    let plan = Plan::load(&request.source, request.default_timers)?;
+    let run_dir = request.run_dir.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!(
+            "rebalance-cluster-{}-{}",
+            plan.script.scenario,
+            std::process::id()
+        ))
+    });
+    let opts = RunOptions {
+        rocketmq: request.rocketmq.clone(),
+        restart_downtime_ms: request.restart_downtime_ms,
+        run_dir,
+    };
+    let harness = prepare(&opts)?;
+    progress(Stage::Checking {
+        flags: &plan.script.model,
+    });
+    let checked = plan.check();
+    progress(Stage::Running {
+        rocketmq: &opts.rocketmq,
+        run_dir: &opts.run_dir,
+    });
+    let result = run::run(&checked.script, &harness, &opts)?;
+    let text: String = result.events.iter().map(|e| e.to_line() + "\n").collect();
+    let mut traces = vec![opts.run_dir.join("trace.ndjson")];
+    traces.extend(request.trace.clone());
+    for t in &traces {
+        std::fs::write(t, &text).map_err(|e| {
+            ClusterError::BadInput(format!("cannot write the trace {}: {e}", t.display()))
+        })?;
+    }
+    Ok(checked.judge(result, traces.pop()))
+}
