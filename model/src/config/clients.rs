@@ -397,7 +397,7 @@ impl Config {
 
     /// The same configuration where the consumers `names` run a message
     /// listener that stops when interrupted
-    /// ([`ConsumerSpec::interruptible`]); `all` names every consumer.
+    /// (`ConsumerSpec::interruptible`); `all` names every consumer.
     ///
     /// ```
     /// use rocketmq_rebalance::strategy_from_name;
