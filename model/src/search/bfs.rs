@@ -33,7 +33,6 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::fmt::Debug;
 use std::hash::{BuildHasherDefault, Hash};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -41,50 +40,8 @@ use std::time::{Duration, Instant};
 
 use stateright::{Expectation, Model};
 
-use super::graph::PassThrough;
-
-/// A fingerprint: a hash of a state, the same in every run, that stands for
-/// it in the seen set. Two states with the same fingerprint are taken for
-/// one; [`collision_probability`] says how likely that hid a state.
-pub trait Print: Copy + Ord + Hash + Send + Sync + Debug + 'static {
-    /// The fingerprint of `value`.
-    fn of<T: Hash>(value: &T) -> Self;
-    /// Bits that pick the seen set's shard: neither those a map's bucket
-    /// index takes (the low ones) nor its tag (the top seven).
-    fn shard_bits(self) -> usize;
-}
-
-impl Print for u64 {
-    fn of<T: Hash>(value: &T) -> Self {
-        super::fingerprint(value)
-    }
-
-    fn shard_bits(self) -> usize {
-        (self >> 32 & 0xffff) as usize
-    }
-}
-
-impl Print for u128 {
-    /// Two 64-bit hashes with independent keys: aHash gives 64 bits a call.
-    fn of<T: Hash>(value: &T) -> Self {
-        let high = ahash::RandomState::with_seeds(0xB16B, 0x00B5, 0x7E57, 0xF00D).hash_one(value);
-        u128::from(super::fingerprint(value)) | u128::from(high) << 64
-    }
-
-    fn shard_bits(self) -> usize {
-        (self >> 32 & 0xffff) as usize
-    }
-}
-
-/// The probability that two of `states` distinct states got the same
-/// `bits`-bit fingerprint, so that the second was taken for the first and
-/// never explored: the birthday bound n(n-1)/2 over 2^bits, the estimate
-/// TLC prints as "calculated (optimistic)" (fingerprints taken as uniformly
-/// distributed). At most 1.
-pub fn collision_probability(states: usize, bits: u32) -> f64 {
-    let n = states as f64;
-    (n * (n - 1.0) / 2.0 / 2f64.powi(bits as i32)).min(1.0)
-}
+use super::budget::{Cutoff, Limits};
+use super::fingerprint::{PassThrough, Print};
 
 /// Which actions of a model commute: the relation sleep sets rely on.
 pub trait Reduction<M: Model> {
@@ -98,29 +55,13 @@ pub trait Reduction<M: Model> {
 /// How a search runs.
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
-    /// Threads that expand states (0 and 1: the caller's alone).
-    pub threads: usize,
-    /// Stop once this many unique states are known.
-    pub max_states: Option<usize>,
-    /// Stop after this long.
-    pub timeout: Option<Duration>,
+    /// Its threads, and where it stops early: once `max_states` unique
+    /// states are known, or after `timeout`.
+    pub limits: Limits,
     /// Take sleep sets into account (off: every enabled action is taken).
     pub reduction: bool,
     /// How often the progress callback runs.
     pub progress_every: Duration,
-}
-
-/// Why a search ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ended {
-    /// Every reachable state was expanded.
-    Exhausted,
-    /// Every property has its discovery.
-    EveryPropertyDecided,
-    /// `max_states` was reached.
-    StateLimit,
-    /// `timeout` passed.
-    Timeout,
 }
 
 /// Counters of a running or finished search.
@@ -140,8 +81,10 @@ pub struct Counts {
 pub struct Outcome {
     /// Its counters at the end.
     pub counts: Counts,
-    /// Why it ended.
-    pub ended: Ended,
+    /// Why it ended before every reachable state was expanded, if it did:
+    /// [`Cutoff::StateLimit`], [`Cutoff::Timeout`] or
+    /// [`Cutoff::EveryPropertyDecided`].
+    pub cutoff: Option<Cutoff>,
     /// Per property (in the model's order): the Explorer action indices
     /// of its discovery (a counterexample of an `always` property, an
     /// example of a `sometimes` one), found with the fewest steps.
@@ -263,7 +206,7 @@ where
             return Err(Unsupported::TooLarge);
         };
         let cursor = AtomicUsize::new(0);
-        let threads = options.threads.max(1);
+        let threads = options.limits.workers();
         std::thread::scope(|scope| {
             let (run, level, cursor) = (&run, &level, &cursor);
             let workers: Vec<_> = (1..threads)
@@ -288,18 +231,14 @@ where
         }
         run.this_level.store(0, Ordering::Relaxed);
         if run.finishing.load(Ordering::Relaxed) {
-            run.end(Ended::EveryPropertyDecided);
+            run.end(Cutoff::EveryPropertyDecided);
         }
         drop(level);
         level = run.take_next_level();
         depth = child_depth;
     }
     let counts = run.counts(max_depth);
-    let ended = run
-        .ended
-        .lock()
-        .expect("not poisoned")
-        .unwrap_or(Ended::Exhausted);
+    let cutoff = *run.ended.lock().expect("not poisoned");
     let found = run.found.into_inner().expect("not poisoned");
     let shards: Vec<_> = shards
         .into_vec()
@@ -312,7 +251,7 @@ where
         .collect();
     Ok(Outcome {
         counts,
-        ended,
+        cutoff,
         discoveries,
     })
 }
@@ -468,7 +407,7 @@ struct Run<'a, M: Model, R, F> {
     unique: AtomicUsize,
     /// Set when the search is to end before its level does.
     stop: AtomicBool,
-    ended: Mutex<Option<Ended>>,
+    ended: Mutex<Option<Cutoff>>,
     /// A state had more actions than a [`Seen`] can name.
     too_large: AtomicBool,
 }
@@ -490,7 +429,7 @@ where
     }
 
     /// Ends the search for `why`, unless it ended already.
-    fn end(&self, why: Ended) {
+    fn end(&self, why: Cutoff) {
         self.ended.lock().expect("not poisoned").get_or_insert(why);
         self.stop.store(true, Ordering::Relaxed);
     }
@@ -536,8 +475,8 @@ where
                 });
                 drop(shard);
                 let unique = self.unique.fetch_add(1, Ordering::Relaxed) + 1;
-                if self.options.max_states.is_some_and(|max| unique >= max) {
-                    self.end(Ended::StateLimit);
+                if self.options.limits.states_reached(unique) {
+                    self.end(Cutoff::StateLimit);
                 }
             }
             Entry::Occupied(mut known) => {
@@ -580,12 +519,8 @@ where
                 }
             }
             self.generated.fetch_add(generated, Ordering::Relaxed);
-            if self
-                .options
-                .timeout
-                .is_some_and(|t| self.started.elapsed() >= t)
-            {
-                self.end(Ended::Timeout);
+            if self.options.limits.timed_out(self.started) {
+                self.end(Cutoff::Timeout);
             }
             tick();
         }
@@ -648,7 +583,7 @@ pub(super) mod tests {
 
     /// Two counters that count up to `N` each, independently, and a third
     /// action that resets both (dependent on everything): a grid of
-    /// `(N + 1)²` states with diamonds everywhere (also `dataflow.rs`'s).
+    /// `(N + 1)²` states with diamonds everywhere (also `dataflow`'s).
     pub(crate) struct Grid;
 
     pub(crate) const N: u8 = 6;
@@ -698,9 +633,10 @@ pub(super) mod tests {
 
     fn run(reduction: bool, threads: usize) -> Outcome {
         let options = Options {
-            threads,
-            max_states: None,
-            timeout: None,
+            limits: Limits {
+                threads,
+                ..Limits::default()
+            },
             reduction,
             progress_every: Duration::from_secs(60),
         };
@@ -716,15 +652,12 @@ pub(super) mod tests {
             assert_eq!(full.counts.max_depth, reduced.counts.max_depth);
             assert!(reduced.counts.generated < full.counts.generated);
             assert_eq!(full.counts.unique, usize::from(N + 1).pow(2));
-            assert_eq!(
-                (full.ended, reduced.ended),
-                (Ended::Exhausted, Ended::Exhausted)
-            );
+            assert_eq!((full.cutoff, reduced.cutoff), (None, None));
             assert_eq!(reduced.discoveries[1], None);
             // The far corner takes 2N steps.
             let corner = reduced.discoveries[0].as_ref().expect("found");
             assert_eq!(corner.len(), 1 + 2 * usize::from(N));
-            let states = super::super::replay(&Grid, corner);
+            let states = crate::search::replay(&Grid, corner);
             assert_eq!(states.last().map(|(s, _)| *s), Some((N, N)));
         }
     }
@@ -737,23 +670,5 @@ pub(super) mod tests {
                 assert_eq!(run(reduction, 2).discoveries, one);
             }
         }
-    }
-
-    #[test]
-    fn the_collision_estimate_is_the_birthday_bound() {
-        assert_eq!(collision_probability(0, 64), 0.0);
-        assert_eq!(collision_probability(1, 64), 0.0);
-        let p = collision_probability(1 << 20, 64);
-        assert!((p / 2f64.powi(-25) - 1.0).abs() < 1e-5, "{p}");
-        assert!(collision_probability(usize::MAX, 64) <= 1.0);
-        assert!(collision_probability(1 << 30, 128) < 1e-20);
-    }
-
-    #[test]
-    fn wide_fingerprints_differ_from_narrow_ones_in_their_high_bits() {
-        let narrow = <u64 as Print>::of(&(1u8, 2u8));
-        let wide = <u128 as Print>::of(&(1u8, 2u8));
-        assert_eq!(wide as u64, narrow);
-        assert_ne!((wide >> 64) as u64, narrow);
     }
 }
