@@ -40,12 +40,27 @@ impl Hasher for PassThrough {
 /// A fingerprint: a hash of a state, the same in every run, that stands for
 /// it in the seen set. Two states with the same fingerprint are taken for
 /// one; [`collision_probability`] says how likely that hid a state.
-pub trait Print: Copy + Ord + Hash + Send + Sync + Debug + 'static {
+pub trait Print: Copy + Ord + Default + Hash + Send + Sync + Debug + 'static {
     /// The fingerprint of `value`.
     fn of<T: Hash>(value: &T) -> Self;
     /// Bits that pick the seen set's shard: neither those a map's bucket
     /// index takes (the low ones) nor its tag (the top seven).
     fn shard_bits(self) -> usize;
+    /// Bits that pick a table's slot: spread over every bit, from all of
+    /// a 64-bit fingerprint, from the second hash of a 128-bit one.
+    fn slot(self) -> u64;
+    /// The fingerprint as two words, low and high (0 at 64 bits).
+    fn halves(self) -> (u64, u64);
+    /// The fingerprint of [`Print::halves`].
+    fn from_halves(low: u64, high: u64) -> Self;
+}
+
+/// A 64-bit mix whose every output bit depends on every input bit (the
+/// finaliser of SplitMix64).
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
 }
 
 impl Print for u64 {
@@ -55,6 +70,18 @@ impl Print for u64 {
 
     fn shard_bits(self) -> usize {
         (self >> 32 & 0xffff) as usize
+    }
+
+    fn slot(self) -> u64 {
+        mix(self)
+    }
+
+    fn halves(self) -> (u64, u64) {
+        (self, 0)
+    }
+
+    fn from_halves(low: u64, _: u64) -> Self {
+        low
     }
 }
 
@@ -67,6 +94,18 @@ impl Print for u128 {
 
     fn shard_bits(self) -> usize {
         (self >> 32 & 0xffff) as usize
+    }
+
+    fn slot(self) -> u64 {
+        (self >> 64) as u64
+    }
+
+    fn halves(self) -> (u64, u64) {
+        (self as u64, (self >> 64) as u64)
+    }
+
+    fn from_halves(low: u64, high: u64) -> Self {
+        u128::from(low) | u128::from(high) << 64
     }
 }
 

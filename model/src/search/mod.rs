@@ -17,12 +17,16 @@ pub mod explorer_path;
 pub mod fair_cycle;
 pub mod fingerprint;
 pub mod graph;
+pub mod intern;
+pub mod packed;
 mod pages;
 pub mod path;
+pub mod visited;
 
 pub use budget::{Cutoff, Limits};
 pub use explorer_path::{encode_path, explorer_indices};
 pub use fair_cycle::{find_fair_cycle_missing, Lasso};
 pub use fingerprint::{collision_probability, fingerprint};
 pub use graph::{shortest_path_to_bad, Classify, Graph, Predicate, StateId, STRONG};
+pub use packed::Packing;
 pub use path::{indices_of, path_of, replay};
