@@ -168,12 +168,13 @@ where
     let (mut depth, mut max_depth) = (1, 0);
     let mut last_progress = Instant::now();
     let mut previous_len = level.prints.len();
+    let mut arrivals = Arrivals::new(0);
     while !level.prints.is_empty() && !run.stop.load(Ordering::Relaxed) {
         max_depth = depth;
         interner.settle();
         // Room for a level a little larger than the last one grew by.
         let growth = (level.prints.len() as f64 / previous_len.max(1) as f64).clamp(1.0, 4.0);
-        let mut arrivals = Arrivals::new((level.prints.len() as f64 * growth * 1.25) as usize);
+        arrivals.make_room((level.prints.len() as f64 * growth * 1.25) as usize);
         let mut past = Past::default();
         previous_len = level.prints.len();
         let cursor = AtomicUsize::new(0);

@@ -31,7 +31,10 @@ pub struct Codec<'a, M: Packing> {
     model: &'a M,
     interner: &'a Interner<M::Part>,
     parts: Vec<M::Part>,
+    /// The parts of the state decoded last, and their ids: its
+    /// successors, encoded next, share most of them.
     found: Vec<&'a M::Part>,
+    found_ids: Vec<u32>,
 }
 
 impl<'a, M: Packing> Codec<'a, M> {
@@ -42,6 +45,7 @@ impl<'a, M: Packing> Codec<'a, M> {
             interner,
             parts: Vec::with_capacity(model.parts()),
             found: Vec::with_capacity(model.parts()),
+            found_ids: Vec::with_capacity(model.parts()),
         }
     }
 
@@ -49,8 +53,12 @@ impl<'a, M: Packing> Codec<'a, M> {
     pub fn encode(&mut self, state: &M::State, record: &mut [u32]) -> Result<(), Full> {
         self.parts.clear();
         self.model.split(state, &mut self.parts);
-        for (lane, part) in record.iter_mut().zip(&self.parts) {
-            *lane = self.interner.id(part)?;
+        for (at, (lane, part)) in record.iter_mut().zip(&self.parts).enumerate() {
+            // A part equal to the last decoded state's has its id.
+            *lane = match self.found.get(at) {
+                Some(&known) if known == part => self.found_ids[at],
+                _ => self.interner.id(part)?,
+            };
         }
         Ok(())
     }
@@ -58,8 +66,10 @@ impl<'a, M: Packing> Codec<'a, M> {
     /// The state whose record is `record`, if the interner gave its ids.
     pub fn decode(&mut self, record: &[u32]) -> Option<M::State> {
         self.found.clear();
+        self.found_ids.clear();
         for &id in record {
             self.found.push(self.interner.value(id)?);
+            self.found_ids.push(id);
         }
         self.model.join(&self.found)
     }

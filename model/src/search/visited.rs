@@ -163,6 +163,14 @@ impl<F: Print> Arrivals<F> {
         }
     }
 
+    /// Room for about `room` states, keeping the table when it has that
+    /// (a fresh one costs the pages' zeroing again).
+    pub fn make_room(&mut self, room: usize) {
+        if self.slots.len() < (room * 2).max(64).next_power_of_two() {
+            *self = Arrivals::new(room);
+        }
+    }
+
     /// A step as one word ordered as the steps are: the parent's place
     /// in its level (whose states are in fingerprint order), then the
     /// action's index.
