@@ -50,6 +50,7 @@ use super::budget::{Cutoff, Limits};
 use super::fingerprint::Print;
 use super::intern::Interner;
 use super::packed::{Codec, Packing};
+use super::pages::Pages;
 use super::visited::{Arrival, Arrivals, Visited};
 
 /// Which actions of a model commute: the relation sleep sets rely on.
@@ -140,7 +141,8 @@ where
     let mut interner = Interner::new(1 << 12);
     let mut visited = Visited::<F>::new(1 << 16);
     // Per state, in id order: its parent's id above its action's index.
-    let mut parents: Vec<u64> = Vec::new();
+    // In pages, so that the log grows without copying what it holds.
+    let mut parents: Pages<u64> = Pages::default();
     let mut level = initial_level(model, &interner, width, &mut parents)?;
     visited.extend(&level.prints);
     let run = Run {
@@ -269,7 +271,7 @@ fn initial_level<M: Packing, F: Print>(
     model: &M,
     interner: &Interner<M::Part>,
     width: usize,
-    parents: &mut Vec<u64>,
+    parents: &mut Pages<u64>,
 ) -> Result<Level<F, M::Action>, Unsupported>
 where
     M::State: Hash,
@@ -309,7 +311,7 @@ fn next_level<F: Print, A>(
     past: &mut HashMap<F, Vec<A>>,
     outs: &[Vec<u32>],
     width: usize,
-    parents: &mut Vec<u64>,
+    parents: &mut Pages<u64>,
 ) -> Level<F, A> {
     arrived.sort_unstable_by_key(|a| a.print);
     let mut next = Level {
@@ -319,7 +321,6 @@ fn next_level<F: Print, A>(
         past: HashMap::new(),
         records: Vec::with_capacity(arrived.len() * width),
     };
-    parents.reserve(arrived.len());
     for a in arrived {
         let (thread, at) = (
             (a.record >> RECORD_SHIFT) as usize,
@@ -346,9 +347,9 @@ const RECORD_MASK: u64 = (1 << RECORD_SHIFT) - 1;
 
 /// The Explorer action indices of the path by which state `id` was first
 /// reached, from the log of parents.
-fn path_to(parents: &[u64], mut id: u64) -> Vec<u32> {
+fn path_to(parents: &Pages<u64>, mut id: u64) -> Vec<u32> {
     let mut indices = Vec::new();
-    while let Some(&entry) = parents.get(id as usize) {
+    while let Some(entry) = parents.get(id as usize) {
         indices.push((entry & 0xFFFF) as u32);
         if entry >> 16 == NO_PARENT {
             break;

@@ -164,9 +164,11 @@ impl<F: Print> Arrivals<F> {
     }
 
     /// Room for about `room` states, keeping the table when it has that
-    /// (a fresh one costs the pages' zeroing again).
+    /// and not much more (a fresh one costs the pages' zeroing again, a
+    /// table far too large its scan at every level's end).
     pub fn make_room(&mut self, room: usize) {
-        if self.slots.len() < (room * 2).max(64).next_power_of_two() {
+        let wanted = (room * 2).max(64).next_power_of_two();
+        if self.slots.len() < wanted || self.slots.len() > wanted * 8 {
             *self = Arrivals::new(room);
         }
     }
