@@ -42,9 +42,10 @@ pub struct ModelArgs {
     pub strategy: StrategySpec,
     /// Each consumer's client, CONSUMER=CLIENT:STRATEGY separated by
     /// commas (c1=java:AVG,c2=bytes:AVG): java sorts as the Java client
-    /// (UTF-16 code units), bytes by UTF-8 bytes as the Rust and Go
-    /// clients, both with the strategies as Java computes them;
-    /// rocketmq-rust runs rocketmq-rust's own strategy code after its byte
+    /// (UTF-16 code units) and runs the strategies as Java computes them;
+    /// bytes sorts by UTF-8 bytes as the Rust and Go clients and runs them
+    /// as Java computes them, but CONSISTENT_HASH on the Go client's own
+    /// ring (CRC-32, not Java's MD5); rocketmq-rust runs rocketmq-rust's own strategy code after its byte
     /// sort (a build with the rocketmq-rust feature). Consumers left out:
     /// java with --strategy (mixed-clients: the last one bytes;
     /// strategy-rollout: the joiner AVG_BY_CIRCLE).
@@ -55,6 +56,13 @@ pub struct ModelArgs {
     /// for the last).
     #[arg(long, value_delimiter = ',')]
     pub client_ids: Option<Vec<String>>,
+    /// Consumers whose message listener stops when its thread is
+    /// interrupted, separated by commas (c2,c3), or all: a graceful
+    /// shutdown interrupts the batches it does not wait for
+    /// (shutdownNow), and their batch ends there, unconsumed. By default
+    /// every listener ignores the interrupt and runs its batch to its end.
+    #[arg(long, value_delimiter = ',', value_name = "CONSUMERS")]
+    pub interruptible: Option<Vec<String>>,
     /// Network semantics: ordered (per connection, as TCP), unordered,
     /// duplicating.
     #[arg(long, default_value = "ordered")]
@@ -347,6 +355,9 @@ impl ModelArgs {
             // The mutant is the library's, for the trace tests: no flag.
             heartbeat_reregisters: defaults.heartbeat_reregisters,
             restart_stops: self.restart_stops || self.restart_downtime.is_some(),
+            // The mutants that keep a lost call waiting are the library's,
+            // for the model's tests: no flag.
+            calls_fail: defaults.calls_fail,
         };
         let strategy = Arc::from(self.strategy.build());
         let mut config = Config::new_with(self.scenario, sizes, self.network, strategy, protocol)
@@ -360,6 +371,11 @@ impl ModelArgs {
             config = config
                 .with_clients(clients)
                 .map_err(|e| format!("--clients: {e}"))?;
+        }
+        if let Some(names) = &self.interruptible {
+            config = config
+                .with_interruptible_listeners(names)
+                .map_err(|e| format!("--interruptible: {e}"))?;
         }
         Ok(config)
     }

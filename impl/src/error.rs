@@ -4,8 +4,10 @@ use std::fmt;
 
 use crate::MessageQueue;
 
-/// Why an allocation failed. Each variant is a case where the Java client
-/// throws `IllegalArgumentException`; `Display` gives Java's message.
+/// Why an allocation failed. Each variant but one is a case where the Java
+/// client throws `IllegalArgumentException`, and `Display` gives Java's
+/// message; [`NoVirtualNodes`](Self::NoVirtualNodes) is where the Go
+/// client panics, with Go's message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AllocateError {
@@ -19,6 +21,11 @@ pub enum AllocateError {
     NoBrokerMachineRoom(MessageQueue),
     /// The machine-room resolver found no room for this consumer.
     NoConsumerMachineRoom(String),
+    /// The Go client's consistent hash
+    /// ([`GoConsistentHash`](crate::strategy::GoConsistentHash)) with zero
+    /// virtual nodes: its ring divides by the count when an id is added,
+    /// and the Go call panics (Java's ring is empty and gives nothing).
+    NoVirtualNodes,
     /// A strategy from outside this crate (behind [`AllocateStrategy`](crate::AllocateStrategy))
     /// failed, with its own message.
     Other(String),
@@ -36,6 +43,7 @@ impl fmt::Display for AllocateError {
             AllocateError::NoConsumerMachineRoom(id) => {
                 write!(f, "Machine room is null for consumer id {id}")
             }
+            AllocateError::NoVirtualNodes => f.write_str("runtime error: integer divide by zero"),
             AllocateError::Other(message) => f.write_str(message),
         }
     }

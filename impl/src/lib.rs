@@ -28,7 +28,9 @@
 //! Strategies: [`strategy::Averagely`] (`AVG`), [`strategy::AveragelyByCircle`]
 //! (`AVG_BY_CIRCLE`), [`strategy::ConsistentHash`] (`CONSISTENT_HASH`),
 //! [`strategy::ByConfig`] (`CONFIG`), [`strategy::ByMachineRoom`]
-//! (`MACHINE_ROOM`) and [`strategy::MachineRoomNearby`] (`MACHINE_ROOM_NEARBY`).
+//! (`MACHINE_ROOM`) and [`strategy::MachineRoomNearby`] (`MACHINE_ROOM_NEARBY`);
+//! and the Go client's own `CONSISTENT_HASH` ring, which is not Java's,
+//! [`strategy::GoConsistentHash`].
 #![forbid(unsafe_code)]
 
 pub mod conformance;

@@ -30,6 +30,14 @@ fn allocation_errors_read_as_javas_exception_messages() {
 }
 
 #[test]
+fn a_go_ring_without_points_reads_as_gos_panic() {
+    assert_eq!(
+        AllocateError::NoVirtualNodes.to_string(),
+        "runtime error: integer divide by zero"
+    );
+}
+
+#[test]
 fn an_unknown_strategy_name_lists_the_known_ones() {
     assert_eq!(
         UnknownStrategy("avg".into()).to_string(),

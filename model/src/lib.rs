@@ -55,7 +55,7 @@
 //!   [`Harms`], and the names of the properties (the table below).
 //! - The configuration: [`Config`], [`Scenario`], [`Sizes`] and [`Size`],
 //!   [`NetworkKind`], [`ProtocolOptions`] ([`LockTiming`], [`Commit`],
-//!   [`ConsumeFrom`], [`Allocator`]), each consumer's client
+//!   [`ConsumeFrom`], [`Allocator`], [`Call`] and [`CallSet`]), each consumer's client
 //!   ([`ClientChoices`], [`ClientChoice`], [`ClientKind`], [`Client`],
 //!   [`shown_id`]), the faults ([`Fault`], described by
 //!   its [`FaultSpec`]), and a typed error for each ([`ConfigError`],
@@ -87,6 +87,7 @@
 //! | `no queue stays double-owned` ([`NO_DOUBLE_OWNERSHIP`]) | always | at rest, no queue is consumed by two live consumers |
 //! | `converged when quiescent` ([`CONVERGED_WHEN_QUIESCENT`]) | always | at rest, the group agrees and every queue has exactly one owner |
 //! | `member lists agree at rest` ([`AGREE_AT_REST`]) | always | when messages stop, no broker a consumer may ask contradicts the member list it used |
+//! | `every call answered or failed` ([`EVERY_CALL_ENDS`]) | always | no consumer waits for an answer that can no longer come: each call it waits on, its answer or its failure is still on its way |
 //! | `transient double ownership` ([`TRANSIENT_DOUBLE`]) | sometimes | some state has a queue consumed by two live consumers |
 //! | `transient orphaned queue` ([`TRANSIENT_ORPHAN`]) | sometimes | some state has a queue of the route in force consumed by nobody, after a subscriber rebalanced |
 //! | `full convergence` ([`FULL_CONVERGENCE`]) | sometimes | some state is at rest and converged, every consumer started |
@@ -133,17 +134,18 @@ pub use check::{
     LivenessStats, Progress, PropertyReport, Report, Search, Status, Stopped,
 };
 pub use config::{
-    shown_id, Allocator, Client, ClientChoice, ClientChoices, ClientKind, Commit, Config,
-    ConfigError, ConsumeFrom, Dense, DenseIter, Effect, Fault, FaultSpec, Layer, LockTiming,
-    NetworkKind, Pick, ProtocolOptions, Scenario, Size, Sizes, Target, UnknownAllocator,
-    UnknownCommit, UnknownConsumeFrom, UnknownNetwork, UnknownScenario,
+    shown_id, Allocator, Call, CallSet, Client, ClientChoice, ClientChoices, ClientKind, Commit,
+    Config, ConfigError, ConsumeFrom, Dense, DenseIter, Effect, Fault, FaultSpec, Layer,
+    LockTiming, NetworkKind, Pick, ProtocolOptions, Scenario, Size, Sizes, Target,
+    UnknownAllocator, UnknownCommit, UnknownConsumeFrom, UnknownNetwork, UnknownScenario,
 };
 pub use conform::{conform, Bounds, Conformance, Observation, Observed, Verdict, CONFORMS};
 pub use explorer::{sequence_svg, Svg};
 pub use guarantees::{
-    AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED,
-    EVERY_QUEUE_CONSUMED_AGAIN, FULL_CONVERGENCE, NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP,
-    NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK, PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
+    AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, DUPLICATE_DELIVERY, EVERY_CALL_ENDS,
+    EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN, FULL_CONVERGENCE,
+    NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK,
+    PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
 };
 pub use model::build_model;
 pub use search::dataflow::Workers;
@@ -162,7 +164,7 @@ pub mod internals {
     pub use crate::protocol::message::NO_OFFSET;
     pub use crate::protocol::{
         BrokerState, ConsumerState, Message, NameServerState, Output, Peer, Phase, ProcessQueue,
-        Timer,
+        SendBack, Timer,
     };
     pub use crate::search::intern::Interner;
     pub use crate::search::packed::Codec;

@@ -19,7 +19,7 @@ use serde::Serialize;
 use crate::config::{members_of, Allocator, Config, Effect, LockTiming, NetworkKind, QueueSet};
 use crate::guarantees::Group;
 use crate::protocol::message::NO_OFFSET;
-use crate::protocol::{BrokerState, ConsumerState, Peer, Phase};
+use crate::protocol::{BrokerState, ConsumerState, Peer, Phase, SendBack};
 use crate::search::{encode_path, replay};
 use crate::shell::{Action, Envelope, RebalanceModel, SystemState};
 use crate::trace::{
@@ -420,8 +420,10 @@ fn offsets(group: &Group) -> Vec<String> {
                 .filter_map(|(i, c)| {
                     let pq = c.queues[q];
                     let owned = c.owned & 1 << q != 0;
-                    let doing = if pq.sending_back {
+                    let doing = if pq.sending_back() {
                         format!("sending [{}, {}) back", pq.from, pq.to)
+                    } else if pq.send_back == SendBack::Later {
+                        format!("to consume [{}, {}) again", pq.from, pq.to)
                     } else if pq.running() {
                         let dropped = if owned { "" } else { ", dropped" };
                         format!("consuming [{}, {}){dropped}", pq.from, pq.to)

@@ -366,30 +366,35 @@ fn orderly_a_suspended_queue_consumes_its_batch_again() {
 }
 
 /// A send-back that fails (the broker restarts while it is on its way, so
-/// the connection closes unanswered) leaves the batch to be consumed again
-/// locally: without the retry topic modelled, a second delivery can only
-/// be that one. Nothing is skipped, and under fairness every message is
-/// consumed.
+/// the connection closes unanswered) goes to the retry topic through the
+/// client's producer (`sendMessageBackAsNormalMessage`), on the other
+/// broker or on the restarted one's next connection; only when that send
+/// fails too (the only broker is stopped) is the batch consumed again
+/// locally, from memory. Without the retry topic modelled, a second
+/// delivery can only be that one. Nothing is skipped, and under fairness
+/// every message is consumed.
 #[test]
-fn a_failed_send_back_is_consumed_again_not_lost() {
-    let check = |consume_failures| {
+fn a_failed_send_back_goes_through_the_producer_then_is_consumed_again() {
+    let check = |brokers, consume_failures, restart_stops| {
         let sizes = Sizes {
             consumers: 1,
+            brokers,
             joins: Some(0),
             consume_failures,
             ..Scenario::BrokerRestart.layered_sizes(1, false)
         };
-        let cfg = config(
-            Scenario::BrokerRestart,
-            sizes,
-            "AVG",
-            Scenario::BrokerRestart.default_protocol(),
-        );
+        let protocol = ProtocolOptions {
+            restart_stops,
+            ..Scenario::BrokerRestart.default_protocol()
+        };
+        let cfg = config(Scenario::BrokerRestart, sizes, "AVG", protocol);
         let report = run(cfg, true);
         assert_eq!(status(&report, NO_MESSAGE_SKIPPED), Status::Holds);
         assert_eq!(status(&report, EVERY_MESSAGE_CONSUMED), Status::Holds);
         report.harms.unwrap().max_deliveries.value
     };
-    assert_eq!(check(0), 1);
-    assert_eq!(check(1), 2);
+    assert_eq!(check(2, 0, false), 1);
+    assert_eq!(check(2, 1, false), 1, "the producer stores it on broker-b");
+    assert_eq!(check(1, 1, false), 1, "on the restarted broker");
+    assert_eq!(check(1, 1, true), 2, "the only broker stopped");
 }

@@ -14,12 +14,16 @@ use rocketmq_rebalance_model::{
 };
 
 fn config(scenario: Scenario) -> Config {
-    let avg = strategy_from_name("AVG").expect("AVG exists");
+    config_on(scenario, "AVG")
+}
+
+fn config_on(scenario: Scenario, strategy: &str) -> Config {
+    let strategy = strategy_from_name(strategy).expect("a strategy");
     Config::new(
         scenario,
         scenario.default_sizes(),
         NetworkKind::Ordered,
-        Arc::from(avg),
+        Arc::from(strategy),
     )
     .expect("valid sizes")
 }
@@ -135,6 +139,84 @@ fn a_strategy_rollout_leaves_the_group_split_between_restarts() {
     let report = run(done, true);
     assert_eq!(status(&report, NO_DOUBLE_OWNERSHIP), Status::Holds);
     assert_eq!(status(&report, CONVERGES), Status::Holds);
+}
+
+/// A Go client joins two Java consumers on `CONSISTENT_HASH`: the ids are
+/// ASCII, so both sorts agree, but Go's ring (CRC-32 of `0c3`, `1c3`, ...;
+/// a queue goes to the first point after its hash) is not Java's (MD5 of
+/// `c3-0`, `c3-1`, ...). Of `[a0 a1 b0 b1]` Java's ring gives `c1` `[a0
+/// b0]`, `c2` `[a1 b1]` and `c3` nothing; Go's gives `c3` `[b1]`, which
+/// `c2` also holds, at rest and for ever. The same three on Go's client
+/// converge.
+#[test]
+fn a_java_and_a_go_client_on_consistent_hash_hold_a_queue_twice_for_ever() {
+    let go = "c3=bytes:CONSISTENT_HASH"
+        .parse::<ClientChoices>()
+        .expect("valid");
+    let mixed = || {
+        config_on(Scenario::Healthy, "CONSISTENT_HASH")
+            .with_clients(&go)
+            .expect("valid clients")
+    };
+    let report = run(mixed(), false);
+    assert!(report.complete());
+    assert_eq!(status(&report, NO_DOUBLE_OWNERSHIP), Status::Violated);
+    assert_eq!(status(&report, CONVERGED_WHEN_QUIESCENT), Status::Violated);
+    assert_eq!(status(&report, AGREE_AT_REST), Status::Holds);
+    assert_eq!(status(&report, FULL_CONVERGENCE), Status::NotFound);
+    let lines = trace(&report, NO_DOUBLE_OWNERSHIP);
+    for words in [
+        "c1 [java:CONSISTENT_HASH]: rebalanced, members [c1 c2 c3] in java order, owns [a0 b0]",
+        "c2 [java:CONSISTENT_HASH]: rebalanced, members [c1 c2 c3] in java order, owns [a1 b1]",
+        "c3 [bytes:CONSISTENT_HASH]: rebalanced, members [c1 c2 c3] in bytes order, owns [b1]",
+    ] {
+        assert!(
+            lines.iter().any(|l| l.contains(words)),
+            "{words}: {lines:#?}"
+        );
+    }
+    assert_eq!(status(&run(mixed(), true), CONVERGES), Status::Violated);
+    let all_go = "c1=bytes:CONSISTENT_HASH,c2=bytes:CONSISTENT_HASH,c3=bytes:CONSISTENT_HASH";
+    let same = config_on(Scenario::Healthy, "CONSISTENT_HASH")
+        .with_clients(&all_go.parse::<ClientChoices>().expect("valid"))
+        .expect("valid clients");
+    let report = run(same, true);
+    assert!(report.passed(), "{report:#?}");
+    assert_eq!(status(&report, CONVERGES), Status::Holds);
+}
+
+/// In `mixed-clients` the joiner runs the Go client with the group's
+/// strategy: on `CONSISTENT_HASH`, Go's ring, exactly as when
+/// `--clients` names it.
+#[test]
+fn the_mixed_clients_joiner_runs_gos_ring() {
+    let scenario = config_on(Scenario::MixedClients, "CONSISTENT_HASH");
+    assert_eq!(scenario.clients[1].label(), "bytes:CONSISTENT_HASH");
+    let named = config_on(Scenario::MixedClients, "CONSISTENT_HASH")
+        .with_clients(
+            &"c2=bytes:CONSISTENT_HASH"
+                .parse::<ClientChoices>()
+                .expect("valid"),
+        )
+        .expect("valid clients");
+    let java = config_on(Scenario::MixedClients, "CONSISTENT_HASH")
+        .with_clients(
+            &"c2=java:CONSISTENT_HASH"
+                .parse::<ClientChoices>()
+                .expect("valid"),
+        )
+        .expect("valid clients");
+    let (scenario, named, java) = (run(scenario, false), run(named, false), run(java, false));
+    assert_eq!(scenario.unique_states, named.unique_states);
+    for name in [
+        NO_DOUBLE_OWNERSHIP,
+        CONVERGED_WHEN_QUIESCENT,
+        FULL_CONVERGENCE,
+    ] {
+        assert_eq!(status(&scenario, name), status(&named, name), "{name}");
+    }
+    assert!(java.passed(), "{java:#?}");
+    assert!(!scenario.passed(), "{scenario:#?}");
 }
 
 /// Client ids given by the user: a healthy group whose joiner runs a Rust

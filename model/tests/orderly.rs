@@ -4,8 +4,8 @@
 
 use rocketmq_rebalance_model::{
     check, CheckOptions, Config, LockTiming, ProtocolOptions, Report, Scenario, Sizes, Status,
-    CONVERGES, EVERY_QUEUE_CONSUMED_AGAIN, NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP,
-    ONE_LIVE_LOCK, TRANSIENT_DOUBLE,
+    CONVERGES, DUPLICATE_DELIVERY, EVERY_QUEUE_CONSUMED_AGAIN, NO_CONCURRENT_CONSUMPTION,
+    NO_DOUBLE_OWNERSHIP, ONE_LIVE_LOCK, TRANSIENT_DOUBLE,
 };
 
 mod common;
@@ -298,4 +298,46 @@ fn a_graceful_shutdown_leaves_its_batch_running_beside_the_next_owner() {
     assert!(pulled < left && left < unlocked && unlocked < granted);
     assert!(has(&steps[granted..], "c1: pulls a1"), "{steps:#?}");
     assert!(has(&steps, "c2: left, still consuming [a1]"), "{steps:#?}");
+}
+
+/// The shutdown interrupts the batches it does not wait for
+/// (`shutdownNow`): a listener that stops there ends its batch before the
+/// unlock, unconsumed and uncommitted, so the next owner never runs beside
+/// it, and nothing is delivered twice; one that ignores the interrupt (the
+/// default) runs on beside the next owner. The same holds for a rolling
+/// upgrade, whose leaver is the first consumer.
+#[test]
+fn a_listener_that_stops_on_the_interrupt_never_runs_beside_the_next_owner() {
+    let leaver = |scenario| match scenario {
+        Scenario::RollingUpgrade => "c1",
+        _ => "c2",
+    };
+    let verdicts = |scenario: Scenario, interruptible: bool| {
+        let cfg = config(scenario, |_| {}, |_| {});
+        let cfg = if interruptible {
+            cfg.with_interruptible_listeners(&[leaver(scenario).to_string()])
+                .expect("a consumer")
+        } else {
+            cfg
+        };
+        let report = run(cfg, false);
+        (
+            report.unique_states,
+            status(&report, NO_CONCURRENT_CONSUMPTION),
+            status(&report, DUPLICATE_DELIVERY),
+        )
+    };
+    use Status::{Found, Holds, NotFound, Violated};
+    assert_eq!(
+        verdicts(Scenario::GracefulShutdown, true),
+        (2_962, Holds, NotFound)
+    );
+    assert_eq!(
+        verdicts(Scenario::RollingUpgrade, false),
+        (1_772_440, Violated, Found)
+    );
+    assert_eq!(
+        verdicts(Scenario::RollingUpgrade, true),
+        (1_264_736, Holds, Found)
+    );
 }

@@ -39,7 +39,7 @@ fn trace(report: &Report, property: &str) -> Vec<String> {
         .unwrap_or_else(|| panic!("a trace for {property}"))
 }
 
-/// Safety, then liveness: the six properties at rest, then "converges and
+/// Safety, then liveness: the seven properties at rest, then "converges and
 /// stays converged".
 fn assert_verdicts(scenario: Scenario, safety: &str, liveness: char) {
     let at_rest = run(config(scenario), false);
@@ -63,7 +63,7 @@ fn brokers_that_join_leave_or_lose_queues_converge() {
         Scenario::RollingUpgrade,
         Scenario::ZombieConsumer,
     ] {
-        assert_verdicts(scenario, "HHHFFF", 'H');
+        assert_verdicts(scenario, "HHHHFFF", 'H');
     }
 }
 
@@ -71,7 +71,7 @@ fn brokers_that_join_leave_or_lose_queues_converge() {
 fn a_broker_restart_converges_without_ever_orphaning_a_queue_of_two() {
     // Two consumers reconnect one after the other: a queue may be owned
     // twice meanwhile, never by nobody, with AVG on four queues.
-    assert_verdicts(Scenario::BrokerRestart, "HHHFNF", 'H');
+    assert_verdicts(Scenario::BrokerRestart, "HHHHFNF", 'H');
     let report = run(config(Scenario::BrokerRestart), false);
     let example = trace(&report, TRANSIENT_DOUBLE);
     assert!(
@@ -91,7 +91,7 @@ fn a_broker_restart_converges_without_ever_orphaning_a_queue_of_two() {
 /// lists), and converges once the partition heals.
 #[test]
 fn a_name_server_partition_keeps_the_group_flipping_until_it_heals() {
-    assert_verdicts(Scenario::NameserverPartition, "HHVFFF", 'H');
+    assert_verdicts(Scenario::NameserverPartition, "HHVHFFF", 'H');
     let report = run(config(Scenario::NameserverPartition), false);
     let counterexample = trace(&report, AGREE_AT_REST);
     assert!(counterexample[0].contains("namesrv-2 drops broker-b"));
@@ -124,7 +124,7 @@ fn a_zombie_consumes_twice_until_it_reconnects() {
 /// table lacks fails. The group never rests and never converges.
 #[test]
 fn a_flipping_subscription_table_never_lets_the_group_rest() {
-    assert_verdicts(Scenario::SubscriptionFlap, "HHHNFN", 'V');
+    assert_verdicts(Scenario::SubscriptionFlap, "HHHHNFN", 'V');
     let report = run(config(Scenario::SubscriptionFlap), true);
     let lasso = trace(&report, CONVERGES);
     assert!(lasso.iter().any(|l| l.contains("repeat for ever")));
@@ -152,7 +152,7 @@ fn server_side_assignment_answers_from_a_stale_broker_route() {
         })
         .unwrap();
     let report = run(cfg, false);
-    assert_eq!(verdicts(&report), "HHVFFF");
+    assert_eq!(verdicts(&report), "HHVHFFF");
     let counterexample = trace(&report, AGREE_AT_REST);
     assert!(counterexample
         .iter()
@@ -212,7 +212,7 @@ fn a_killed_process_and_a_dead_host_both_converge() {
     sizes.kills = 1;
     let cfg = Config::new(Scenario::Crash, sizes, NetworkKind::Ordered, avg).unwrap();
     let report = run(cfg, false);
-    assert_eq!(verdicts(&report), "HHHFFF");
+    assert_eq!(verdicts(&report), "HHHHFFF");
     // The shortest example of full convergence is the initial state (the
     // group is converged before the kill); the shortest transient double
     // ownership is the killed process's queues changing hands, its

@@ -2,8 +2,8 @@
 
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::internals::{
-    BrokerState, ConsumerState, Message, Output, Peer, Phase, ProcessQueue, Query, Route, Timer,
-    NO_OFFSET,
+    BrokerState, ConsumerState, Message, Output, Peer, Phase, ProcessQueue, Query, Route, SendBack,
+    Timer, NO_OFFSET,
 };
 use rocketmq_rebalance_model::{
     Config, Fault, LockTiming, NetworkKind, ProtocolOptions, Scenario, Sizes,
@@ -44,7 +44,7 @@ fn a_new_member_makes_the_broker_notify_every_member_itself_included() {
     let mut broker = BrokerState::start(&healthy(), 0).0;
     broker.memory.members = 0b011;
     let (next, out) = broker
-        .on_message(&healthy(), Peer::Consumer(2), &HEARTBEAT)
+        .on_message(&healthy(), 0, Peer::Consumer(2), &HEARTBEAT)
         .expect("a join changes the table");
     assert_eq!(next.memory.members, 0b111);
     let notified: Vec<Peer> = sends(&out).into_iter().map(|(to, _)| to).collect();
@@ -54,7 +54,7 @@ fn a_new_member_makes_the_broker_notify_every_member_itself_included() {
         .all(|(_, m)| *m == Message::NotifyConsumerIdsChanged));
     // A member's next heartbeat changes nothing and is pruned.
     assert!(next
-        .on_message(&healthy(), Peer::Consumer(2), &HEARTBEAT)
+        .on_message(&healthy(), 0, Peer::Consumer(2), &HEARTBEAT)
         .is_none());
 }
 
@@ -65,6 +65,7 @@ fn expiry_notifies_nobody_but_unregistering_does() {
     let (expired, out) = broker
         .on_message(
             &healthy(),
+            0,
             Peer::Consumer(0),
             &Message::SilenceExpired {
                 epoch: 0,
@@ -79,6 +80,7 @@ fn expiry_notifies_nobody_but_unregistering_does() {
     let (left, out) = broker
         .on_message(
             &healthy(),
+            0,
             Peer::Consumer(0),
             &Message::Unregister { epoch: 0 },
         )
@@ -90,7 +92,7 @@ fn expiry_notifies_nobody_but_unregistering_does() {
     // A closed connection never registers again, even if a heartbeat
     // overtook the close on an unordered network.
     assert!(left
-        .on_message(&healthy(), Peer::Consumer(0), &HEARTBEAT)
+        .on_message(&healthy(), 0, Peer::Consumer(0), &HEARTBEAT)
         .is_none());
 }
 
@@ -101,6 +103,7 @@ fn the_broker_lists_every_member_whatever_the_topic() {
     let (_, out) = broker
         .on_message(
             &healthy(),
+            0,
             Peer::Consumer(1),
             &Message::GetConsumerList { topic: 1, epoch: 0 },
         )
@@ -206,7 +209,7 @@ fn a_broker_ignores_a_closed_connection_and_registers_a_new_one() {
         alive: true,
     };
     let (gone, out) = broker
-        .on_message(&cfg, Peer::Consumer(0), &expired)
+        .on_message(&cfg, 0, Peer::Consumer(0), &expired)
         .unwrap();
     assert_eq!(gone.memory.members, 0b010, "c1 expired, c3 not started");
     // The scan closes the channel, which the live consumer sees; the others
@@ -215,13 +218,13 @@ fn a_broker_ignores_a_closed_connection_and_registers_a_new_one() {
     assert!(sends(&out).contains(&(Peer::Consumer(1), Message::LaterRebalance)));
     // Nothing more arrives on the closed connection...
     let old = Message::GetConsumerList { topic: 0, epoch: 0 };
-    assert!(gone.on_message(&cfg, Peer::Consumer(0), &old).is_none());
+    assert!(gone.on_message(&cfg, 0, Peer::Consumer(0), &old).is_none());
     // ...and a heartbeat on a new one registers again and notifies.
     let again = Message::Heartbeat {
         epoch: 1,
         topics: 1,
     };
-    let (back, out) = gone.on_message(&cfg, Peer::Consumer(0), &again).unwrap();
+    let (back, out) = gone.on_message(&cfg, 0, Peer::Consumer(0), &again).unwrap();
     assert_eq!(back.memory.members, 0b011);
     assert_eq!(back.epoch(0), 1);
     assert_eq!(sends(&out).len(), 2, "both members notified");
@@ -244,7 +247,7 @@ fn a_restart_loses_the_table_and_closes_every_member_connection() {
         topics: 1,
     };
     let (back, _) = restarted
-        .on_message(&cfg, Peer::Consumer(1), &heartbeat)
+        .on_message(&cfg, 0, Peer::Consumer(1), &heartbeat)
         .unwrap();
     assert_eq!(back.memory.members, 0b10);
 }
@@ -271,7 +274,7 @@ fn a_disk_loss_restarts_the_broker_without_its_offsets() {
     assert_eq!(lost.offset(0), NO_OFFSET);
     assert_eq!(lost.disk.evicted, broker.disk.evicted, "the log is kept");
     let query = Message::QueryOffset { queue: 0, epoch: 1 };
-    let (_, answer) = lost.on_message(&cfg, Peer::Consumer(1), &query).unwrap();
+    let (_, answer) = lost.on_message(&cfg, 0, Peer::Consumer(1), &query).unwrap();
     assert_eq!(
         sends(&answer),
         [(
@@ -394,6 +397,7 @@ fn a_killed_process_closes_its_connections_and_brokers_notify_at_once() {
     let (after, out) = broker
         .on_message(
             &cfg,
+            0,
             Peer::Consumer(0),
             &Message::ChannelClosed { epoch: 0 },
         )
@@ -415,17 +419,17 @@ fn every_heartbeat_replaces_the_groups_subscription_table_and_a_flip_notifies() 
         topics: 0b01,
     };
     let (flipped, out) = broker
-        .on_message(&cfg, Peer::Consumer(0), &topic_a)
+        .on_message(&cfg, 0, Peer::Consumer(0), &topic_a)
         .unwrap();
     assert_eq!(flipped.memory.subscription, 0b01);
     assert_eq!(sends(&out).len(), 2, "both members notified");
     assert!(flipped
-        .on_message(&cfg, Peer::Consumer(0), &topic_a)
+        .on_message(&cfg, 0, Peer::Consumer(0), &topic_a)
         .is_none());
     // Without the table modelled the same heartbeat changes nothing.
     assert!(BrokerState::start(&healthy(), 0)
         .0
-        .on_message(&healthy(), Peer::Consumer(0), &topic_a)
+        .on_message(&healthy(), 0, Peer::Consumer(0), &topic_a)
         .is_none());
 }
 
@@ -599,7 +603,10 @@ fn every_field_of_a_consumer_changes_its_fingerprint() {
         vary(&move |c| c.queues[q].awaiting_ack = true);
         vary(&move |c| c.queues[q].locked = true);
         vary(&move |c| c.queues[q].dropped = true);
-        vary(&move |c| c.queues[q].sending_back = true);
+        vary(&move |c| c.queues[q].send_back = SendBack::ToBroker);
+        vary(&move |c| c.queues[q].send_back = SendBack::ByProducer(0));
+        vary(&move |c| c.queues[q].send_back = SendBack::ByProducer(255));
+        vary(&move |c| c.queues[q].send_back = SendBack::Later);
     }
     variants.assert_fingerprints_distinct(150);
 }
@@ -1249,7 +1256,7 @@ fn a_pull_request_commits_its_offset_and_its_answer_goes_to_the_process_queue_th
         .is_none());
     let broker = BrokerState::start(&cfg, 1).0;
     let (committed, out) = broker
-        .on_message(&cfg, Peer::Consumer(0), &request)
+        .on_message(&cfg, 1, Peer::Consumer(0), &request)
         .unwrap();
     assert_eq!(committed.offset(1), 1, "the commit-offset flag");
     let answer = Message::PullResult {
@@ -1569,6 +1576,40 @@ fn an_orderly_shutdown_unlocks_each_brokers_queues_there() {
         .any(|(to, m)| *to == Peer::Broker(1) && matches!(m, Message::UnlockBatch { .. })));
 }
 
+/// A graceful shutdown keeps only the batches the application is running,
+/// and those only when its listener ignores the interrupt: a failed batch
+/// being sent back, or waiting to be consumed again, is not run again (the
+/// send-back was the stopped process's call, the retry a task of the
+/// executor the shutdown stopped).
+#[test]
+fn a_shutdown_keeps_only_a_running_batch_of_a_listener_that_ignores_the_interrupt() {
+    let (cfg, c0) = with_messages(ProtocolOptions::default());
+    let batch = ProcessQueue {
+        from: 0,
+        to: 1,
+        cursor: 1,
+        ..ProcessQueue::default()
+    };
+    let kept = |cfg: &Config, send_back| {
+        let mut c = c0;
+        c.queues[0] = ProcessQueue { send_back, ..batch };
+        let (left, out) = c.on_fault(cfg, 0, Fault::Shutdown).unwrap();
+        assert_eq!(left.phase, Phase::Left);
+        let armed = out.contains(&Output::Arm(Timer::Done { queue: 0 }));
+        assert_eq!(armed, left.queues[0].running(), "{send_back:?}");
+        armed
+    };
+    assert!(kept(&cfg, SendBack::No), "it runs on after the shutdown");
+    for failed in [SendBack::ToBroker, SendBack::ByProducer(1), SendBack::Later] {
+        assert!(!kept(&cfg, failed), "{failed:?} is not consumed again");
+    }
+    let stopping = with_messages(ProtocolOptions::default())
+        .0
+        .with_interruptible_listeners(&["c1".to_string()])
+        .unwrap();
+    assert!(!kept(&stopping, SendBack::No), "interrupted: it ends there");
+}
+
 #[test]
 fn a_failed_query_uses_up_its_fault_and_ends_the_round() {
     let cfg = healthy();
@@ -1671,11 +1712,11 @@ fn a_broker_acknowledges_every_commit_even_one_it_already_has() {
     };
     let ack = (Peer::Consumer(0), Message::CommitAck { queue: 0 });
     let (stored, out) = broker
-        .on_message(&cfg, Peer::Consumer(0), &commit(1))
+        .on_message(&cfg, 0, Peer::Consumer(0), &commit(1))
         .unwrap();
     assert_eq!((stored.offset(0), sends(&out)), (1, vec![ack]));
     let (same, out) = stored
-        .on_message(&cfg, Peer::Consumer(0), &commit(1))
+        .on_message(&cfg, 0, Peer::Consumer(0), &commit(1))
         .expect("the consumer waits for the acknowledgement");
     assert_eq!((same, sends(&out)), (stored, vec![ack]));
     // An update that changes nothing is no step.
@@ -1685,7 +1726,7 @@ fn a_broker_acknowledges_every_commit_even_one_it_already_has() {
         epoch: 0,
     };
     assert!(stored
-        .on_message(&cfg, Peer::Consumer(0), &update)
+        .on_message(&cfg, 0, Peer::Consumer(0), &update)
         .is_none());
 }
 
@@ -1714,11 +1755,12 @@ fn a_route_that_drops_a_broker_with_a_new_queues_lock_in_flight_schedules_the_ne
 }
 
 /// A batch whose listener returns `RECONSUME_LATER` is sent back to its
-/// queue's broker, and the offset stays at it until the broker has stored
-/// it; a send-back that gets no answer (the connection closed) leaves the
-/// batch to be consumed again, not lost.
+/// queue's broker, and the offset stays at it until a broker has stored
+/// it; a send-back that gets no answer (the connection closed) goes through
+/// the client's producer to another broker, and only when that fails too
+/// is the batch consumed again, from memory, not lost.
 #[test]
-fn a_failed_batch_is_sent_back_and_consumed_again_if_the_send_back_fails() {
+fn a_failed_batch_is_sent_back_then_sent_by_the_producer_then_consumed_again() {
     let (cfg, c0) = with_messages(ProtocolOptions::default());
     let running = ProcessQueue {
         from: 1,
@@ -1734,15 +1776,16 @@ fn a_failed_batch_is_sent_back_and_consumed_again_if_the_send_back_fails() {
         from: 1,
         to: 2
     }));
-    let send_back = Message::SendMessageBack {
+    let send_back = |epoch| Message::SendMessageBack {
         queue: 1,
         from: 1,
         to: 2,
-        epoch: 2,
+        epoch,
     };
-    assert_eq!(sends(&out), [(Peer::Broker(1), send_back)]);
+    assert_eq!(sends(&out), [(Peer::Broker(1), send_back(2))]);
     assert!(!sending.faults.contains(Fault::FailConsume));
-    assert!(sending.queues[1].sending_back && sending.queues[1].running());
+    assert_eq!(sending.queues[1].send_back, SendBack::ToBroker);
+    assert!(sending.queues[1].sending_back() && sending.queues[1].running());
     assert_eq!(sending.queues[1].local_offset(), 1, "held: not past it");
     assert!(
         sending.on_timer(&cfg, 0, &done).is_none(),
@@ -1761,31 +1804,69 @@ fn a_failed_batch_is_sent_back_and_consumed_again_if_the_send_back_fails() {
             ..ProcessQueue::default()
         }
     );
-    // No answer: the connection closed. The batch runs again later.
+    // No answer: the connection closed. The producer sends the batch to
+    // the retry topic through the other broker, broker-a.
     let closed = Message::ConnectionClosed { epoch: 2 };
-    let (lost, _) = sending
+    let (resending, out) = sending
         .on_message(&cfg, 0, Peer::Broker(1), &closed)
         .unwrap();
+    assert_eq!(resending.queues[1].send_back, SendBack::ByProducer(0));
+    assert!(
+        sends(&out).contains(&(Peer::Broker(0), send_back(0))),
+        "{out:?}"
+    );
+    assert!(
+        resending
+            .on_message(&cfg, 0, Peer::Broker(1), &stored)
+            .is_none(),
+        "a late answer from the broker that failed"
+    );
+    let stored_by_a = Message::SentBack { queue: 1, epoch: 0 };
+    let (sent, _) = resending
+        .on_message(&cfg, 0, Peer::Broker(0), &stored_by_a)
+        .unwrap();
     assert_eq!(
-        lost.queues[1],
+        sent.queues[1],
         ProcessQueue {
-            cursor: 1,
+            cursor: 2,
+            ..ProcessQueue::default()
+        },
+        "stored by the producer's broker: done with"
+    );
+    // The producer's send fails too: consumed again from memory, without
+    // a pull, the offset still at the batch.
+    let refused = Message::Refused { epoch: 0 };
+    let (later, out) = resending
+        .on_message(&cfg, 0, Peer::Broker(0), &refused)
+        .unwrap();
+    assert_eq!(sends(&out), []);
+    assert_eq!(
+        later.queues[1],
+        ProcessQueue {
+            cursor: 2,
+            from: 1,
+            to: 2,
+            send_back: SendBack::Later,
             ..ProcessQueue::default()
         }
     );
-    assert!(
-        lost.on_message(&cfg, 0, Peer::Broker(1), &stored).is_none(),
-        "a late answer"
-    );
-    let (again, _) = lost.on_timer(&cfg, 0, &Timer::Pull { queue: 1 }).unwrap();
-    assert_eq!((again.queues[1].from, again.queues[1].to), (1, 2));
-    let (_, out) = again.on_timer(&cfg, 0, &done).unwrap();
+    assert_eq!(later.queues[1].local_offset(), 1);
+    assert!(later.on_timer(&cfg, 0, &Timer::Pull { queue: 1 }).is_none());
+    let (again, out) = later.on_timer(&cfg, 0, &done).unwrap();
     assert!(out.contains(&Output::Delivered {
         queue: 1,
         from: 1,
         to: 2
     }));
-    // A broker it no longer reaches is not asked: consumed again at once.
+    assert_eq!(
+        again.queues[1],
+        ProcessQueue {
+            cursor: 2,
+            ..ProcessQueue::default()
+        }
+    );
+    // A broker it no longer reaches is not asked: the producer sends at
+    // once, through broker-a.
     let unreachable = ConsumerState {
         route: Route {
             version: 0,
@@ -1793,15 +1874,20 @@ fn a_failed_batch_is_sent_back_and_consumed_again_if_the_send_back_fails() {
         },
         ..failing
     };
-    let (local, out) = unreachable.on_timer(&cfg, 0, &done).unwrap();
+    let (by_producer, out) = unreachable.on_timer(&cfg, 0, &done).unwrap();
+    assert_eq!(sends(&out), [(Peer::Broker(0), send_back(0))]);
+    assert_eq!(by_producer.queues[1].send_back, SendBack::ByProducer(0));
+    // Reaching no broker at all, it consumes the batch again.
+    let alone = ConsumerState {
+        route: Route {
+            version: 0,
+            dropped: 0b11,
+        },
+        ..failing
+    };
+    let (local, out) = alone.on_timer(&cfg, 0, &done).unwrap();
     assert_eq!(sends(&out), []);
-    assert_eq!(
-        local.queues[1],
-        ProcessQueue {
-            cursor: 1,
-            ..ProcessQueue::default()
-        }
-    );
+    assert_eq!(local.queues[1].send_back, SendBack::Later);
 }
 
 /// The broker appends a batch sent back to its queue of the retry topic,
@@ -1833,7 +1919,7 @@ fn a_broker_appends_what_is_sent_back_to_its_retry_queue() {
         epoch: 0,
     };
     let (stored, out) = broker
-        .on_message(&cfg, Peer::Consumer(0), &send_back)
+        .on_message(&cfg, 0, Peer::Consumer(0), &send_back)
         .unwrap();
     assert_eq!(
         sends(&out),
@@ -1848,7 +1934,7 @@ fn a_broker_appends_what_is_sent_back_to_its_retry_queue() {
         epoch: 0,
     };
     let (twice, _) = stored
-        .on_message(&cfg, Peer::Consumer(0), &copy_again)
+        .on_message(&cfg, 0, Peer::Consumer(0), &copy_again)
         .unwrap();
     assert_eq!(twice.disk.retried.len(), 2);
     assert_eq!(twice.disk.retried.origin(1), (0, 0), "a copy of a0's first");
@@ -1860,14 +1946,14 @@ fn a_broker_appends_what_is_sent_back_to_its_retry_queue() {
         epoch: 0,
     };
     let (_, out) = stored
-        .on_message(&cfg, Peer::Consumer(0), &pull(1))
+        .on_message(&cfg, 0, Peer::Consumer(0), &pull(1))
         .unwrap();
     assert!(matches!(
         sends(&out)[..],
         [(_, Message::PullResult { from: 1, to: 2, .. })]
     ));
     let (_, out) = broker
-        .on_message(&cfg, Peer::Consumer(0), &pull(1))
+        .on_message(&cfg, 0, Peer::Consumer(0), &pull(1))
         .unwrap();
     assert!(
         matches!(

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 use rocketmq_rebalance::java::split;
-use rocketmq_rebalance::strategy::{ByMachineRoom, ConsistentHash};
+use rocketmq_rebalance::strategy::{ByMachineRoom, ConsistentHash, GoConsistentHash};
 use rocketmq_rebalance::{
     rebalance_allocate, rebalance_allocate_group, strategy_from_name, AllocateStrategy,
     MessageQueue, STRATEGY_NAMES,
@@ -78,6 +78,7 @@ fn every_strategy(virtual_nodes: usize, rooms: Vec<String>) -> Vec<Box<dyn Alloc
         .map(|n| strategy_from_name(n).expect("a listed name"))
         .collect();
     all.push(Box::new(ConsistentHash::new(virtual_nodes)));
+    all.push(Box::new(GoConsistentHash::new(virtual_nodes)));
     all.push(Box::new(ByMachineRoom::new(rooms)));
     all
 }
@@ -143,6 +144,8 @@ proptest! {
     #[test]
     fn consistent_hash_partitions((q, c) in valid_group(), vnodes in 1usize..30) {
         let shares = shares_of(&ConsistentHash::new(vnodes), &q, &c);
+        prop_assert!(is_partition(&q, &shares));
+        let shares = shares_of(&GoConsistentHash::new(vnodes), &q, &c);
         prop_assert!(is_partition(&q, &shares));
     }
 

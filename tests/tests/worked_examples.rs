@@ -2,8 +2,8 @@
 //! brokers a and b with four queues each, three consumers.
 
 use rocketmq_rebalance::strategy::{
-    Averagely, AveragelyByCircle, ByConfig, ByMachineRoom, ConsistentHash, MachineRoomNearby,
-    PrefixResolver,
+    Averagely, AveragelyByCircle, ByConfig, ByMachineRoom, ConsistentHash, GoConsistentHash,
+    MachineRoomNearby, PrefixResolver,
 };
 use rocketmq_rebalance::{
     rebalance_allocate_group, strategy_from_name, AllocateError, AllocateStrategy, MessageQueue,
@@ -50,6 +50,15 @@ fn consistent_hash() {
     assert_eq!(
         table(&ConsistentHash::new(10)),
         ["a0 b1", "a1 b0 b2 b3", "a2 a3"]
+    );
+}
+
+/// The Go client's ring, whose sort by bytes is Java's on these ids.
+#[test]
+fn go_consistent_hash() {
+    assert_eq!(
+        table(&GoConsistentHash::new(10)),
+        ["b3", "a0 a1 a3 b2", "a2 b0 b1"]
     );
 }
 

@@ -40,6 +40,9 @@ pub fn summary(config: &Config) -> String {
             .collect();
         line += &format!(", clients {}", clients.join(" "));
     }
+    if let Some(names) = config.interruptible_listeners() {
+        line += &format!(", listeners stopped by an interrupt {names}");
+    }
     for size in budgets(Size::Messages, false) {
         line += &shown(sizes, size);
     }

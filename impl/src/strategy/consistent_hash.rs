@@ -120,14 +120,7 @@ impl<H: HashFunction> ConsistentHash<H> {
     /// Interns the client ids (per position, its id) and builds the ring:
     /// points sorted by hash, each with the id that owns it.
     fn ring(&self, consumers: &[String]) -> (Vec<usize>, Vec<(i64, usize)>) {
-        let mut ids: HashMap<&str, usize> = HashMap::with_capacity(consumers.len());
-        let owner_of_position: Vec<usize> = consumers
-            .iter()
-            .map(|c| {
-                let next = ids.len();
-                *ids.entry(c.as_str()).or_insert(next)
-            })
-            .collect();
+        let (owner_of_position, distinct) = intern(consumers);
         let mut key = Vec::new();
         let mut point = |consumer: &str, replica: usize| {
             key.clear();
@@ -137,7 +130,7 @@ impl<H: HashFunction> ConsistentHash<H> {
             self.hash.hash_bytes(&key)
         };
         let mut points: Vec<(i64, usize)>;
-        if ids.len() == consumers.len() {
+        if distinct == consumers.len() {
             // Distinct ids: every id numbers its points from 0, and among
             // equal hashes the point inserted last wins.
             // A capacity hint only: a huge virtual node count must not make
@@ -166,7 +159,7 @@ impl<H: HashFunction> ConsistentHash<H> {
             // on the ring, which collisions may have taken: replay Java's
             // insertions exactly.
             let mut ring: HashMap<i64, usize> = HashMap::new();
-            let mut held: Vec<usize> = vec![0; ids.len()];
+            let mut held: Vec<usize> = vec![0; distinct];
             for (consumer, &id) in consumers.iter().zip(&owner_of_position) {
                 let existing = held[id];
                 for replica in existing..existing.saturating_add(self.virtual_nodes) {
@@ -183,9 +176,24 @@ impl<H: HashFunction> ConsistentHash<H> {
     }
 }
 
-/// Java's `MessageQueue.toString()`, written into `key` without the
-/// formatting machinery (this runs once per queue per allocation).
-fn queue_key(queue: &MessageQueue, key: &mut Vec<u8>) {
+/// Per consumer position, the interned id of its client id (ids numbered
+/// in order of first occurrence), and the number of distinct ids.
+pub(super) fn intern(consumers: &[String]) -> (Vec<usize>, usize) {
+    let mut ids: HashMap<&str, usize> = HashMap::with_capacity(consumers.len());
+    let owner_of_position = consumers
+        .iter()
+        .map(|c| {
+            let next = ids.len();
+            *ids.entry(c.as_str()).or_insert(next)
+        })
+        .collect();
+    (owner_of_position, ids.len())
+}
+
+/// Java's `MessageQueue.toString()` (and Go's `MessageQueue.String()`, the
+/// same text), written into `key` without the formatting machinery (this
+/// runs once per queue per allocation).
+pub(super) fn queue_key(queue: &MessageQueue, key: &mut Vec<u8>) {
     key.clear();
     key.extend_from_slice(b"MessageQueue [topic=");
     key.extend_from_slice(queue.topic.as_bytes());
@@ -199,7 +207,8 @@ fn queue_key(queue: &MessageQueue, key: &mut Vec<u8>) {
     key.push(b']');
 }
 
-fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+/// The decimal digits of `n`, appended to `out`.
+pub(super) fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
     loop {
@@ -214,11 +223,33 @@ fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
 }
 
 /// Where a ring sends each queue.
-struct Route {
+pub(super) struct Route {
     /// Per queue, the interned id of its owner.
-    owners: Vec<Option<usize>>,
+    pub(super) owners: Vec<Option<usize>>,
     /// Per consumer position, its interned id.
-    owner_of_position: Vec<usize>,
+    pub(super) owner_of_position: Vec<usize>,
+}
+
+impl Route {
+    /// The queues of the consumer at position `index`, in queue order.
+    pub(super) fn share(self, queues: &[MessageQueue], index: usize) -> Vec<&MessageQueue> {
+        let me = self.owner_of_position[index];
+        owned_by(queues, self.owners, me)
+    }
+
+    /// Every consumer's queues; `first` is, per position, the position of
+    /// that id's first occurrence.
+    pub(super) fn shares<'a>(
+        self,
+        queues: &'a [MessageQueue],
+        first: &[usize],
+    ) -> Vec<Vec<&'a MessageQueue>> {
+        let mut by_id = group_by_owner(queues, self.owners, first.len());
+        let owner_of_position = self.owner_of_position;
+        share_by_first_position(first, |position| {
+            std::mem::take(&mut by_id[owner_of_position[position]])
+        })
+    }
 }
 
 impl<H: HashFunction> AllocateStrategy for ConsistentHash<H> {
@@ -236,9 +267,7 @@ impl<H: HashFunction> AllocateStrategy for ConsistentHash<H> {
         let Some(index) = check(current, queues, consumers)? else {
             return Ok(Vec::new());
         };
-        let route = self.route(queues, consumers);
-        let me = route.owner_of_position[index];
-        Ok(owned_by(queues, route.owners, me))
+        Ok(self.route(queues, consumers).share(queues, index))
     }
 
     fn allocate_group<'a>(
@@ -248,10 +277,6 @@ impl<H: HashFunction> AllocateStrategy for ConsistentHash<H> {
         consumers: &[String],
     ) -> Result<Vec<Vec<&'a MessageQueue>>, AllocateError> {
         let first = check_group(queues, consumers)?;
-        let route = self.route(queues, consumers);
-        let mut by_id = group_by_owner(queues, route.owners, consumers.len());
-        Ok(share_by_first_position(&first, |position| {
-            std::mem::take(&mut by_id[route.owner_of_position[position]])
-        }))
+        Ok(self.route(queues, consumers).shares(queues, &first))
     }
 }

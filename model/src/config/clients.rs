@@ -7,8 +7,9 @@
 //! rolling change of the group's strategy runs the old and the new one.
 //! The Java client sorts strings by UTF-16 code units, the Rust and Go
 //! clients by their UTF-8 bytes ([`SortOrder`]); each runs its own copy of
-//! the strategies. By default every consumer runs the Java client with the
-//! group's strategy; [`Config::with_clients`] and
+//! the strategies, and the Go client's `CONSISTENT_HASH` is another ring
+//! than Java's ([`GoConsistentHash`]). By default every consumer runs the
+//! Java client with the group's strategy; [`Config::with_clients`] and
 //! [`Config::with_client_ids`] change that, and two scenarios
 //! (`mixed-clients`, `strategy-rollout`) come with their own.
 
@@ -17,6 +18,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
+use rocketmq_rebalance::strategy::GoConsistentHash;
 use rocketmq_rebalance::{AllocateStrategy, SortOrder, StrategySpec};
 
 use super::universe::ConsumerSpec;
@@ -28,9 +30,12 @@ pub enum ClientKind {
     /// The Java client: Java's order (UTF-16 code units) and the strategies
     /// as Java computes them (this project's, which are Java's bit for bit).
     Java,
-    /// A client that sorts by UTF-8 bytes, as the Rust client
-    /// (`rocketmq-client-rust`) and the Go client do, running the
-    /// strategies as Java computes them.
+    /// A client that sorts by UTF-8 bytes, as the Go client
+    /// (`rocketmq-client-go` v2) and the Rust client
+    /// (`rocketmq-client-rust`) do. It runs `CONSISTENT_HASH` as the Go
+    /// client computes it, on Go's own ring ([`GoConsistentHash`], with
+    /// the same number of virtual nodes), and every other strategy as Java
+    /// computes it (Go's `AVG` and `AVG_BY_CIRCLE` are Java's).
     Bytes,
     /// The Rust client's own strategy code (`rocketmq-model`'s
     /// `AllocateMessageQueueStrategy` implementations), after its byte
@@ -122,13 +127,24 @@ impl ClientChoice {
     /// The client, ready to allocate.
     pub fn build(&self) -> Result<Client, ConfigError> {
         let strategy: Arc<dyn AllocateStrategy> = match self.kind {
-            ClientKind::Java | ClientKind::Bytes => Arc::from(self.strategy.build()),
+            ClientKind::Java => Arc::from(self.strategy.build()),
+            ClientKind::Bytes => go_strategy(&self.strategy),
             ClientKind::RocketmqRust => rocketmq_rust_strategy(&self.strategy)?,
         };
         Ok(Client {
             kind: self.kind,
             strategy,
         })
+    }
+}
+
+/// `spec` as the Go client computes it.
+fn go_strategy(spec: &StrategySpec) -> Arc<dyn AllocateStrategy> {
+    match spec {
+        StrategySpec::ConsistentHash { virtual_nodes } => {
+            Arc::new(GoConsistentHash::new(*virtual_nodes))
+        }
+        other => Arc::from(other.build()),
     }
 }
 
@@ -233,9 +249,9 @@ fn rollout_target(group: &dyn AllocateStrategy) -> StrategySpec {
 
 /// Each consumer's client in `scenario`: the Java client with the group's
 /// `strategy`, but in `mixed-clients` the last consumer (the one that
-/// joins) runs a client that sorts by bytes, and in `strategy-rollout` the
-/// joiners (the consumers restarted with the new strategy) run
-/// [`rollout_target`].
+/// joins) runs the Go client (bytes) with the group's strategy, and in
+/// `strategy-rollout` the joiners (the consumers restarted with the new
+/// strategy) run [`rollout_target`].
 pub(crate) fn scenario_clients(
     scenario: Scenario,
     consumers: &[ConsumerSpec],
@@ -248,7 +264,7 @@ pub(crate) fn scenario_clients(
         .map(|(i, spec)| match scenario {
             Scenario::MixedClients if i + 1 == n => Client {
                 kind: ClientKind::Bytes,
-                strategy: strategy.clone(),
+                strategy: go_strategy_of(strategy),
             },
             Scenario::StrategyRollout if spec.joins() => {
                 Client::java(Arc::from(rollout_target(strategy.as_ref()).build()))
@@ -256,6 +272,17 @@ pub(crate) fn scenario_clients(
             _ => Client::java(strategy.clone()),
         })
         .collect()
+}
+
+/// The group's `strategy` as the Go client computes it. The model names
+/// strategies (`--strategy`, `--clients`), so this reads it by its name as
+/// `--clients` does: a `CONSISTENT_HASH` ring has the default 10 virtual
+/// nodes. Any other strategy, the crate's or not, is the group's own.
+fn go_strategy_of(strategy: &Arc<dyn AllocateStrategy>) -> Arc<dyn AllocateStrategy> {
+    match strategy.name().parse::<StrategySpec>() {
+        Ok(spec @ StrategySpec::ConsistentHash { .. }) => go_strategy(&spec),
+        _ => strategy.clone(),
+    }
 }
 
 /// The client ids of `mixed-clients`: the smallest ids on which Java's
@@ -366,6 +393,53 @@ impl Config {
         }
         self.memo = super::allocation::Memo::default();
         Ok(self)
+    }
+
+    /// The same configuration where the consumers `names` run a message
+    /// listener that stops when interrupted
+    /// ([`ConsumerSpec::interruptible`]); `all` names every consumer.
+    ///
+    /// ```
+    /// use rocketmq_rebalance::strategy_from_name;
+    /// use rocketmq_rebalance_model::{Config, NetworkKind, Scenario};
+    ///
+    /// let healthy = || {
+    ///     let avg = strategy_from_name("AVG").unwrap();
+    ///     let sizes = Scenario::Healthy.default_sizes();
+    ///     Config::new(Scenario::Healthy, sizes, NetworkKind::Ordered, avg.into()).unwrap()
+    /// };
+    /// let cfg = healthy().with_interruptible_listeners(&["c2".to_string()]).unwrap();
+    /// assert!(cfg.consumers[1].interruptible && !cfg.consumers[0].interruptible);
+    /// assert!(healthy().with_interruptible_listeners(&["c9".to_string()]).is_err());
+    /// ```
+    pub fn with_interruptible_listeners(mut self, names: &[String]) -> Result<Self, ConfigError> {
+        for name in names {
+            let every = name == "all";
+            if !every && !self.consumers.iter().any(|c| &c.name == name) {
+                return Err(ConfigError::Clients {
+                    reason: format!(
+                        "no consumer {name}: consumers are c1..c{} (or all)",
+                        self.consumers.len()
+                    ),
+                });
+            }
+            for spec in self.consumers.iter_mut() {
+                spec.interruptible |= every || &spec.name == name;
+            }
+        }
+        Ok(self)
+    }
+
+    /// The consumers whose listener stops when interrupted, for the
+    /// report's summary: `c1 c3`, or none.
+    pub fn interruptible_listeners(&self) -> Option<String> {
+        let names: Vec<&str> = self
+            .consumers
+            .iter()
+            .filter(|c| c.interruptible)
+            .map(|c| c.name.as_str())
+            .collect();
+        (!names.is_empty()).then(|| names.join(" "))
     }
 
     /// The client ids of `set` as consumer `consumer`'s client sorts them

@@ -31,8 +31,8 @@ pub use error::ConfigError;
 pub use fault::{picks, Effect, Fault, FaultSet, FaultSpec, Layer, Pick, Target};
 pub use network_kind::{NetworkKind, UnknownNetwork};
 pub use protocol_options::{
-    Allocator, Commit, ConsumeFrom, LockTiming, ProtocolOptions, UnknownAllocator, UnknownCommit,
-    UnknownConsumeFrom,
+    Allocator, Call, CallSet, Commit, ConsumeFrom, LockTiming, ProtocolOptions, UnknownAllocator,
+    UnknownCommit, UnknownConsumeFrom,
 };
 pub use scenario::{Scenario, UnknownScenario};
 pub use sizes::{Size, Sizes};

@@ -5,6 +5,9 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::dense::DenseSet;
+use super::Dense;
+
 /// Who computes a consumer's share (`--assignment`): the party that runs
 /// the allocation, not the assignment it computes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
@@ -143,6 +146,30 @@ named!(Allocator, UnknownAllocator, "assignment", Client => "client", Server => 
 named!(Commit, UnknownCommit, "commit mode", Async => "async", Sync => "sync");
 named!(ConsumeFrom, UnknownConsumeFrom, "consume-from rule", Last => "last", First => "first");
 
+dense_enum! {
+    /// A call a consumer makes to a broker and waits on.
+    pub enum Call {
+        /// `GET_CONSUMER_LIST_BY_GROUP` or `QUERY_ASSIGNMENT`: the rebalance
+        /// round ends and counts as balanced.
+        Query,
+        /// `LOCK_BATCH_MQ`: a new queue waits for the next round.
+        Lock,
+        /// `QUERY_CONSUMER_OFFSET`: the queue is not added, and the round
+        /// runs again.
+        OffsetRead,
+        /// `PULL_MESSAGE`: the pull is tried again later.
+        Pull,
+        /// A synchronous commit: it stops waiting.
+        Commit,
+        /// `CONSUMER_SEND_MSG_BACK`, then the producer's send: the next way
+        /// is tried.
+        SendBack,
+    }
+}
+
+/// A set of calls, one bit each.
+pub type CallSet = DenseSet<Call>;
+
 /// The parts of the protocol a run models beyond membership and routes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct ProtocolOptions {
@@ -200,6 +227,15 @@ pub struct ProtocolOptions {
     /// stopped phase multiplies the states (every other step may come
     /// between the two), so it is a choice, not the default.
     pub restart_stops: bool,
+    /// The calls that fail for their caller when they are lost (their
+    /// connection closes, the stopped broker refuses it, or a route change
+    /// drops the broker), each with Java's own retry (see [`Call`]): every
+    /// call, RocketMQ's behaviour. A call left out is a mutant, which
+    /// exists to show what its retry buys: its caller then waits for an
+    /// answer that can no longer come, which `no call waits for ever`
+    /// refuses, and the liveness verdicts it kept flip
+    /// (`model/tests/messages.rs`).
+    pub calls_fail: CallSet,
 }
 
 impl Default for ProtocolOptions {
@@ -216,6 +252,7 @@ impl Default for ProtocolOptions {
             orderly: None,
             heartbeat_reregisters: true,
             restart_stops: false,
+            calls_fail: Call::all().collect(),
         }
     }
 }

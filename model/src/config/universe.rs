@@ -30,6 +30,11 @@ pub struct ConsumerSpec {
     /// With orderly consumption, how many ticks its clock may fall behind
     /// the brokers'.
     pub max_clock_lag: u8,
+    /// Its message listener stops when its thread is interrupted: the
+    /// shutdown's `shutdownNow` ends its running batch unconsumed, where a
+    /// listener that ignores the interrupt (the default: CPU-bound work,
+    /// blocking I/O that does not look) runs it to its end.
+    pub interruptible: bool,
 }
 
 impl ConsumerSpec {
@@ -315,6 +320,7 @@ pub fn consumer_specs(
                 unreachable,
                 name_server: i % sizes.name_servers,
                 max_clock_lag: if i == 0 { sizes.clock_drift as u8 } else { 0 },
+                interruptible: false,
             }
         })
         .collect()

@@ -122,18 +122,60 @@ impl<'a> Group<'a> {
     /// (`resetRetryAndNamespace`).
     pub fn deliveries(&self, queue: usize, offset: usize) -> u8 {
         let own = self.state.deliveries.count(queue, offset);
-        let copies: u8 = (0..self.state.brokers.len())
-            .map(|b| (b, self.state.brokers[b].disk.retried))
-            .filter(|(_, log)| !log.is_empty())
-            .filter_map(|(b, log)| Some((self.cfg.retry_queue_of(b)?, log)))
-            .flat_map(|(retry, log)| {
-                (0..log.len())
-                    .filter(move |&i| log.origin(i) == (queue, offset))
-                    .map(move |i| (retry, self.cfg.sizes.messages + i))
-            })
-            .map(|(retry, copy)| self.state.deliveries.count(retry, copy))
+        let copies: u8 = self
+            .copies()
+            .filter(|&(copy, _)| self.copy_of(copy).any(|origin| origin == (queue, offset)))
+            .map(|((retry, at), _)| self.state.deliveries.count(retry, at))
             .sum();
         (own + copies).min(3)
+    }
+
+    /// Every message appended to a retry queue during the run, as its queue
+    /// and offset, with the broker whose log holds it.
+    fn copies(&self) -> impl Iterator<Item = ((usize, usize), usize)> + '_ {
+        (0..self.state.brokers.len()).flat_map(move |b| {
+            let log = self.state.brokers[b].disk.retried;
+            let retry = self.cfg.retry_queue_of(b).filter(|_| !log.is_empty());
+            retry.into_iter().flat_map(move |retry| {
+                (0..log.len()).map(move |i| ((retry, self.cfg.sizes.messages + i), b))
+            })
+        })
+    }
+
+    /// What the message at `copy` (a retry queue and an offset past its
+    /// written messages) is a copy of, nearest first: a copy a producer
+    /// sent to another broker's retry topic is recorded there as a copy of
+    /// the copy, whose own origin its broker's log holds.
+    fn copy_of(&self, copy: (usize, usize)) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let messages = self.cfg.sizes.messages;
+        let mut at = Some(copy);
+        std::iter::from_fn(move || {
+            let (queue, offset) = at?;
+            let index = offset.checked_sub(messages)?;
+            if !self.cfg.is_retry_queue(queue) {
+                return None;
+            }
+            let broker = &self.state.brokers[usize::from(self.cfg.broker_of(queue))];
+            let log = broker.disk.retried;
+            let origin = (index < log.len()).then(|| log.origin(index))?;
+            at = Some(origin);
+            Some(origin)
+        })
+    }
+
+    /// Every call a live consumer waits on can still end: the call, its
+    /// answer or its failure is in flight between it and the broker asked.
+    pub fn every_call_ends(&self) -> bool {
+        self.consumers().enumerate().all(|(i, c)| {
+            let me = Peer::Consumer(i as u8);
+            c.waiting(self.cfg).iter().all(|call| {
+                let broker = Peer::Broker(call.broker);
+                self.state.network.iter().any(|env| {
+                    (env.src == me && env.dst == broker && call.ended_by(true, &env.msg))
+                        || (env.src == broker && env.dst == me && call.ended_by(false, &env.msg))
+                })
+            })
+        })
     }
 
     /// No message below its queue's committed offset was left undelivered:

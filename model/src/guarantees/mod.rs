@@ -31,6 +31,11 @@ pub const CONVERGED_WHEN_QUIESCENT: &str = "converged when quiescent";
 /// Name of the agreement property: at rest, every broker a consumer may ask
 /// lists what it last used, so its periodic rebalance has nothing to do.
 pub const AGREE_AT_REST: &str = "member lists agree at rest";
+/// Name of the guarantee that no state waits for an answer that can no
+/// longer come: every call a consumer waits on is still on its way, or its
+/// answer is, or the failure that ends it (its connection closed, or
+/// refused).
+pub const EVERY_CALL_ENDS: &str = "every call answered or failed";
 /// Name of the example of transient double ownership.
 pub const TRANSIENT_DOUBLE: &str = "transient double ownership";
 /// Name of the example of a transient orphaned queue.
@@ -104,6 +109,12 @@ pub const PROPERTIES: &[ModelProperty] = &[
             let g = Group::of(model, state);
             !g.settled() || g.periodic_work_is_no_op()
         },
+    },
+    ModelProperty {
+        name: EVERY_CALL_ENDS,
+        layer: Layer::Rebalance,
+        expectation: Expectation::Always,
+        condition: |model, state| Group::of(model, state).every_call_ends(),
     },
     ModelProperty {
         name: TRANSIENT_DOUBLE,

@@ -448,10 +448,10 @@ impl BrokerState {
         }
     }
 
-    /// Handles a message from `from`: dispatches to the protocol step it
-    /// starts. Whatever arrives on a dead connection is ignored; a stopped
-    /// broker refuses every other request's connection.
-    pub fn on_message(&self, cfg: &Config, from: Peer, msg: &Message) -> Step<Self> {
+    /// Handles a message from `from` to broker `me`: dispatches to the
+    /// protocol step it starts. Whatever arrives on a dead connection is
+    /// ignored; a stopped broker refuses every other request's connection.
+    pub fn on_message(&self, cfg: &Config, me: usize, from: Peer, msg: &Message) -> Step<Self> {
         let c = match (from, msg) {
             (Peer::Consumer(c), _) => c,
             (Peer::NameServer, Message::RouteData { route }) => return self.cache_route(*route),
@@ -478,9 +478,9 @@ impl BrokerState {
             return None;
         }
         if self.down.is_some() {
-            // What waits for an answer fails at once, and a heartbeat's
-            // failure leaves the client to connect later; one-way messages
-            // and the environment's markers are lost.
+            // Every call fails at once (its connection is refused), and a
+            // heartbeat's failure leaves the client to connect later;
+            // one-way messages and the environment's markers are lost.
             let call = matches!(
                 msg,
                 Message::Heartbeat { .. }
@@ -489,6 +489,8 @@ impl BrokerState {
                     | Message::QueryOffset { .. }
                     | Message::CommitOffset { .. }
                     | Message::LockBatch { .. }
+                    | Message::PullMessage { .. }
+                    | Message::SendMessageBack { .. }
             );
             return call.then(|| (*self, vec![Output::Send(from, Message::Refused { epoch })]));
         }
@@ -539,7 +541,7 @@ impl BrokerState {
                 from: first,
                 to,
                 ..
-            } => Some(current.send_back(cfg, from, *queue, *first, *to, epoch)),
+            } => Some(current.send_back(cfg, me, from, *queue, *first, *to, epoch)),
             Message::LockBatch { queues, .. } => {
                 let mut next = current;
                 let granted = next
@@ -696,14 +698,19 @@ impl BrokerState {
         (cfg.sizes.messages + appended) as u8
     }
 
-    /// `SendMessageProcessor.consumerSendMsgBack`: the batch `[first, to)`
-    /// of queue `queue` is appended to its queue of the group's retry topic
+    /// `SendMessageProcessor.consumerSendMsgBack`, or the client producer's
+    /// send to the retry topic: the batch `[first, to)` of queue `queue`
+    /// is appended to its queue of the group's retry topic
     /// (`retryQueueNums` is 1), each message as the one it is a copy of (a
-    /// copy sent back again is still a copy of the first). A run that does
-    /// not model the retry topic stores it where nobody in the run reads.
+    /// copy of its own retry queue's sent back again is still a copy of
+    /// the first; a copy of another broker's is recorded as that copy,
+    /// whose origin that broker's log holds). A run that does not model
+    /// the retry topic stores it where nobody in the run reads.
+    #[allow(clippy::too_many_arguments)]
     fn send_back(
         &self,
         cfg: &Config,
+        me: usize,
         from: Peer,
         queue: u8,
         first: u8,
@@ -714,8 +721,9 @@ impl BrokerState {
         let q = usize::from(queue);
         if cfg.retry_log_grows() {
             for offset in usize::from(first)..usize::from(to) {
+                let own_retry = cfg.retry_queue_of(me);
                 let origin = match offset.checked_sub(cfg.sizes.messages) {
-                    Some(copy) if cfg.is_retry_queue(q) => self.disk.retried.origin(copy),
+                    Some(copy) if own_retry == Some(q) => self.disk.retried.origin(copy),
                     _ => (q, offset),
                 };
                 next.disk.retried.push(origin.0, origin.1);

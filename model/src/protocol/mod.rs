@@ -24,4 +24,4 @@ pub use broker::BrokerState;
 pub use consumer::{ConsumerState, Phase};
 pub use message::{Fault, Message, Output, Peer, Step, Timer};
 pub use name_server::NameServerState;
-pub use process_queue::ProcessQueue;
+pub use process_queue::{ProcessQueue, SendBack};

@@ -36,10 +36,10 @@ pub struct ProcessQueue {
     /// Orderly: ticks since it was dropped, when its pulls stopped
     /// (`lastPullTimestamp`), saturating at the pull expiry.
     pub idle_age: u8,
-    /// Its failed batch is being sent back (`CONSUMER_SEND_MSG_BACK`, a
-    /// synchronous call): the batch is still held, so the offset stays at
-    /// its start.
-    pub sending_back: bool,
+    /// What becomes of its batch after its listener failed, consuming
+    /// concurrently: while it is sent back, or waits to be consumed again,
+    /// the batch is still held, so the offset stays at its start.
+    pub send_back: SendBack,
     /// With pull requests: a `PULL_MESSAGE` is in flight.
     pub pulling: bool,
     /// With pull requests: which process queue of the queue this is, the
@@ -66,21 +66,24 @@ impl ProcessQueue {
             from: pq.from,
             to: pq.to,
             batch_age: pq.batch_age,
-            sending_back: pq.sending_back,
+            send_back: pq.send_back,
             generation: pq.generation,
             ..base
         }
     }
 
-    /// Its running batch and nothing else: what of it outlives its
-    /// consumer's shutdown.
-    pub fn batch_alone(self) -> Self {
-        Self {
+    /// What of it outlives its consumer's shutdown: the batch its
+    /// application is running, and nothing else. A batch that already
+    /// failed is not run again: its send-back is a call of the process
+    /// that stopped, and its consumption later a task of the executor the
+    /// shutdown stopped (`submitConsumeRequestLater`).
+    pub fn batch_alone(self) -> Option<Self> {
+        (self.running() && self.send_back == SendBack::No).then(|| Self {
             from: self.from,
             to: self.to,
             batch_age: self.batch_age,
             ..Self::default()
-        }
+        })
     }
 
     /// The batch `[from, to)` starts, and the next pull is from `to`.
@@ -100,7 +103,7 @@ impl ProcessQueue {
             from: 0,
             to: 0,
             batch_age: 0,
-            sending_back: false,
+            send_back: SendBack::No,
             ..self
         }
     }
@@ -116,9 +119,26 @@ impl ProcessQueue {
         }
     }
 
-    /// A batch is being consumed.
+    /// Its failed batch, both send-backs having failed, is consumed again
+    /// from memory (`submitConsumeRequestLater`): no pull, and the offset
+    /// stays at its start until it is consumed.
+    pub fn again_from_memory(self) -> Self {
+        Self {
+            batch_age: 0,
+            send_back: SendBack::Later,
+            ..self
+        }
+    }
+
+    /// A batch is being consumed (its application runs it, or it waits to
+    /// be run again).
     pub fn running(&self) -> bool {
         self.from < self.to
+    }
+
+    /// Its failed batch is being sent back: a call waits for its answer.
+    pub fn sending_back(&self) -> bool {
+        matches!(self.send_back, SendBack::ToBroker | SendBack::ByProducer(_))
     }
 
     /// The offset to commit: the lowest still in flight
@@ -136,6 +156,28 @@ impl ProcessQueue {
     pub fn lock_trusted(&self, validity: u8) -> bool {
         self.locked && self.lock_age <= validity
     }
+}
+
+/// What becomes of a batch whose listener returned `RECONSUME_LATER`
+/// (`ConsumeMessageConcurrentlyService.processConsumeResult`): each step
+/// is tried when the one before it fails.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub enum SendBack {
+    /// Nothing failed.
+    #[default]
+    No,
+    /// `CONSUMER_SEND_MSG_BACK` to the queue's broker, a synchronous call,
+    /// is in flight.
+    ToBroker,
+    /// That call failed: the client's internal producer sends a copy to the
+    /// group's retry topic (`sendMessageBackAsNormalMessage`), through this
+    /// broker, a synchronous send.
+    ByProducer(u8),
+    /// Both failed: the batch waits to be consumed again from memory, 5 s
+    /// later (`submitConsumeRequestLater`).
+    Later,
 }
 
 /// Every queue's consumption by one consumer, by queue index.

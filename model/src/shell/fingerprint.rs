@@ -13,7 +13,9 @@
 use std::hash::{Hash, Hasher};
 
 use crate::config::{Dense, Fault, Route};
-use crate::protocol::{BrokerState, ConsumerState, Message, NameServerState, Peer, ProcessQueue};
+use crate::protocol::{
+    BrokerState, ConsumerState, Message, NameServerState, Peer, ProcessQueue, SendBack,
+};
 use crate::search::Packing;
 use crate::shell::{Deliveries, Envelope, Network, RebalanceModel, SystemState, TimerSet};
 
@@ -42,7 +44,7 @@ impl Packed for Peer {
 }
 
 impl Packed for ProcessQueue {
-    /// 55 bits: its flags and counters.
+    /// 64 bits: its flags and counters.
     fn packed(&self) -> u128 {
         u128::from(self.reading_offset)
             | u128::from(self.cursor) << 1
@@ -56,7 +58,19 @@ impl Packed for ProcessQueue {
             | u128::from(self.idle_age) << 44
             | u128::from(self.pulling) << 52
             | u128::from(self.generation) << 53
-            | u128::from(self.sending_back) << 54
+            | self.send_back.packed() << 54
+    }
+}
+
+impl Packed for SendBack {
+    /// 10 bits: the step, then the producer's broker.
+    fn packed(&self) -> u128 {
+        match *self {
+            SendBack::No => 0,
+            SendBack::ToBroker => 1,
+            SendBack::ByProducer(broker) => 2 | u128::from(broker) << 2,
+            SendBack::Later => 3,
+        }
     }
 }
 

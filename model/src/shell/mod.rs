@@ -277,7 +277,10 @@ impl RebalanceModel {
         match env.dst {
             Peer::Broker(b) => {
                 let current = &state.brokers[usize::from(b)];
-                Change::of(current, current.on_message(cfg, env.src, &env.msg))
+                Change::of(
+                    current,
+                    current.on_message(cfg, usize::from(b), env.src, &env.msg),
+                )
             }
             Peer::Consumer(c) => {
                 let current = &state.consumers[usize::from(c)];

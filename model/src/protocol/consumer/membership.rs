@@ -4,7 +4,7 @@
 //! (`RebalanceService`, `RebalanceImpl`, `MQClientInstance`).
 
 use super::{locks, with_epoch, ConsumerState, Phase, Query};
-use crate::config::{members_of, Allocator, Config, ConsumerSet, Fault, Route};
+use crate::config::{members_of, Allocator, Call, Config, ConsumerSet, Fault, Route};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 use crate::protocol::process_queue::ProcessQueue;
 use rocketmq_rebalance::plan_update;
@@ -28,9 +28,11 @@ impl ConsumerState {
     /// `DefaultMQPushConsumerImpl.shutdown`: drops every process queue and
     /// sends `UNREGISTER_CLIENT` to every broker (`unregisterClientWithLock`).
     /// It does not wait for the batches the application is consuming
-    /// (`awaitTerminationMillisWhenShutdown` is 0 by default): each runs on
-    /// to its end after the unlock and the persist, which recorded its
-    /// first message as the offset.
+    /// (`awaitTerminationMillisWhenShutdown` is 0 by default): it
+    /// interrupts their threads (`shutdownNow`), before the unlock and the
+    /// persist, which records each batch's first message as the offset. A
+    /// listener that ignores the interrupt runs its batch on to its end; one
+    /// that stops ends it there, unconsumed.
     pub(super) fn shutdown(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let mut outputs = vec![Output::DisarmAll];
         outputs.extend(self.unlock_all(cfg, me));
@@ -41,9 +43,10 @@ impl ConsumerState {
         );
         outputs.extend(self.broadcast(cfg, me, |epoch| Message::Unregister { epoch }));
         let mut left = Self::empty(Phase::Left);
+        let outlives = !cfg.consumers[me].interruptible;
         for (q, pq) in self.queues.iter().enumerate() {
-            if pq.running() {
-                left.queues[q] = pq.batch_alone();
+            if let Some(batch) = pq.batch_alone().filter(|_| outlives) {
+                left.queues[q] = batch;
                 outputs.push(Output::Arm(Timer::Done { queue: q as u8 }));
             }
         }
@@ -160,8 +163,10 @@ impl ConsumerState {
 
     /// Its calls to `broker` fail, `next` being its state with the
     /// connection's fate: a question in flight there gets no answer (the
-    /// round ends and counts as balanced), lock calls none either, and its
-    /// next request there connects (`Connect`).
+    /// round ends and counts as balanced), lock calls none either, the
+    /// other calls fail with their retries
+    /// ([`ConsumerState::requests_lost`]), and its next request there
+    /// connects (`Connect`).
     fn calls_fail(
         &self,
         mut next: Self,
@@ -169,20 +174,28 @@ impl ConsumerState {
         me: usize,
         broker: u8,
     ) -> (Self, Vec<Output>) {
-        let mut outputs = Vec::new();
-        next.lock_calls_lost(cfg, broker);
-        next.requests_lost(cfg, broker);
-        if self.querying.is_some_and(|q| q.broker == broker) {
+        let mut outputs = next.lose_calls(cfg, me, broker);
+        if self.querying.is_some_and(|q| q.broker == broker)
+            && cfg.protocol.calls_fail.contains(Call::Query)
+        {
             next.querying = None;
             outputs.extend(self.retry_later(&mut next, cfg, me));
         }
-        if next.busy() != self.busy() {
+        if next.busy() != self.busy() || next.due != self.due {
             outputs.extend(next.schedule(cfg, me));
         }
         if next.target_set(cfg, me) & 1 << broker != 0 {
             outputs.push(Output::Arm(Timer::Connect { broker }));
         }
         (next, outputs)
+    }
+
+    /// Its lock calls and requests in flight to `broker` are lost.
+    fn lose_calls(&mut self, cfg: &Config, me: usize, broker: u8) -> Vec<Output> {
+        if cfg.protocol.calls_fail.contains(Call::Lock) {
+            self.lock_calls_lost(cfg, broker);
+        }
+        self.requests_lost(cfg, me, broker)
     }
 
     /// `updateTopicRouteInfoFromNameServer` at start: an idle consumer caches
@@ -221,12 +234,11 @@ impl ConsumerState {
             outputs.push(Output::Disarm(Timer::Connect { broker }));
             // The next connection there is a new one.
             next.epochs = with_epoch(next.epochs, broker, self.epoch(broker) + 1);
-            next.lock_calls_lost(cfg, broker);
-            next.requests_lost(cfg, broker);
+            outputs.extend(next.lose_calls(cfg, me, broker));
         }
         // A new queue's lock call lost there ends the round unbalanced: the
         // next round is scheduled, as after a closed connection.
-        let rescheduled = next.busy() != self.busy();
+        let rescheduled = next.busy() != self.busy() || next.due != self.due;
         if rescheduled {
             outputs.extend(next.schedule(cfg, me));
         }

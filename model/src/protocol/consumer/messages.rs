@@ -4,9 +4,9 @@
 //! `ConsumeMessageConcurrentlyService`, `RemoteBrokerOffsetStore`).
 
 use super::ConsumerState;
-use crate::config::{members_of, Commit, Config, ConsumeFrom, Fault, QueueSet};
+use crate::config::{members_of, Call, Commit, Config, ConsumeFrom, Fault, QueueSet, MAX_BROKERS};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer, NO_OFFSET};
-use crate::protocol::process_queue::ProcessQueue;
+use crate::protocol::process_queue::{ProcessQueue, SendBack};
 
 impl ConsumerState {
     /// `ConsumeMessageConcurrentlyService` on a pulled batch: the next
@@ -85,24 +85,84 @@ impl ConsumerState {
     }
 
     /// Calls in flight to `broker` that will get no answer (its connection
-    /// closed or dropped): a pull's queue is pulled again later
-    /// (`executePullRequestLater`); a send-back fails, and the batch of a
-    /// queue it still consumes is consumed again later
-    /// (`submitConsumeRequestLater`), so the offset does not move past it.
-    pub(super) fn requests_lost(&mut self, cfg: &Config, broker: u8) {
-        for q in members_of(cfg.broker_queues(usize::from(broker))) {
-            let pq = &mut self.queues[q];
-            if cfg.pulls_by_request(q) {
-                pq.pulling = false;
+    /// closed, it refused the connection, or the route dropped it): each
+    /// fails at once for its caller, with Java's own retry. A pull is tried
+    /// again later (`executePullRequestLater`, 3 s); an offset read leaves
+    /// its queue out of the table until the next round
+    /// (`computePullFromWhereWithException` fails, the queue is not added
+    /// and the round is not balanced); a synchronous commit stops waiting
+    /// (its offset stays in memory for the next persist); a send-back to
+    /// the queue's broker goes through the client's producer instead, and
+    /// a send through the producer that fails leaves the batch to be
+    /// consumed again from memory.
+    pub(super) fn requests_lost(&mut self, cfg: &Config, me: usize, broker: u8) -> Vec<Output> {
+        let fails = |call| cfg.protocol.calls_fail.contains(call);
+        let mut outputs = Vec::new();
+        for q in 0..cfg.queues.len() {
+            let pq = self.queues[q];
+            if cfg.broker_of(q) == broker {
+                if cfg.pulls_by_request(q) && fails(Call::Pull) {
+                    self.queues[q].pulling = false;
+                }
+                if pq.reading_offset && fails(Call::OffsetRead) {
+                    outputs.extend(self.offset_read_failed(cfg, me, q));
+                }
+                if pq.awaiting_ack && fails(Call::Commit) {
+                    self.queues[q].awaiting_ack = false;
+                }
+                if pq.send_back == SendBack::ToBroker && fails(Call::SendBack) {
+                    outputs.extend(self.send_by_producer(cfg, me, q, broker));
+                }
             }
-            if pq.sending_back {
-                *pq = if self.owned & 1 << q != 0 {
-                    pq.again()
-                } else {
-                    pq.finished()
-                };
+            if pq.send_back == SendBack::ByProducer(broker) && fails(Call::SendBack) {
+                self.queues[q] = pq.again_from_memory();
             }
         }
+        outputs
+    }
+
+    /// `computePullFromWhereWithException` fails (its call failed, or the
+    /// environment made it fail): queue `q` is not added, and the round,
+    /// not balanced, runs again.
+    fn offset_read_failed(&mut self, cfg: &Config, me: usize, q: usize) -> Vec<Output> {
+        let before = *self;
+        self.owned &= !(1 << q);
+        // A queue whose offset is being read has pulled nothing and awaits
+        // no acknowledgement: only a running batch is kept.
+        self.queues[q].reading_offset = false;
+        self.due |= 1 << cfg.queues[q].topic;
+        let mut outputs = before.retry_later(self, cfg, me);
+        outputs.extend(self.schedule(cfg, me));
+        outputs
+    }
+
+    /// `sendMessageBackAsNormalMessage`: the batch of queue `q`, whose
+    /// send-back to `failed` (its broker) failed, is sent to the group's
+    /// retry topic by the client's internal producer, which picks a broker
+    /// of the retry topic's route (every broker the group heartbeats) in
+    /// turn: the first one it reaches after `failed`, `failed` itself on
+    /// its next connection when it is the only one. It reaches none: the
+    /// batch is consumed again from memory.
+    fn send_by_producer(&mut self, cfg: &Config, me: usize, q: usize, failed: u8) -> Vec<Output> {
+        let pq = self.queues[q];
+        let targets = self.target_set(cfg, me);
+        let next_broker = (1..=MAX_BROKERS as u8)
+            .map(|i| (failed + i) % MAX_BROKERS as u8)
+            .find(|&b| targets & 1 << b != 0);
+        let Some(broker) = next_broker else {
+            self.queues[q] = pq.again_from_memory();
+            return Vec::new();
+        };
+        self.queues[q].send_back = SendBack::ByProducer(broker);
+        vec![Output::Send(
+            Peer::Broker(broker),
+            Message::SendMessageBack {
+                queue: q as u8,
+                from: pq.from,
+                to: pq.to,
+                epoch: self.epoch(broker),
+            },
+        )]
     }
 
     /// The application finishes the running batch: its messages were
@@ -118,7 +178,7 @@ impl ConsumerState {
     /// cannot be reached. A dropped queue's result is not processed.
     pub(super) fn done(&self, cfg: &Config, me: usize, q: usize) -> Step<Self> {
         let pq = self.queues[q];
-        if !pq.running() || pq.sending_back {
+        if !pq.running() || pq.sending_back() {
             return None;
         }
         let mut next = *self;
@@ -146,15 +206,20 @@ impl ConsumerState {
 
     /// `processConsumeResult` of a batch whose listener failed: orderly,
     /// the batch is consumed again later; concurrently, it is sent back to
-    /// the queue's broker if it reaches it, else consumed again later.
+    /// the queue's broker (`consumerSendMessageBack`) if the consumer
+    /// reaches it, else through its producer at once (the broker's address
+    /// is not found, which fails the call).
     fn failed(&mut self, cfg: &Config, me: usize, q: usize) -> Vec<Output> {
         let pq = self.queues[q];
         let broker = cfg.broker_of(q);
-        if cfg.orderly().is_some() || self.target_set(cfg, me) & 1 << broker == 0 {
+        if cfg.orderly().is_some() {
             self.queues[q] = pq.again();
             return Vec::new();
         }
-        self.queues[q].sending_back = true;
+        if self.target_set(cfg, me) & 1 << broker == 0 {
+            return self.send_by_producer(cfg, me, q, broker);
+        }
+        self.queues[q].send_back = SendBack::ToBroker;
         vec![Output::Send(
             Peer::Broker(broker),
             Message::SendMessageBack {
@@ -166,10 +231,16 @@ impl ConsumerState {
         )]
     }
 
-    /// The broker stored the batch sent back in the retry topic: the batch
-    /// is done with, as if consumed.
-    pub(super) fn sent_back(&self, cfg: &Config, q: usize) -> Step<Self> {
-        self.queues[q].sending_back.then(|| {
+    /// A broker stored the batch sent back in the retry topic: the batch is
+    /// done with, as if consumed. The answer counts from the broker the
+    /// batch was sent to.
+    pub(super) fn sent_back(&self, cfg: &Config, q: usize, broker: u8) -> Step<Self> {
+        let sent_to = match self.queues[q].send_back {
+            SendBack::ToBroker => cfg.broker_of(q),
+            SendBack::ByProducer(b) => b,
+            SendBack::No | SendBack::Later => return None,
+        };
+        (sent_to == broker).then(|| {
             let mut next = *self;
             let outputs = next.finish(cfg, q);
             (next, outputs)
@@ -283,13 +354,7 @@ impl ConsumerState {
         let mut next = *self;
         if self.faults.contains(Fault::FailOffsetRead) {
             next.faults.remove(Fault::FailOffsetRead);
-            next.owned &= !(1 << q);
-            // A queue whose offset is being read has pulled nothing and
-            // awaits no acknowledgement: only a running batch is kept.
-            next.queues[q].reading_offset = false;
-            next.due |= 1 << cfg.queues[q].topic;
-            let mut outputs = self.retry_later(&mut next, cfg, me);
-            outputs.extend(next.schedule(cfg, me));
+            let outputs = next.offset_read_failed(cfg, me, q);
             return Some((next, outputs));
         }
         let start = match (stored, cfg.protocol.consume_from) {

@@ -24,10 +24,11 @@ mod membership;
 mod messages;
 
 use crate::config::{
-    members_of, Config, ConsumerSet, Effect, Fault, FaultSet, QueueSet, Route, MAX_TOPICS,
+    members_of, Call, Config, ConsumerSet, Effect, Fault, FaultSet, QueueSet, Route, MAX_TOPICS,
 };
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 use crate::protocol::process_queue::ProcessQueues;
+use crate::protocol::process_queue::SendBack;
 use crate::protocol::subscription;
 
 /// Life cycle of a consumer process.
@@ -272,11 +273,10 @@ impl ConsumerState {
             ) if broker.is_some_and(|b| self.epoch(b) == *epoch) => {
                 self.pulled(cfg, usize::from(*queue), *from, *to, *generation)
             }
-            (Phase::Running, Message::SentBack { queue, epoch })
-                if broker.is_some_and(|b| self.epoch(b) == *epoch) =>
-            {
-                self.sent_back(cfg, usize::from(*queue))
-            }
+            (Phase::Running, Message::SentBack { queue, epoch }) => match broker {
+                Some(b) if self.epoch(b) == *epoch => self.sent_back(cfg, usize::from(*queue), b),
+                _ => None,
+            },
             (Phase::Running, Message::CommitAck { queue }) => {
                 self.commit_acknowledged(usize::from(*queue))
             }
@@ -367,6 +367,142 @@ impl ConsumerState {
         self.targets(cfg, me)
             .map(|b| Output::Send(Peer::Broker(b), msg(self.epoch(b))))
             .collect()
+    }
+}
+
+/// A call a consumer waits on: to which broker, on which connection, and
+/// about which topic (a member query) or queue (every other call).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Waiting {
+    /// What it asked.
+    pub call: Call,
+    /// The broker asked.
+    pub broker: u8,
+    /// The connection's epoch.
+    pub epoch: u8,
+    /// The topic index of a member query, the queue index otherwise.
+    pub about: u8,
+}
+
+impl Waiting {
+    /// Whether `msg`, on its way from the consumer to the broker
+    /// (`to_broker`) or back, is this call, its answer, or the failure
+    /// that ends it (the connection closed, or refused): what must still
+    /// come for the wait to end.
+    pub fn ended_by(&self, to_broker: bool, msg: &Message) -> bool {
+        let Waiting {
+            call, epoch, about, ..
+        } = *self;
+        let has = |queues: u8| queues & 1 << about != 0;
+        match (to_broker, *msg) {
+            (false, Message::ConnectionClosed { epoch: e } | Message::Refused { epoch: e }) => {
+                e == epoch
+            }
+            (true, Message::GetConsumerList { topic, epoch: e })
+            | (true, Message::QueryAssignment { topic, epoch: e })
+            | (
+                false,
+                Message::ConsumerList {
+                    topic, epoch: e, ..
+                },
+            )
+            | (
+                false,
+                Message::BrokerAllocation {
+                    topic, epoch: e, ..
+                },
+            ) => call == Call::Query && topic == about && e == epoch,
+            (true, Message::LockBatch { queues, epoch: e })
+            | (
+                false,
+                Message::Locked {
+                    asked: queues,
+                    epoch: e,
+                    ..
+                },
+            ) => call == Call::Lock && has(queues) && e == epoch,
+            (true, Message::QueryOffset { queue, epoch: e })
+            | (
+                false,
+                Message::Offset {
+                    queue, epoch: e, ..
+                },
+            ) => call == Call::OffsetRead && queue == about && e == epoch,
+            (
+                true,
+                Message::PullMessage {
+                    queue, epoch: e, ..
+                },
+            )
+            | (
+                false,
+                Message::PullResult {
+                    queue, epoch: e, ..
+                },
+            ) => call == Call::Pull && queue == about && e == epoch,
+            (
+                true,
+                Message::CommitOffset {
+                    queue, epoch: e, ..
+                },
+            ) => call == Call::Commit && queue == about && e == epoch,
+            (false, Message::CommitAck { queue }) => call == Call::Commit && queue == about,
+            (
+                true,
+                Message::SendMessageBack {
+                    queue, epoch: e, ..
+                },
+            )
+            | (false, Message::SentBack { queue, epoch: e }) => {
+                call == Call::SendBack && queue == about && e == epoch
+            }
+            _ => false,
+        }
+    }
+}
+
+impl ConsumerState {
+    /// Every call it waits on, running: its member query, its lock calls,
+    /// and each queue's offset read, pull, commit and send-back.
+    pub fn waiting(&self, cfg: &Config) -> Vec<Waiting> {
+        let mut calls = Vec::new();
+        if self.phase != Phase::Running {
+            return calls;
+        }
+        let on = |call, broker: u8, about| Waiting {
+            call,
+            broker,
+            epoch: self.epoch(broker),
+            about,
+        };
+        if let Some(q) = self.querying {
+            calls.push(Waiting {
+                call: Call::Query,
+                broker: q.broker,
+                epoch: q.epoch,
+                about: q.topic,
+            });
+        }
+        for q in 0..cfg.queues.len() {
+            let (pq, broker, about) = (&self.queues[q], cfg.broker_of(q), q as u8);
+            let send_back = match pq.send_back {
+                SendBack::ToBroker => Some(broker),
+                SendBack::ByProducer(b) => Some(b),
+                SendBack::No | SendBack::Later => None,
+            };
+            calls.extend(
+                [
+                    (self.locking & 1 << q != 0, Call::Lock, Some(broker)),
+                    (pq.reading_offset, Call::OffsetRead, Some(broker)),
+                    (pq.pulling, Call::Pull, Some(broker)),
+                    (pq.awaiting_ack, Call::Commit, Some(broker)),
+                    (send_back.is_some(), Call::SendBack, send_back),
+                ]
+                .into_iter()
+                .filter_map(|(waits, call, to)| to.filter(|_| waits).map(|b| on(call, b, about))),
+            );
+        }
+        calls
     }
 }
 
