@@ -166,9 +166,13 @@ pub mod internals {
         BrokerState, ConsumerState, Message, NameServerState, Output, Peer, Phase, ProcessQueue,
         SendBack, Timer,
     };
+    pub use crate::search::intern::Interner;
+    pub use crate::search::packed::Codec;
     pub use crate::search::{
-        find_fair_cycle_missing, fingerprint, path_of, replay, Classify, Graph, Limits, STRONG,
+        find_fair_cycle_missing, fingerprint, path_of, replay, Classify, Graph, Limits, Packing,
+        STRONG,
     };
+    pub use crate::shell::fingerprint::Part;
     pub use crate::shell::Envelope;
     pub use crate::trace::describe_path;
 }

@@ -66,28 +66,21 @@ impl Classify<RebalanceModel> for Measure {
 pub fn measure(model: &RebalanceModel, limits: Limits) -> Result<Harms, Cutoff> {
     // Value and the first state (fewest steps: BFS order) reaching it.
     let mut worst = [(0usize, 0 as StateId); 4];
-    let graph = Graph::explore_observing(
-        model,
-        &Measure,
-        Limits {
-            stop_at_bad: true,
-            ..limits
-        },
-        &mut |_, id, state| {
-            let group = Group::of(model, state);
-            let values = [
-                usize::from(group.max_deliveries()),
-                group.max_duplicates_of_a_queue(),
-                group.duplicated_messages(),
-                group.paused_queues().count_ones() as usize,
-            ];
-            for (slot, value) in worst.iter_mut().zip(values) {
-                if value > slot.0 {
-                    *slot = (value, id);
-                }
+    // Parents only: no state is bad, so the exploration is whole.
+    let graph = Graph::explore_paths(model, &Measure, limits, &mut |_, id, state| {
+        let group = Group::of(model, state);
+        let values = [
+            usize::from(group.max_deliveries()),
+            group.max_duplicates_of_a_queue(),
+            group.duplicated_messages(),
+            group.paused_queues().count_ones() as usize,
+        ];
+        for (slot, value) in worst.iter_mut().zip(values) {
+            if value > slot.0 {
+                *slot = (value, id);
             }
-        },
-    );
+        }
+    });
     if let Some(cutoff) = graph.cutoff {
         return Err(cutoff);
     }
@@ -132,7 +125,6 @@ mod tests {
         let cut = Limits {
             max_states: Some(10),
             timeout: None,
-            stop_at_bad: false,
             threads: 1,
         };
         assert_eq!(measure(&model, cut).err(), Some(Cutoff::StateLimit));

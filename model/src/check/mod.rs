@@ -16,9 +16,12 @@ use stateright::{Checker, Model, Path, Property, UniformChooser};
 
 use crate::config::Config;
 use crate::model::build_model;
-use crate::search::bfs::{self, collision_probability, Ended};
+use crate::search::bfs;
 use crate::search::dataflow::{self, Failed, Workers};
-use crate::search::{encode_path, indices_of, path_of, shortest_path_to_bad, Limits, Predicate};
+use crate::search::{
+    collision_probability, encode_path, indices_of, path_of, shortest_path_to_bad, Cutoff, Limits,
+    Predicate,
+};
 use crate::shell::independence::ActorIndependence;
 use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::describe_path;
@@ -153,19 +156,19 @@ pub fn check_model(
     // one exploration decides every property.
     let one_exploration = options.liveness && liveness::decides_safety(&model, options.search);
     let mut report = if one_exploration {
-        let limits = graph_limits(options, start, false);
+        let limits = graph_limits(options, start);
         liveness::check(&model, limits, options.progress_every, progress)
     } else {
         check_safety(model.clone(), options, start, progress)
     };
     if model.cfg.messages() && report.complete() {
-        match harms::measure(&model, graph_limits(options, start, false)) {
+        match harms::measure(&model, graph_limits(options, start)) {
             Ok(harms) => report.harms = Some(harms),
             Err(cutoff) => report.stopped = Stopped::HarmsCut(cutoff),
         }
     }
     if options.liveness && !one_exploration {
-        let limits = graph_limits(options, start, false);
+        let limits = graph_limits(options, start);
         let (properties, stats) = liveness::check_liveness(&model, limits);
         if let (Some(cutoff), true) = (stats.cutoff, report.complete()) {
             report.stopped = Stopped::LivenessGraphCut(cutoff);
@@ -194,9 +197,11 @@ pub fn serve_check(model: RebalanceModel, options: &CheckOptions) -> Result<(), 
 /// The options of the project's search for a check's.
 fn bfs_options(options: &CheckOptions) -> bfs::Options {
     bfs::Options {
-        threads: options.threads,
-        max_states: options.max_states,
-        timeout: options.timeout,
+        limits: Limits {
+            max_states: options.max_states,
+            timeout: options.timeout,
+            threads: options.threads,
+        },
         reduction: options.reduction,
         progress_every: options.progress_every,
     }
@@ -225,11 +230,10 @@ fn distributed(
 
 /// The limits of an exploration of the graph ([`crate::search::Graph`])
 /// that is part of a run begun at `start`: what is left of its budget.
-fn graph_limits(options: &CheckOptions, start: Instant, stop_at_bad: bool) -> Limits {
+fn graph_limits(options: &CheckOptions, start: Instant) -> Limits {
     Limits {
         max_states: options.max_states,
         timeout: options.timeout.map(|t| t.saturating_sub(start.elapsed())),
-        stop_at_bad,
         threads: options.threads,
     }
 }
@@ -319,15 +323,16 @@ fn search_safety(
             return drive(checker.spawn_bfs(), options, start, progress);
         }
     };
-    let stopped = match outcome.ended {
-        Ended::Exhausted => Stopped::Exhausted,
-        Ended::EveryPropertyDecided => Stopped::EveryPropertyDecided,
-        Ended::StateLimit => Stopped::StateLimit,
-        Ended::Timeout => Stopped::Timeout,
+    let stopped = match outcome.cutoff {
+        None => Stopped::Exhausted,
+        Some(Cutoff::EveryPropertyDecided) => Stopped::EveryPropertyDecided,
+        Some(Cutoff::Timeout) => Stopped::Timeout,
+        // The safety search stops early for its limits alone.
+        Some(_) => Stopped::StateLimit,
     };
     let done = progress_of(outcome.counts);
     let complete = stopped.is_complete();
-    let shortest_limits = graph_limits(options, start, true);
+    let shortest_limits = graph_limits(options, start);
     let properties = model
         .properties()
         .into_iter()
@@ -435,7 +440,7 @@ fn drive(
     // later violating state; a random walk wanders): search breadth-first
     // again, within what is left of the time budget, and keep Stateright's
     // when that runs out.
-    let shortest_limits = graph_limits(options, start, true);
+    let shortest_limits = graph_limits(options, start);
     let properties = model
         .properties()
         .into_iter()

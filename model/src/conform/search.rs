@@ -14,8 +14,7 @@ use stateright::Model;
 
 use super::observation::{changes, initial_observables, Observation, Observed};
 use crate::check::{Expectation, PropertyReport, Report, Status, Stopped};
-use crate::search::bfs::collision_probability;
-use crate::search::{encode_path, fingerprint};
+use crate::search::{collision_probability, encode_path, fingerprint, replay};
 use crate::shell::{RebalanceModel, SystemState};
 use crate::trace::{describe_action, describe_state};
 
@@ -273,21 +272,21 @@ pub fn conform(
     }
     chain.reverse();
     // Replayed from the initial state: expanded nodes keep no state.
-    let mut state = initial;
-    for &i in &chain[1..] {
-        let Some((index, explained)) = &nodes[i].via else {
-            continue;
-        };
-        actions.clear();
-        model.actions(&state, &mut actions);
-        let action = actions[*index as usize];
-        result.path.push(*index);
-        result
-            .explanation
-            .push(describe_action(model, Some(&state), &action));
-        // The search took it, so it is a step.
-        if let Some(after) = model.next_state(&state, action) {
-            state = after;
+    let steps: Vec<&(u32, Vec<usize>)> = chain[1..]
+        .iter()
+        .filter_map(|&i| nodes[i].via.as_ref())
+        .collect();
+    result.path = steps.iter().map(|(index, _)| *index).collect();
+    let indices: Vec<u32> = std::iter::once(0)
+        .chain(result.path.iter().copied())
+        .collect();
+    let mut replayed = replay(model, &indices);
+    let state = replayed.pop().map_or(initial, |(state, _)| state);
+    for ((before, action), (_, explained)) in replayed.iter().zip(&steps) {
+        if let Some(action) = action {
+            result
+                .explanation
+                .push(describe_action(model, Some(before), action));
         }
         for &o in explained {
             let obs = &observations[o];

@@ -26,65 +26,32 @@
 //! ("Sleep sets") has the argument in full; the tests compare the
 //! reduced and unreduced state counts on every scenario.
 //!
-//! **Memory**: the seen set keeps, per state, its fingerprint, its parent's
-//! fingerprint and the index of the action from it (so any state's path is
-//! rebuilt, and replayed as Explorer action indices), and its depth; one
-//! level of whole states is kept, with their sleep sets.
+//! **Memory**: states are kept packed ([`Packing`]: a record of its
+//! parts' ids, a few 32-bit lanes) in flat level buffers, each with its
+//! sleep set as a bit set over its actions. Every state known is an entry
+//! of [`Visited`] (a fingerprint, 8 bytes at 64 bits); the next level's are
+//! gathered in [`Arrivals`], where arrivals merge without a lock; a level
+//! is put in fingerprint order before it is expanded, so that a state's id
+//! is its place in the search and the least parent is the least
+//! fingerprint. Each state's parent id and action index, 8 bytes, are
+//! appended to a log from which any state's path is rebuilt.
 
-use std::collections::hash_map::Entry;
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::fmt::Debug;
-use std::hash::{BuildHasherDefault, Hash};
+use std::hash::Hash;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use stateright::{Expectation, Model};
 
-use super::graph::PassThrough;
-
-/// A fingerprint: a hash of a state, the same in every run, that stands for
-/// it in the seen set. Two states with the same fingerprint are taken for
-/// one; [`collision_probability`] says how likely that hid a state.
-pub trait Print: Copy + Ord + Hash + Send + Sync + Debug + 'static {
-    /// The fingerprint of `value`.
-    fn of<T: Hash>(value: &T) -> Self;
-    /// Bits that pick the seen set's shard: neither those a map's bucket
-    /// index takes (the low ones) nor its tag (the top seven).
-    fn shard_bits(self) -> usize;
-}
-
-impl Print for u64 {
-    fn of<T: Hash>(value: &T) -> Self {
-        super::fingerprint(value)
-    }
-
-    fn shard_bits(self) -> usize {
-        (self >> 32 & 0xffff) as usize
-    }
-}
-
-impl Print for u128 {
-    /// Two 64-bit hashes with independent keys: aHash gives 64 bits a call.
-    fn of<T: Hash>(value: &T) -> Self {
-        let high = ahash::RandomState::with_seeds(0xB16B, 0x00B5, 0x7E57, 0xF00D).hash_one(value);
-        u128::from(super::fingerprint(value)) | u128::from(high) << 64
-    }
-
-    fn shard_bits(self) -> usize {
-        (self >> 32 & 0xffff) as usize
-    }
-}
-
-/// The probability that two of `states` distinct states got the same
-/// `bits`-bit fingerprint, so that the second was taken for the first and
-/// never explored: the birthday bound n(n-1)/2 over 2^bits, the estimate
-/// TLC prints as "calculated (optimistic)" (fingerprints taken as uniformly
-/// distributed). At most 1.
-pub fn collision_probability(states: usize, bits: u32) -> f64 {
-    let n = states as f64;
-    (n * (n - 1.0) / 2.0 / 2f64.powi(bits as i32)).min(1.0)
-}
+use super::budget::{Cutoff, Limits};
+use super::fingerprint::Print;
+use super::intern::Interner;
+use super::packed::{Codec, Packing};
+use super::pages::Pages;
+use super::visited::{Arrival, Arrivals, Visited};
 
 /// Which actions of a model commute: the relation sleep sets rely on.
 pub trait Reduction<M: Model> {
@@ -98,29 +65,13 @@ pub trait Reduction<M: Model> {
 /// How a search runs.
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
-    /// Threads that expand states (0 and 1: the caller's alone).
-    pub threads: usize,
-    /// Stop once this many unique states are known.
-    pub max_states: Option<usize>,
-    /// Stop after this long.
-    pub timeout: Option<Duration>,
+    /// Its threads, and where it stops early: once `max_states` unique
+    /// states are known, or after `timeout`.
+    pub limits: Limits,
     /// Take sleep sets into account (off: every enabled action is taken).
     pub reduction: bool,
     /// How often the progress callback runs.
     pub progress_every: Duration,
-}
-
-/// Why a search ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ended {
-    /// Every reachable state was expanded.
-    Exhausted,
-    /// Every property has its discovery.
-    EveryPropertyDecided,
-    /// `max_states` was reached.
-    StateLimit,
-    /// `timeout` passed.
-    Timeout,
 }
 
 /// Counters of a running or finished search.
@@ -140,47 +91,15 @@ pub struct Counts {
 pub struct Outcome {
     /// Its counters at the end.
     pub counts: Counts,
-    /// Why it ended.
-    pub ended: Ended,
+    /// Why it ended before every reachable state was expanded, if it did:
+    /// [`Cutoff::StateLimit`], [`Cutoff::Timeout`] or
+    /// [`Cutoff::EveryPropertyDecided`].
+    pub cutoff: Option<Cutoff>,
     /// Per property (in the model's order): the Explorer action indices
     /// of its discovery (a counterexample of an `always` property, an
     /// example of a `sometimes` one), found with the fewest steps.
     pub discoveries: Vec<Option<Vec<u32>>>,
 }
-
-/// The seen set's record of a state.
-#[derive(Clone, Copy)]
-struct Seen<F> {
-    /// The fingerprint of the state it was first reached from (its own for
-    /// an initial state).
-    parent: F,
-    /// The index of the action taken there, among all the parent's actions
-    /// (an initial state's index among the initial states).
-    action: u16,
-    /// Its breadth-first depth, the initial states' being 1.
-    depth: u16,
-    /// While it waits in the next level: its place there.
-    slot: u32,
-}
-
-/// A state waiting to be expanded, with the actions asleep at it.
-struct Node<S, A, F> {
-    state: S,
-    print: F,
-    sleep: Vec<A>,
-}
-
-/// One shard of the seen set, with the next level's states that hash to it.
-struct Shard<S, A, F> {
-    seen: HashMap<F, Seen<F>, BuildHasherDefault<PassThrough>>,
-    next: Vec<Node<S, A, F>>,
-}
-
-/// The seen set's shards, each behind its lock.
-type Shards<M, F> = [Mutex<Shard<<M as Model>::State, <M as Model>::Action, F>>];
-
-/// Shards of the seen set: enough that two threads seldom wait on one.
-const SHARDS: usize = 256;
 
 /// States a thread takes from the level at a time.
 const CHUNK: usize = 512;
@@ -209,7 +128,7 @@ pub fn search<M, R, F>(
     progress: &mut dyn FnMut(Counts),
 ) -> Result<Outcome, Unsupported>
 where
-    M: Model + Sync,
+    M: Packing + Sync,
     M::State: Hash + Send + Sync,
     M::Action: Clone + PartialEq + Send + Sync,
     R: Reduction<M> + Sync,
@@ -218,21 +137,21 @@ where
     let properties = model.properties();
     supported(&properties)?;
     let started = Instant::now();
-    let shards: Box<Shards<M, F>> = (0..SHARDS)
-        .map(|_| {
-            Mutex::new(Shard {
-                seen: HashMap::default(),
-                next: Vec::new(),
-            })
-        })
-        .collect();
+    let width = model.parts();
+    let mut interner = Interner::new(1 << 12);
+    let mut visited = Visited::<F>::new(1 << 16);
+    // Per state, in id order: its parent's id above its action's index.
+    // In pages, so that the log grows without copying what it holds.
+    let mut parents: Pages<u64> = Pages::default();
+    let mut level = initial_level(model, &interner, width, &mut parents)?;
+    visited.extend(&level.prints);
     let run = Run {
         model,
         reduction,
         options,
         started,
+        width,
         properties: &properties,
-        shards: &shards,
         undecided: AtomicU64::new(if properties.len() == 64 {
             u64::MAX
         } else {
@@ -241,96 +160,201 @@ where
         this_level: AtomicU64::new(0),
         finishing: AtomicBool::new(false),
         found: Mutex::new(vec![None; properties.len()]),
-        generated: AtomicUsize::new(0),
-        unique: AtomicUsize::new(0),
+        generated: AtomicUsize::new(model.init_states().len()),
+        unique: AtomicUsize::new(level.prints.len()),
         stop: AtomicBool::new(false),
         ended: Mutex::new(None),
         too_large: AtomicBool::new(false),
+        prints: PhantomData,
     };
-    for (index, state) in model.init_states().into_iter().enumerate() {
-        let index = u16::try_from(index).map_err(|_| Unsupported::TooLarge)?;
-        run.generated.fetch_add(1, Ordering::Relaxed);
-        let print = F::of(&state);
-        run.insert(state, print, &[], (print, index), 1);
-    }
-    let mut level = run.take_next_level();
-    let mut depth: u16 = 1;
-    let mut max_depth = 0;
+    let (mut depth, mut max_depth) = (1, 0);
     let mut last_progress = Instant::now();
-    while !level.is_empty() && !run.stop.load(Ordering::Relaxed) {
-        max_depth = usize::from(depth);
-        let Some(child_depth) = depth.checked_add(1) else {
-            return Err(Unsupported::TooLarge);
-        };
+    let mut previous_len = level.prints.len();
+    let mut arrivals = Arrivals::new(0);
+    while !level.prints.is_empty() && !run.stop.load(Ordering::Relaxed) {
+        max_depth = depth;
+        interner.settle();
+        // Room for a level a little larger than the last one grew by.
+        let growth = (level.prints.len() as f64 / previous_len.max(1) as f64).clamp(1.0, 4.0);
+        arrivals.make_room((level.prints.len() as f64 * growth * 1.25) as usize);
+        let mut past = Past::default();
+        previous_len = level.prints.len();
         let cursor = AtomicUsize::new(0);
-        let threads = options.threads.max(1);
-        std::thread::scope(|scope| {
-            let (run, level, cursor) = (&run, &level, &cursor);
+        let threads = options.limits.workers();
+        let outs: Vec<Vec<u32>> = std::thread::scope(|scope| {
+            let (interner, visited, past) = (&interner, &visited, &past);
+            let (run, level, cursor, arrivals) = (&run, &level, &cursor, &arrivals);
             let workers: Vec<_> = (1..threads)
-                .map(|_| scope.spawn(move || run.work(level, cursor, child_depth, &mut || {})))
+                .map(|thread| {
+                    scope.spawn(move || {
+                        let tables = Tables {
+                            interner,
+                            visited,
+                            arrivals,
+                            past,
+                        };
+                        run.work(thread as u64, level, cursor, tables, &mut || {})
+                    })
+                })
                 .collect();
-            let counts = || run.counts(max_depth);
-            run.work(level, cursor, child_depth, &mut || {
+            let counts = || run.counts(depth);
+            let tables = Tables {
+                interner,
+                visited,
+                arrivals,
+                past,
+            };
+            let mut outs = vec![run.work(0, level, cursor, tables, &mut || {
                 if last_progress.elapsed() >= options.progress_every {
                     last_progress = Instant::now();
                     progress(counts());
                 }
-            });
+            })];
             for worker in workers {
                 // A worker panics only if the model does: pass it on.
-                if let Err(panic) = worker.join() {
-                    std::panic::resume_unwind(panic);
-                }
+                outs.push(
+                    worker
+                        .join()
+                        .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                );
             }
+            outs
         });
         if run.too_large.load(Ordering::Relaxed) {
             return Err(Unsupported::TooLarge);
         }
         run.this_level.store(0, Ordering::Relaxed);
         if run.finishing.load(Ordering::Relaxed) {
-            run.end(Ended::EveryPropertyDecided);
+            run.end(Cutoff::EveryPropertyDecided);
         }
-        drop(level);
-        level = run.take_next_level();
-        depth = child_depth;
+        let past = past.get_mut().expect("not poisoned");
+        let next = next_level(&level, arrivals.drain(), past, &outs, width, &mut parents);
+        visited.extend(&next.prints);
+        run.unique.store(visited.len(), Ordering::Relaxed);
+        if !next.prints.is_empty() {
+            depth += 1;
+        }
+        level = next;
     }
     let counts = run.counts(max_depth);
-    let ended = run
-        .ended
-        .lock()
-        .expect("not poisoned")
-        .unwrap_or(Ended::Exhausted);
+    let cutoff = *run.ended.lock().expect("not poisoned");
     let found = run.found.into_inner().expect("not poisoned");
-    let shards: Vec<_> = shards
-        .into_vec()
-        .into_iter()
-        .map(|s| s.into_inner().expect("not poisoned").seen)
-        .collect();
     let discoveries = found
         .into_iter()
-        .map(|print| print.map(|print| path_to(&shards, print)))
+        .map(|id| id.map(|id| path_to(&parents, id)))
         .collect();
     Ok(Outcome {
         counts,
-        ended,
+        cutoff,
         discoveries,
     })
 }
 
-/// The Explorer action indices of the path by which the state of `print`
-/// was first reached.
-fn path_to<F: Print>(
-    shards: &[HashMap<F, Seen<F>, BuildHasherDefault<PassThrough>>],
-    mut print: F,
-) -> Vec<u32> {
+/// A level's states in fingerprint order, the first of them with id
+/// `offset`: their fingerprints, sleep sets (a bit per action index) and
+/// records (`width` lanes each).
+struct Level<F, A> {
+    offset: u64,
+    prints: Vec<F>,
+    sleeps: Vec<u64>,
+    /// By rank, the actions asleep past the bits of those with some.
+    past: HashMap<usize, Vec<A>>,
+    records: Vec<u32>,
+}
+
+/// The parent's id of an initial state in the log of parents.
+const NO_PARENT: u64 = (1 << 48) - 1;
+
+/// The initial states, each once (with the least index of equal ones),
+/// with nothing asleep; their parents logged.
+fn initial_level<M: Packing, F: Print>(
+    model: &M,
+    interner: &Interner<M::Part>,
+    width: usize,
+    parents: &mut Pages<u64>,
+) -> Result<Level<F, M::Action>, Unsupported>
+where
+    M::State: Hash,
+{
+    let mut codec = Codec::new(model, interner);
+    let mut initial = Vec::new();
+    for (index, state) in model.init_states().into_iter().enumerate() {
+        let index = u16::try_from(index).map_err(|_| Unsupported::TooLarge)?;
+        let mut record = vec![0; width];
+        codec
+            .encode(&state, &mut record)
+            .map_err(|_| Unsupported::TooLarge)?;
+        initial.push((F::of(&state), index, record));
+    }
+    initial.sort_by_key(|(print, index, _)| (*print, *index));
+    initial.dedup_by_key(|(print, _, _)| *print);
+    let mut level = Level {
+        offset: 0,
+        prints: Vec::new(),
+        sleeps: vec![0; initial.len()],
+        past: HashMap::new(),
+        records: Vec::new(),
+    };
+    for (print, index, record) in initial {
+        level.prints.push(print);
+        level.records.extend(record);
+        parents.push(NO_PARENT << 16 | u64::from(index));
+    }
+    Ok(level)
+}
+
+/// The level the arrivals at `level` make, in fingerprint order, the
+/// records copied from the threads' buffers; each state's parent logged.
+fn next_level<F: Print, A>(
+    level: &Level<F, A>,
+    mut arrived: Vec<super::visited::Arrived<F>>,
+    past: &mut HashMap<F, Vec<A>>,
+    outs: &[Vec<u32>],
+    width: usize,
+    parents: &mut Pages<u64>,
+) -> Level<F, A> {
+    arrived.sort_unstable_by_key(|a| a.print);
+    let mut next = Level {
+        offset: level.offset + level.prints.len() as u64,
+        prints: Vec::with_capacity(arrived.len()),
+        sleeps: Vec::with_capacity(arrived.len()),
+        past: HashMap::new(),
+        records: Vec::with_capacity(arrived.len() * width),
+    };
+    for a in arrived {
+        let (thread, at) = (
+            (a.record >> RECORD_SHIFT) as usize,
+            (a.record & RECORD_MASK) as usize,
+        );
+        next.records
+            .extend_from_slice(&outs[thread][at * width..(at + 1) * width]);
+        if a.sleep & PAST != 0 {
+            if let Some(actions) = past.remove(&a.print) {
+                next.past.insert(next.prints.len(), actions);
+            }
+        }
+        next.prints.push(a.print);
+        next.sleeps.push(a.sleep);
+        let parent = level.offset + (a.step >> 16);
+        parents.push(parent << 16 | (a.step & 0xFFFF));
+    }
+    next
+}
+
+/// A record's place: its thread above its index in the thread's buffer.
+const RECORD_SHIFT: u32 = 40;
+const RECORD_MASK: u64 = (1 << RECORD_SHIFT) - 1;
+
+/// The Explorer action indices of the path by which state `id` was first
+/// reached, from the log of parents.
+fn path_to(parents: &Pages<u64>, mut id: u64) -> Vec<u32> {
     let mut indices = Vec::new();
-    loop {
-        let seen = shards[print.shard_bits() % shards.len()][&print];
-        indices.push(u32::from(seen.action));
-        if seen.depth == 1 {
+    while let Some(entry) = parents.get(id as usize) {
+        indices.push((entry & 0xFFFF) as u32);
+        if entry >> 16 == NO_PARENT {
             break;
         }
-        print = seen.parent;
+        id = entry >> 16;
     }
     indices.reverse();
     indices
@@ -444,14 +468,47 @@ where
     Some(generated)
 }
 
+/// The tables a level's threads share.
+struct Tables<'t, M: Packing, F> {
+    interner: &'t Interner<M::Part>,
+    visited: &'t Visited<F>,
+    arrivals: &'t Arrivals<F>,
+    /// The actions asleep past the bits ([`PAST`]) at the next level's
+    /// states that have some.
+    past: &'t Past<F, M::Action>,
+}
+
+/// Sleep sets' actions past their bits, by state.
+type Past<F, A> = Mutex<HashMap<F, Vec<A>>>;
+
+/// What one thread's expansions reuse.
+struct Work<'t, M: Packing, F> {
+    thread: u64,
+    tables: Tables<'t, M, F>,
+    codec: Codec<'t, M>,
+    actions: Vec<M::Action>,
+    /// Actions taken past the bits of a sleep set.
+    taken_past: Vec<M::Action>,
+    /// A successor's sleep set past the bits, among its parent's actions.
+    sleep_past: Vec<M::Action>,
+    /// A successor's actions, to place its sleep set among them, and its
+    /// sleep set past the bits there.
+    next_actions: Vec<M::Action>,
+    placed_past: Vec<M::Action>,
+    /// The records of the states this thread found first.
+    out: Vec<u32>,
+    /// States found first since the counts were last brought up to date.
+    new: usize,
+}
+
 /// A search under way: what its threads share.
 struct Run<'a, M: Model, R, F> {
     model: &'a M,
     reduction: &'a R,
     options: Options,
     started: Instant,
+    width: usize,
     properties: &'a [stateright::Property<M>],
-    shards: &'a Shards<M, F>,
     /// One bit per property still without a discovery.
     undecided: AtomicU64,
     /// One bit per property first discovered in the level being expanded:
@@ -461,21 +518,24 @@ struct Run<'a, M: Model, R, F> {
     /// judged, not expanded.
     finishing: AtomicBool,
     /// Each property's discovery: of the states of the first level that
-    /// has one, the one with the least fingerprint, so that every run
-    /// reports the same.
-    found: Mutex<Vec<Option<F>>>,
+    /// has one, the one with the least id (the least fingerprint), so that
+    /// every run reports the same.
+    found: Mutex<Vec<Option<u64>>>,
     generated: AtomicUsize,
     unique: AtomicUsize,
     /// Set when the search is to end before its level does.
     stop: AtomicBool,
-    ended: Mutex<Option<Ended>>,
-    /// A state had more actions than a [`Seen`] can name.
+    ended: Mutex<Option<Cutoff>>,
+    /// A state had more actions than an action index names, or a part
+    /// more ids than a lane holds.
     too_large: AtomicBool,
+    /// The fingerprints the run's tables hold.
+    prints: PhantomData<F>,
 }
 
 impl<M, R, F> Run<'_, M, R, F>
 where
-    M: Model + Sync,
+    M: Packing + Sync,
     M::State: Hash + Send + Sync,
     M::Action: Clone + PartialEq + Send + Sync,
     R: Reduction<M> + Sync,
@@ -490,121 +550,79 @@ where
     }
 
     /// Ends the search for `why`, unless it ended already.
-    fn end(&self, why: Ended) {
+    fn end(&self, why: Cutoff) {
         self.ended.lock().expect("not poisoned").get_or_insert(why);
         self.stop.store(true, Ordering::Relaxed);
     }
 
-    /// The states of the next level, gathered from the shards.
-    fn take_next_level(&self) -> Vec<Node<M::State, M::Action, F>> {
-        let mut level = Vec::new();
-        for shard in self.shards {
-            level.append(&mut shard.lock().expect("not poisoned").next);
-        }
-        level
-    }
-
-    /// Records `state`, reached from `parent` by its `action`th action at
-    /// `depth`, with `sleep` asleep: a new state waits in the next level;
-    /// one already waiting there keeps only what both sleep sets hold; one
-    /// already expanded, or in this level, is reached by a longer path and
-    /// left as it is.
-    fn insert(
-        &self,
-        state: M::State,
-        print: F,
-        sleep: &[M::Action],
-        (parent, action): (F, u16),
-        depth: u16,
-    ) {
-        let mut shard = self.shards[print.shard_bits() % SHARDS]
-            .lock()
-            .expect("not poisoned");
-        let Shard { seen, next } = &mut *shard;
-        match seen.entry(print) {
-            Entry::Vacant(vacant) => {
-                vacant.insert(Seen {
-                    parent,
-                    action,
-                    depth,
-                    slot: next.len() as u32,
-                });
-                next.push(Node {
-                    state,
-                    print,
-                    sleep: sleep.to_vec(),
-                });
-                drop(shard);
-                let unique = self.unique.fetch_add(1, Ordering::Relaxed) + 1;
-                if self.options.max_states.is_some_and(|max| unique >= max) {
-                    self.end(Ended::StateLimit);
-                }
-            }
-            Entry::Occupied(mut known) => {
-                let known = known.get_mut();
-                if known.depth == depth {
-                    let waiting = &mut next[known.slot as usize].sleep;
-                    waiting.retain(|a| sleep.contains(a));
-                    // The least parent, whatever the threads' order: the
-                    // same paths on every run.
-                    if (parent, action) < (known.parent, known.action) {
-                        (known.parent, known.action) = (parent, action);
-                    }
-                }
-            }
-        }
-    }
-
     /// Expands chunks of `level` until none is left or the search ends,
-    /// calling `tick` after each.
-    fn work(
-        &self,
-        level: &[Node<M::State, M::Action, F>],
+    /// calling `tick` after each; returns the records this thread found
+    /// first.
+    fn work<'t>(
+        &'t self,
+        thread: u64,
+        level: &Level<F, M::Action>,
         cursor: &AtomicUsize,
-        child_depth: u16,
+        tables: Tables<'t, M, F>,
         tick: &mut dyn FnMut(),
-    ) {
-        let mut scratch = Scratch::default();
+    ) -> Vec<u32> {
+        let mut work = Work {
+            thread,
+            codec: Codec::new(self.model, tables.interner),
+            tables,
+            actions: Vec::new(),
+            taken_past: Vec::new(),
+            sleep_past: Vec::new(),
+            next_actions: Vec::new(),
+            placed_past: Vec::new(),
+            out: Vec::new(),
+            new: 0,
+        };
+        let width = self.width;
         while !self.stop.load(Ordering::Relaxed) {
             let start = cursor.fetch_add(CHUNK, Ordering::Relaxed);
-            let Some(chunk) = level.get(start..level.len().min(start + CHUNK)) else {
-                break;
-            };
-            if chunk.is_empty() {
+            let end = level.prints.len().min(start + CHUNK);
+            if start >= end {
                 break;
             }
             let mut generated = 0;
-            for node in chunk {
-                if self.visit(node) {
-                    generated += self.expand(node, child_depth, &mut scratch);
+            for rank in start..end {
+                let record = &level.records[rank * width..(rank + 1) * width];
+                let Some(state) = work.codec.decode(record) else {
+                    continue;
+                };
+                if self.visit(&state, level.offset + rank as u64) {
+                    let past = level.past.get(&rank).map_or(&[][..], Vec::as_slice);
+                    let asleep = (level.sleeps[rank], past);
+                    generated += self.expand(&state, rank as u64, asleep, &mut work);
                 }
             }
             self.generated.fetch_add(generated, Ordering::Relaxed);
-            if self
-                .options
-                .timeout
-                .is_some_and(|t| self.started.elapsed() >= t)
-            {
-                self.end(Ended::Timeout);
+            let unique = self.unique.fetch_add(work.new, Ordering::Relaxed) + work.new;
+            work.new = 0;
+            if self.options.limits.states_reached(unique) {
+                self.end(Cutoff::StateLimit);
+            } else if self.options.limits.timed_out(self.started) {
+                self.end(Cutoff::Timeout);
             }
             tick();
         }
+        work.out
     }
 
-    /// Judges `node`'s state on the properties still undecided and those
-    /// first discovered in this level; whether it is to be expanded (not
-    /// once every property is decided).
-    fn visit(&self, node: &Node<M::State, M::Action, F>) -> bool {
+    /// Judges `state` (of id `id`) on the properties still undecided and
+    /// those first discovered in this level; whether it is to be expanded
+    /// (not once every property is decided).
+    fn visit(&self, state: &M::State, id: u64) -> bool {
         let mut open =
             self.undecided.load(Ordering::Relaxed) | self.this_level.load(Ordering::Relaxed);
         while open != 0 {
             let bit = open.trailing_zeros() as usize;
             open &= open - 1;
-            if discovers(self.model, &self.properties[bit], &node.state) {
+            if discovers(self.model, &self.properties[bit], state) {
                 let mut found = self.found.lock().expect("not poisoned");
-                // The least fingerprint of the level: see `Run::found`.
-                let least = found[bit].map_or(node.print, |f: F| f.min(node.print));
-                found[bit] = Some(least);
+                // The least id of the level: see `Run::found`.
+                found[bit] = Some(found[bit].map_or(id, |f| f.min(id)));
                 self.this_level.fetch_or(1 << bit, Ordering::Relaxed);
                 let left = self.undecided.fetch_and(!(1 << bit), Ordering::Relaxed) & !(1 << bit);
                 if left == 0 {
@@ -615,31 +633,185 @@ where
         !self.finishing.load(Ordering::Relaxed)
     }
 
-    /// Takes every action of `node` that is not asleep there; returns the
-    /// transitions taken.
+    /// Takes every action of `state` (the `rank`th of its level) that is
+    /// not asleep there (`asleep`: a bit per action index, and the actions
+    /// past the bits), and records each successor not known yet as an
+    /// arrival at the next level; returns the transitions taken.
     fn expand(
         &self,
-        node: &Node<M::State, M::Action, F>,
-        child_depth: u16,
-        scratch: &mut Scratch<M::Action>,
+        state: &M::State,
+        rank: u64,
+        (asleep, asleep_past): (u64, &[M::Action]),
+        work: &mut Work<'_, M, F>,
     ) -> usize {
-        let taken = expand(
-            self.model,
-            self.reduction,
-            self.options.reduction,
-            (&node.state, &node.sleep),
-            scratch,
-            |next, index, sleep| {
-                let print = F::of(&next);
-                self.insert(next, print, sleep, (node.print, index), child_depth);
-            },
-        );
-        taken.unwrap_or_else(|| {
+        let reduce = self.options.reduction;
+        work.actions.clear();
+        self.model.actions(state, &mut work.actions);
+        if work.actions.len() > usize::from(u16::MAX) {
             self.too_large.store(true, Ordering::Relaxed);
             self.stop.store(true, Ordering::Relaxed);
-            0
-        })
+            return 0;
+        }
+        let mut generated = 0;
+        // Actions taken so far: bits as `asleep`, and the actions past the
+        // bits.
+        let mut taken = 0u64;
+        work.taken_past.clear();
+        let actions = std::mem::take(&mut work.actions);
+        for (index, action) in actions.iter().enumerate() {
+            let bit = if index < BITS { 1u64 << index } else { 0 };
+            if reduce && (asleep & bit != 0 || (bit == 0 && asleep_past.contains(action))) {
+                continue;
+            }
+            let Some(next) = self.model.next_state(state, action.clone()) else {
+                continue;
+            };
+            if !self.model.within_boundary(&next) {
+                // Not explored, so it covers no other order: nothing
+                // sleeps because of it.
+                continue;
+            }
+            generated += 1;
+            // The successor's sleep set, among this state's actions.
+            let mut sleep = 0;
+            work.sleep_past.clear();
+            if reduce {
+                let mut open = (asleep | taken) & !PAST;
+                while open != 0 {
+                    let b = open.trailing_zeros() as usize;
+                    open &= open - 1;
+                    if self.reduction.independent(self.model, &actions[b], action) {
+                        sleep |= 1 << b;
+                    }
+                }
+                work.sleep_past.extend(
+                    asleep_past
+                        .iter()
+                        .chain(&work.taken_past)
+                        .filter(|b| self.reduction.independent(self.model, b, action))
+                        .cloned(),
+                );
+                if bit == 0 {
+                    work.taken_past.push(action.clone());
+                }
+                taken |= bit;
+            }
+            let print = F::of(&next);
+            if work.tables.visited.contains(print) {
+                continue;
+            }
+            let step = Arrivals::<F>::step(rank, index as u16);
+            let placing = RefCell::new((
+                std::mem::take(&mut work.next_actions),
+                std::mem::take(&mut work.placed_past),
+            ));
+            let place = || {
+                let (next_actions, past) = &mut *placing.borrow_mut();
+                let parent = (&actions[..], sleep, &work.sleep_past[..]);
+                placed_among(self.model, parent, &next, next_actions, past)
+            };
+            let (out, codec, thread, width) =
+                (&mut work.out, &mut work.codec, work.thread, self.width);
+            let arrival = work.tables.arrivals.arrive(
+                print,
+                step,
+                || {
+                    let at = out.len() / width;
+                    out.resize(out.len() + width, 0);
+                    if codec.encode(&next, &mut out[at * width..]).is_err() {
+                        self.too_large.store(true, Ordering::Relaxed);
+                        self.stop.store(true, Ordering::Relaxed);
+                    }
+                    let placed = place();
+                    if placed & PAST != 0 {
+                        let past = placing.borrow().1.clone();
+                        work.tables
+                            .past
+                            .lock()
+                            .expect("not poisoned")
+                            .insert(print, past);
+                    }
+                    (placed, thread << RECORD_SHIFT | at as u64)
+                },
+                place,
+            );
+            let (next_actions, past) = placing.into_inner();
+            match arrival {
+                Arrival::First => work.new += 1,
+                Arrival::Again {
+                    before,
+                    brought: Some(brought),
+                } if before & brought & PAST != 0 => {
+                    // Both hold actions past the bits: keep those in both.
+                    let mut held = work.tables.past.lock().expect("not poisoned");
+                    if let Some(held) = held.get_mut(&print) {
+                        held.retain(|a| past.contains(a));
+                    }
+                }
+                Arrival::Again { .. } => {}
+            }
+            (work.next_actions, work.placed_past) = (next_actions, past);
+        }
+        work.actions = actions;
+        generated
     }
+}
+
+/// Actions a sleep set names by their index among the state's actions, one
+/// bit each; the bit above them ([`PAST`]) says that it also holds actions
+/// past them, or not among the state's actions at all (an action asleep
+/// can be carried where it is not enabled), kept by value beside it.
+const BITS: usize = 63;
+const PAST: u64 = 1 << BITS;
+
+/// A sleep set among a parent's actions (`parent`: its actions, the bits
+/// of those asleep, and those asleep past the bits) as one among the
+/// actions of its successor `next`, which are put in `next_actions`: the
+/// bits, and the actions past them in `past`. Most actions keep their
+/// index from a state to its successor or move by a few: each is looked
+/// for outwards from its parent's index.
+fn placed_among<M: Model>(
+    model: &M,
+    (actions, sleep, sleep_past): (&[M::Action], u64, &[M::Action]),
+    next: &M::State,
+    next_actions: &mut Vec<M::Action>,
+    past: &mut Vec<M::Action>,
+) -> u64
+where
+    M::Action: Clone + PartialEq,
+{
+    past.clear();
+    if sleep == 0 && sleep_past.is_empty() {
+        return 0;
+    }
+    next_actions.clear();
+    model.actions(next, next_actions);
+    let mut placed = 0;
+    let mut place = |wanted: &M::Action, near: usize| {
+        let found = (0..=near.max(next_actions.len())).find_map(|distance| {
+            [near.checked_sub(distance), near.checked_add(distance)]
+                .into_iter()
+                .flatten()
+                .find(|&at| next_actions.get(at) == Some(wanted))
+        });
+        match found.filter(|&at| at < BITS) {
+            Some(at) => placed |= 1 << at,
+            None => past.push(wanted.clone()),
+        }
+    };
+    let mut open = sleep;
+    while open != 0 {
+        let b = open.trailing_zeros() as usize;
+        open &= open - 1;
+        place(&actions[b], b);
+    }
+    for wanted in sleep_past {
+        place(wanted, BITS);
+    }
+    if !past.is_empty() {
+        placed |= PAST;
+    }
+    placed
 }
 
 #[cfg(test)]
@@ -648,7 +820,7 @@ pub(super) mod tests {
 
     /// Two counters that count up to `N` each, independently, and a third
     /// action that resets both (dependent on everything): a grid of
-    /// `(N + 1)²` states with diamonds everywhere (also `dataflow.rs`'s).
+    /// `(N + 1)²` states with diamonds everywhere (also `dataflow`'s).
     pub(crate) struct Grid;
 
     pub(crate) const N: u8 = 6;
@@ -698,9 +870,10 @@ pub(super) mod tests {
 
     fn run(reduction: bool, threads: usize) -> Outcome {
         let options = Options {
-            threads,
-            max_states: None,
-            timeout: None,
+            limits: Limits {
+                threads,
+                ..Limits::default()
+            },
             reduction,
             progress_every: Duration::from_secs(60),
         };
@@ -716,15 +889,12 @@ pub(super) mod tests {
             assert_eq!(full.counts.max_depth, reduced.counts.max_depth);
             assert!(reduced.counts.generated < full.counts.generated);
             assert_eq!(full.counts.unique, usize::from(N + 1).pow(2));
-            assert_eq!(
-                (full.ended, reduced.ended),
-                (Ended::Exhausted, Ended::Exhausted)
-            );
+            assert_eq!((full.cutoff, reduced.cutoff), (None, None));
             assert_eq!(reduced.discoveries[1], None);
             // The far corner takes 2N steps.
             let corner = reduced.discoveries[0].as_ref().expect("found");
             assert_eq!(corner.len(), 1 + 2 * usize::from(N));
-            let states = super::super::replay(&Grid, corner);
+            let states = crate::search::replay(&Grid, corner);
             assert_eq!(states.last().map(|(s, _)| *s), Some((N, N)));
         }
     }
@@ -737,23 +907,5 @@ pub(super) mod tests {
                 assert_eq!(run(reduction, 2).discoveries, one);
             }
         }
-    }
-
-    #[test]
-    fn the_collision_estimate_is_the_birthday_bound() {
-        assert_eq!(collision_probability(0, 64), 0.0);
-        assert_eq!(collision_probability(1, 64), 0.0);
-        let p = collision_probability(1 << 20, 64);
-        assert!((p / 2f64.powi(-25) - 1.0).abs() < 1e-5, "{p}");
-        assert!(collision_probability(usize::MAX, 64) <= 1.0);
-        assert!(collision_probability(1 << 30, 128) < 1e-20);
-    }
-
-    #[test]
-    fn wide_fingerprints_differ_from_narrow_ones_in_their_high_bits() {
-        let narrow = <u64 as Print>::of(&(1u8, 2u8));
-        let wide = <u128 as Print>::of(&(1u8, 2u8));
-        assert_eq!(wide as u64, narrow);
-        assert_ne!((wide >> 64) as u64, narrow);
     }
 }

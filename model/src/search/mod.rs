@@ -1,18 +1,32 @@
-//! Searches over any Stateright [`Model`](stateright::Model) that Stateright
-//! does not do itself: the safety search with sleep sets ([`bfs`]), the
-//! reachable graph stored compactly ([`graph`]),
-//! shortest paths to a bad state, and fair cycles for liveness under weak
-//! fairness ([`fair_cycle`]).
+//! Searches over any Stateright [`Model`](stateright::Model) that
+//! Stateright does not do itself: the safety search with sleep sets
+//! ([`bfs`]) and its distributed form ([`dataflow`]), the reachable graph
+//! stored compactly ([`graph`]) with shortest paths to a bad state, and
+//! fair cycles for liveness under weak fairness ([`fair_cycle`]).
 //! Nothing here knows the rebalance model.
+//!
+//! What the engines share is a toolbox of its own: fingerprints
+//! ([`fingerprint`](mod@fingerprint)), the budget and the stop reason
+//! ([`budget`]), paths replayed ([`path`]) and in the
+//! Explorer's format ([`explorer_path`]).
 
 pub mod bfs;
+pub mod budget;
 pub mod dataflow;
+pub mod explorer_path;
 pub mod fair_cycle;
+pub mod fingerprint;
 pub mod graph;
+pub mod intern;
+pub mod packed;
 mod pages;
+pub mod path;
+pub mod visited;
 
+pub use budget::{Cutoff, Limits};
+pub use explorer_path::{encode_path, explorer_indices};
 pub use fair_cycle::{find_fair_cycle_missing, Lasso};
-pub use graph::{
-    encode_path, explorer_indices, fingerprint, indices_of, path_of, replay, shortest_path_to_bad,
-    Classify, Cutoff, Graph, Limits, Predicate, StateId, STRONG,
-};
+pub use fingerprint::{collision_probability, fingerprint};
+pub use graph::{shortest_path_to_bad, Classify, Graph, Predicate, StateId, STRONG};
+pub use packed::Packing;
+pub use path::{indices_of, path_of, replay};

@@ -13,8 +13,11 @@
 use std::hash::{Hash, Hasher};
 
 use crate::config::{Dense, Fault, Route};
-use crate::protocol::{BrokerState, ConsumerState, Message, Peer, ProcessQueue, SendBack};
-use crate::shell::Envelope;
+use crate::protocol::{
+    BrokerState, ConsumerState, Message, NameServerState, Peer, ProcessQueue, SendBack,
+};
+use crate::search::Packing;
+use crate::shell::{Deliveries, Envelope, Network, RebalanceModel, SystemState, TimerSet};
 
 /// A value in one word, distinct for distinct values.
 pub trait Packed {
@@ -252,6 +255,89 @@ impl Hash for BrokerState {
         if retried {
             h.write_u64(disk.retried.bits());
         }
+    }
+}
+
+/// A part of a [`SystemState`] as the safety search keeps it: each
+/// machine's state whole, the messages in flight, the timers, the ghost
+/// counts. Each distinct part is stored once, so a state is its parts'
+/// ids; the parts take few distinct values (tens of consumer states in a
+/// space of millions), their combinations many. A field added to a
+/// machine's state is in its part with nothing to change here.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Part {
+    /// The name server.
+    NameServer(NameServerState),
+    /// A broker.
+    Broker(BrokerState),
+    /// A consumer.
+    Consumer(ConsumerState),
+    /// The messages in flight.
+    Network(Network),
+    /// Every actor's timers and faults.
+    Timers(Vec<TimerSet>),
+    /// The ghost counts of deliveries.
+    Deliveries(Deliveries),
+}
+
+impl Packing for RebalanceModel {
+    type Part = Part;
+
+    fn parts(&self) -> usize {
+        4 + self.cfg.broker_names.len() + self.cfg.consumers.len()
+    }
+
+    fn split(&self, state: &SystemState, parts: &mut Vec<Part>) {
+        // Every field named: a new one does not compile until it is here.
+        let SystemState {
+            name_server,
+            brokers,
+            consumers,
+            network,
+            timers,
+            deliveries,
+        } = state;
+        parts.push(Part::NameServer(*name_server));
+        parts.extend(brokers.iter().map(|b| Part::Broker(*b)));
+        parts.extend(consumers.iter().map(|c| Part::Consumer(*c)));
+        parts.push(Part::Network(network.clone()));
+        parts.push(Part::Timers(timers.clone()));
+        parts.push(Part::Deliveries(*deliveries));
+    }
+
+    fn join(&self, parts: &[&Part]) -> Option<SystemState> {
+        let (brokers, consumers) = (self.cfg.broker_names.len(), self.cfg.consumers.len());
+        let [Part::NameServer(name_server), rest @ ..] = parts else {
+            return None;
+        };
+        let (broker_parts, rest) = rest.split_at_checked(brokers)?;
+        let (consumer_parts, rest) = rest.split_at_checked(consumers)?;
+        let [Part::Network(network), Part::Timers(timers), Part::Deliveries(deliveries)] = rest
+        else {
+            return None;
+        };
+        let brokers = broker_parts
+            .iter()
+            .map(|p| match p {
+                Part::Broker(b) => Some(*b),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let consumers = consumer_parts
+            .iter()
+            .map(|p| match p {
+                Part::Consumer(c) => Some(*c),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(SystemState {
+            name_server: *name_server,
+            brokers,
+            consumers,
+            network: network.clone(),
+            timers: timers.clone(),
+            deliveries: *deliveries,
+        })
     }
 }
 

@@ -32,23 +32,22 @@
 //! a level's end here, so it may count more states than `bfs`, which stops
 //! within the level.
 
-use std::any::Any;
+mod cluster;
+
+pub use cluster::Workers;
+
 use std::cell::RefCell;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hash};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::rc::Rc;
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use stateright::Model;
-use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
-use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
-use timely::communication::{Hooks, Pull};
+use timely::communication::Pull;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::channels::Message;
 use timely::dataflow::operators::generic::operator::Operator;
@@ -58,125 +57,10 @@ use timely::progress::frontier::MutableAntichain;
 use timely::WorkerConfig;
 
 use super::bfs::{
-    discovers, expand, supported, Counts, Ended, Options, Outcome, Print, Reduction, Scratch,
-    Unsupported,
+    discovers, expand, supported, Counts, Options, Outcome, Reduction, Scratch, Unsupported,
 };
-use super::graph::PassThrough;
-
-/// Where the workers of a distributed search run.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Workers {
-    /// Threads of this process.
-    Threads(usize),
-    /// `threads` in each of the processes at `hosts` (`host:port`, one per
-    /// process, in the same order for every process), this one the
-    /// `process`th.
-    Cluster {
-        /// Worker threads in each process.
-        threads: usize,
-        /// Every process's address.
-        hosts: Vec<String>,
-        /// This process's index in `hosts`.
-        process: usize,
-    },
-}
-
-impl Workers {
-    /// Timely's workers: threads that talk in memory, or threads of
-    /// processes that talk over TCP, on sockets connected here (timely's
-    /// own set-up prints to stdout, where a report goes, and waits for
-    /// ever).
-    fn builders(&self) -> Result<(Vec<AllocatorBuilder>, Box<dyn Any + Send>), String> {
-        match self {
-            Workers::Threads(n) => timely::CommunicationConfig::Process((*n).max(1)).try_build(),
-            Workers::Cluster {
-                threads,
-                hosts,
-                process,
-            } => {
-                let threads = (*threads).max(1);
-                let sockets = connect(hosts, *process, Instant::now() + CONNECT_WITHIN)?;
-                let hooks = Hooks::default();
-                let local = ProcessBuilder::new_typed_vector(threads, hooks.refill.clone(), None);
-                let (builders, guard) =
-                    initialize_networking_from_sockets(local, sockets, *process, threads, hooks)
-                        .map_err(|e| format!("cannot start the network: {e}"))?;
-                Ok((
-                    builders.into_iter().map(AllocatorBuilder::Tcp).collect(),
-                    Box::new(guard),
-                ))
-            }
-        }
-    }
-}
-
-/// How long a process waits for the others to come up.
-const CONNECT_WITHIN: Duration = Duration::from_secs(300);
-
-/// One socket to every other process, as timely expects them: this one
-/// connects to those before it, saying its index, and accepts those after.
-fn connect(
-    hosts: &[String],
-    process: usize,
-    deadline: Instant,
-) -> Result<Vec<Option<TcpStream>>, String> {
-    let Some(own) = hosts.get(process) else {
-        return Err(format!(
-            "process {process} is not among {} hosts",
-            hosts.len()
-        ));
-    };
-    let listener = TcpListener::bind(own).map_err(|e| format!("cannot listen on {own}: {e}"))?;
-    let mut sockets: Vec<Option<TcpStream>> = (0..hosts.len()).map(|_| None).collect();
-    for (index, address) in hosts.iter().enumerate().take(process) {
-        let mut stream = loop {
-            match TcpStream::connect(address) {
-                Ok(stream) => break stream,
-                Err(e) if Instant::now() >= deadline => {
-                    return Err(format!(
-                        "cannot connect to process {index} at {address}: {e}"
-                    ))
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(50)),
-            }
-        };
-        let sent = stream
-            .set_nodelay(true)
-            .and_then(|()| stream.write_all(&(process as u64).to_be_bytes()));
-        sent.map_err(|e| format!("cannot greet process {index} at {address}: {e}"))?;
-        sockets[index] = Some(stream);
-    }
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| format!("cannot listen on {own}: {e}"))?;
-    while sockets[process + 1..].iter().any(Option::is_none) {
-        match listener.accept() {
-            Ok((mut stream, _)) => {
-                let mut index = [0; 8];
-                stream
-                    .set_nonblocking(false)
-                    .and_then(|()| stream.set_nodelay(true))
-                    .and_then(|()| stream.read_exact(&mut index))
-                    .map_err(|e| format!("a process greeting {own}: {e}"))?;
-                let index = u64::from_be_bytes(index) as usize;
-                if index <= process || index >= hosts.len() {
-                    return Err(format!("a process greeting {own} says it is {index}"));
-                }
-                sockets[index] = Some(stream);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                if Instant::now() >= deadline {
-                    return Err(format!(
-                        "the processes after {process} did not connect to {own}"
-                    ));
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            Err(e) => return Err(format!("cannot accept on {own}: {e}")),
-        }
-    }
-    Ok(sockets)
-}
+use super::budget::Cutoff;
+use super::fingerprint::{PassThrough, Print};
 
 /// Why a distributed search could not run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -297,7 +181,7 @@ struct Global<F> {
     generated: u64,
     unique: u64,
     max_depth: usize,
-    ended: Option<Ended>,
+    ended: Option<Cutoff>,
 }
 
 fn owner<F: Print>(print: F, peers: usize) -> u64 {
@@ -484,7 +368,7 @@ where
             unique: global.unique as usize,
             max_depth: global.max_depth,
         },
-        ended: global.ended.unwrap_or(Ended::Exhausted),
+        cutoff: global.ended,
         discoveries,
     };
     Ok(Some(outcome))
@@ -669,15 +553,11 @@ where
                 }
             }
             if was_undecided != 0 && global.undecided == 0 {
-                global.ended = Some(Ended::EveryPropertyDecided);
+                global.ended = Some(Cutoff::EveryPropertyDecided);
             } else if timed_out {
-                global.ended = Some(Ended::Timeout);
-            } else if self
-                .options
-                .max_states
-                .is_some_and(|max| global.unique >= max as u64)
-            {
-                global.ended = Some(Ended::StateLimit);
+                global.ended = Some(Cutoff::Timeout);
+            } else if self.options.limits.states_reached(global.unique as usize) {
+                global.ended = Some(Cutoff::StateLimit);
             }
             if let Some(sender) = &self.progress {
                 if self.last_progress.elapsed() >= self.options.progress_every {
@@ -756,10 +636,7 @@ where
             sleep: arrival.sleep,
             from: arrival.from,
         }));
-        let timed_out = self
-            .options
-            .timeout
-            .is_some_and(|t| self.started.elapsed() >= t);
+        let timed_out = self.options.limits.timed_out(self.started);
         for to in 0..self.peers as u32 {
             out.push(Up::Note {
                 to,
@@ -910,17 +787,18 @@ fn trace_back<F: Print + Serialize + DeserializeOwned>(
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::super::bfs::{
         self,
         tests::{Counters, Grid, Step},
     };
     use super::*;
+    use crate::search::budget::Limits;
 
     fn options(reduction: bool) -> Options {
         Options {
-            threads: 1,
-            max_states: None,
-            timeout: None,
+            limits: Limits::default(),
             reduction,
             progress_every: Duration::from_secs(60),
         }
@@ -946,7 +824,7 @@ mod tests {
             for workers in [1, 2, 3] {
                 let many = distributed(reduction, workers);
                 assert_eq!(many.counts, one.counts, "{workers} workers");
-                assert_eq!(many.ended, one.ended);
+                assert_eq!(many.cutoff, one.cutoff);
                 assert_eq!(many.discoveries, one.discoveries);
             }
         }
@@ -988,7 +866,7 @@ mod tests {
         )
         .expect("runs")
         .expect("worker 0's outcome");
-        assert_eq!(outcome.ended, Ended::EveryPropertyDecided);
+        assert_eq!(outcome.cutoff, Some(Cutoff::EveryPropertyDecided));
         assert_eq!(outcome.counts.max_depth, 3);
         let path = outcome.discoveries[0].as_ref().expect("found");
         assert_eq!(path.len(), 3);
@@ -996,7 +874,10 @@ mod tests {
             Arc::new(Grid),
             Arc::new(Counters),
             Options {
-                max_states: Some(10),
+                limits: Limits {
+                    max_states: Some(10),
+                    ..Limits::default()
+                },
                 ..options(true)
             },
             &Workers::Threads(2),
@@ -1004,7 +885,7 @@ mod tests {
         )
         .expect("runs")
         .expect("worker 0's outcome");
-        assert_eq!(limited.ended, Ended::StateLimit);
+        assert_eq!(limited.cutoff, Some(Cutoff::StateLimit));
         assert!(limited.counts.unique >= 10 && limited.counts.unique < 49);
     }
 }
