@@ -157,8 +157,11 @@ fn a_restarted_broker_grants_a_lock_its_holder_still_trusts() {
     assert!(j.matches_model(), "{:?}", mismatches(&j));
 }
 
-/// A finding: real behaviour the model does not have, which the program
-/// reports as a mismatch that says the model is wrong.
+/// A finding of the real cluster, now a behaviour of the model: a
+/// reconnecting consumer's query overtakes the heartbeat of its new channel
+/// and it drops its queue, an orphan. The program reported it as a
+/// mismatch that said the model was wrong; since the model's heartbeat
+/// comes from the channel's activation, a step of its own, the two agree.
 #[test]
 fn a_query_that_overtakes_its_heartbeat_orphans_a_queue() {
     let j = judged(
@@ -173,8 +176,7 @@ fn a_query_that_overtakes_its_heartbeat_orphans_a_queue() {
         .find(|p| p.name == "transient orphaned queue")
         .expect("judged");
     assert!(orphan.detail.contains("a0"), "{}", orphan.detail);
-    assert_eq!(mismatches(&j), ["transient orphaned queue"]);
-    assert!(j.mismatches[0].wrong.starts_with("the model"));
+    assert_eq!(mismatches(&j), Vec::<&str>::new());
 }
 
 /// Two runs of the orderly broker restart recorded for trace validation (a

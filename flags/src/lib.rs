@@ -229,6 +229,13 @@ pub struct ModelArgs {
     /// (default 0).
     #[arg(long)]
     pub consume_failures: Option<usize>,
+    /// Consumers (the first ones) whose pulls may each stall for over
+    /// 120 s once (a stop-the-world pause, a blocked pull thread): at
+    /// their next rebalance every queue they still get has expired
+    /// (isPullExpired) and is dropped and added afresh, its offset
+    /// persisted and read again (default 0).
+    #[arg(long)]
+    pub pull_stalls: Option<usize>,
     /// Consumers (the first ones) that may each lose one
     /// NOTIFY_CONSUMER_IDS_CHANGED (default 0).
     #[arg(long)]
@@ -352,6 +359,7 @@ impl ModelArgs {
         set(&mut sizes.evictions, self.evictions);
         set(&mut sizes.disk_losses, self.disk_losses);
         set(&mut sizes.consume_failures, self.consume_failures);
+        set(&mut sizes.pull_stalls, self.pull_stalls);
         set(&mut sizes.lost_notifications, self.lost_notifications);
         set(&mut sizes.failed_queries, self.failed_queries);
         if self.joins.is_some() {
@@ -469,6 +477,7 @@ fn flag(size: Size) -> &'static str {
         Size::Evictions => "--evictions",
         Size::DiskLosses => "--disk-losses",
         Size::ConsumeFailures => "--consume-failures",
+        Size::PullStalls => "--pull-stalls",
         Size::ClockDrift => "--clock-drift",
         Size::BrokerClockSteps => "--broker-clock-steps",
         Size::LostUnlocks => "--lost-unlocks",

@@ -42,6 +42,7 @@ fn every_fault() -> RebalanceModel {
         evictions: 1,
         disk_losses: 1,
         consume_failures: 1,
+        pull_stalls: 1,
         lost_unlocks: 1,
         failed_locks: 1,
         broker_clock_steps: 1,

@@ -398,3 +398,44 @@ fn a_failed_send_back_goes_through_the_producer_then_is_consumed_again() {
     assert_eq!(check(1, 1, false), 1, "on the restarted broker");
     assert_eq!(check(1, 1, true), 2, "the only broker stopped");
 }
+
+/// Pulls that stall for over 120 s (a stop-the-world pause, a blocked pull
+/// thread) have expired at the next round (`isPullExpired`): every queue
+/// still allocated is dropped, its offset persisted at the batch still
+/// running, and added afresh. Concurrently that batch, whose result the
+/// dropped process queue discards, is pulled and delivered again: one
+/// stall duplicates in a group where nothing else happens. Orderly, the
+/// running batch keeps the queue in the table until it ends, and nothing
+/// is delivered twice. Under fairness every message is consumed either way.
+#[test]
+fn pulls_that_stall_past_their_expiry_drop_and_add_the_queue_again() {
+    let check = |orderly: bool, pull_stalls, liveness| {
+        let sizes = Sizes {
+            consumers: 2,
+            brokers: 1,
+            queues: 1,
+            joins: Some(0),
+            messages: if orderly { 1 } else { 2 },
+            pull_stalls,
+            ..Sizes::default()
+        };
+        let protocol = ProtocolOptions {
+            orderly: orderly.then(LockTiming::default),
+            ..ProtocolOptions::default()
+        };
+        let report = run(config(Scenario::Healthy, sizes, "AVG", protocol), liveness);
+        if liveness {
+            assert_eq!(status(&report, EVERY_MESSAGE_CONSUMED), Status::Holds);
+        }
+        assert_eq!(status(&report, NO_MESSAGE_SKIPPED), Status::Holds);
+        (
+            report.unique_states,
+            report.harms.unwrap().max_deliveries.value,
+        )
+    };
+    assert_eq!(check(false, 0, false), (15, 1));
+    assert_eq!(check(false, 1, false), (152, 2));
+    assert_eq!(check(false, 1, true).1, 2);
+    assert_eq!(check(true, 1, false), (849, 1));
+    assert_eq!(check(true, 1, true).1, 1);
+}

@@ -111,6 +111,9 @@ mod tests {
     fn config() -> Config {
         let avg = Arc::from(rocketmq_rebalance::strategy_from_name("AVG").expect("a name"));
         let sizes = Sizes {
+            consumers: 2,
+            brokers: 1,
+            queues: 1,
             messages: 1,
             ..Scenario::Healthy.default_sizes()
         };

@@ -80,6 +80,11 @@ dense_enum! {
         /// if that fails, consumed again); orderly, it returns
         /// `SUSPEND_CURRENT_QUEUE_A_MOMENT` and the batch is consumed again.
         FailConsume,
+        /// The consumer's pulls stall for over 120 s (a stop-the-world
+        /// pause, its pull thread blocked, `SIGSTOP`): at its next round
+        /// every queue it still gets has expired (`isPullExpired`) and is
+        /// dropped and added afresh, its offset persisted and read again.
+        StallPulls,
     }
 }
 
@@ -328,6 +333,14 @@ impl Fault {
                 Messages,
                 Scheduled("its next batch fails"),
                 "its next batch will fail (RECONSUME_LATER; orderly SUSPEND_CURRENT_QUEUE_A_MOMENT)",
+            ),
+            Self::StallPulls => (
+                Consumer,
+                &[Size::PullStalls],
+                First,
+                Messages,
+                Scheduled("its pulls have stalled over 120 s"),
+                "its pulls stall over 120 s: at its next rebalance they have expired",
             ),
         };
         FaultSpec {

@@ -85,6 +85,10 @@ pub struct Sizes {
     /// `SUSPEND_CURRENT_QUEUE_A_MOMENT`) and the batch is sent back or
     /// consumed again.
     pub consume_failures: usize,
+    /// How many consumers (the first ones) may each have their pulls stall
+    /// for over 120 s once: at their next round every queue they still get
+    /// is dropped and added afresh (`isPullExpired`).
+    pub pull_stalls: usize,
     /// With orderly consumption: by how many ticks in all the first
     /// consumer's wall clock may be stepped back in a run, a tick at a time
     /// (its renewal runs on the monotonic clock, which no step moves).
@@ -134,6 +138,7 @@ impl Sizes {
         evictions: 0,
         disk_losses: 0,
         consume_failures: 0,
+        pull_stalls: 0,
         clock_drift: 0,
         broker_clock_steps: 0,
         lost_unlocks: 0,
@@ -185,6 +190,7 @@ impl Sizes {
             Size::Evictions => self.evictions,
             Size::DiskLosses => self.disk_losses,
             Size::ConsumeFailures => self.consume_failures,
+            Size::PullStalls => self.pull_stalls,
             Size::ClockDrift => self.clock_drift,
             Size::BrokerClockSteps => self.broker_clock_steps,
             Size::LostUnlocks => self.lost_unlocks,
@@ -259,6 +265,8 @@ pub enum Size {
     DiskLosses,
     /// [`Sizes::consume_failures`].
     ConsumeFailures,
+    /// [`Sizes::pull_stalls`].
+    PullStalls,
     /// [`Sizes::clock_drift`].
     ClockDrift,
     /// [`Sizes::broker_clock_steps`].
@@ -312,6 +320,7 @@ impl Size {
             Self::Evictions => "evictions",
             Self::DiskLosses => "disk losses",
             Self::ConsumeFailures => "consume failures",
+            Self::PullStalls => "pull stalls",
             Self::ClockDrift => "clock drift",
             Self::BrokerClockSteps => "broker clock steps",
             Self::LostUnlocks => "lost unlocks",

@@ -150,7 +150,8 @@ pub fn may_send_periodic(action: &Action) -> bool {
             | Fault::FailLocks
             | Fault::DiskLoss
             | Fault::ClockStep
-            | Fault::FailConsume => false,
+            | Fault::FailConsume
+            | Fault::StallPulls => false,
         },
     }
 }

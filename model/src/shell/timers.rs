@@ -51,12 +51,12 @@ impl TimerSet {
     /// The armed timers in `Ord` order.
     pub fn iter(self) -> impl Iterator<Item = Timer> {
         let timers = self.0 & ((1 << Timer::COUNT) - 1);
-        bits_of(timers).filter_map(|i| Timer::from_index(i))
+        bits_of(timers).filter_map(Timer::from_index)
     }
 
     /// The armed faults in `Ord` order.
     pub fn faults(self) -> impl Iterator<Item = Fault> {
-        bits_of(self.0 >> Timer::COUNT).filter_map(|i| Fault::from_index(i))
+        bits_of(self.0 >> Timer::COUNT).filter_map(Fault::from_index)
     }
 }
 

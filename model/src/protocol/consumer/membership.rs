@@ -456,7 +456,16 @@ impl ConsumerState {
             .subscribed()
             .fold(0, |set, t| set | cfg.topic_queues(t));
         next.truncate_not_my_topic(cfg, mine);
-        let mut outputs = next.hand_over(cfg, me, self.owned & mine);
+        // Pulls stalled over 120 s: every queue of the topic still
+        // allocated has expired (`isPullExpired`), and is dropped and added
+        // afresh.
+        let expired = if self.faults.contains(Fault::StallPulls) {
+            next.faults.remove(Fault::StallPulls);
+            self.owned & next.owned & cfg.topic_queues(topic)
+        } else {
+            0
+        };
+        let mut outputs = next.hand_over(cfg, me, self.owned & mine, expired);
         outputs.extend(next.schedule(cfg, me));
         (next, outputs)
     }

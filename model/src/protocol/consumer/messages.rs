@@ -29,7 +29,9 @@ impl ConsumerState {
             && !pq.running()
             && !pq.awaiting_ack
             && pq.cursor < end
-            && self.target_set(cfg, me) & 1 << cfg.broker_of(q) != 0;
+            && self.target_set(cfg, me) & 1 << cfg.broker_of(q) != 0
+            // Stalled, its pulls wait for the round that finds them expired.
+            && !self.faults.contains(Fault::StallPulls);
         if !pullable {
             return None;
         }
@@ -119,6 +121,18 @@ impl ConsumerState {
             }
         }
         outputs
+    }
+
+    /// Its pulls stall over 120 s: recorded for its next round, which finds
+    /// every queue's pulls expired, and owed, as its periodic rebalance
+    /// (every 20 s) runs again once the stall is over.
+    pub(super) fn stall_pulls(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
+        let mut next = Self {
+            faults: self.faults.with(Fault::StallPulls),
+            ..*self
+        };
+        let outputs = self.retry_later(&mut next, cfg, me);
+        (next, outputs)
     }
 
     /// `computePullFromWhereWithException` fails (its call failed, or the
@@ -379,15 +393,24 @@ impl ConsumerState {
     /// `updateProcessQueueTableInRebalance` with messages: a dropped queue's
     /// offset is persisted (one-way, `removeUnnecessaryMessageQueue`) and its
     /// running batch, if any, finishes unrecorded; a new queue's offset is
-    /// read from its broker before it is consumed. Consuming orderly, the
-    /// locks hand the queues over instead
+    /// read from its broker before it is consumed. A queue of `expired`,
+    /// still allocated but whose pulls have expired (`isPullExpired`), is
+    /// dropped the same way and added afresh in the same round. Consuming
+    /// orderly, the locks hand the queues over instead
     /// ([`ConsumerState::hand_over_locked`]).
-    pub(super) fn hand_over(&mut self, cfg: &Config, me: usize, before: QueueSet) -> Vec<Output> {
+    pub(super) fn hand_over(
+        &mut self,
+        cfg: &Config,
+        me: usize,
+        before: QueueSet,
+        expired: QueueSet,
+    ) -> Vec<Output> {
         if !cfg.messages() {
             return Vec::new();
         }
         let mut outputs = Vec::new();
-        let removed = before & !self.owned;
+        // Orderly, an expired queue's persist comes with its removal.
+        let removed = before & !self.owned | if cfg.orderly().is_some() { 0 } else { expired };
         for q in members_of(removed) {
             if let Some((broker, msg)) = self.offset_update(cfg, me, q) {
                 if self.faults.contains(Fault::LosePersist) {
@@ -398,13 +421,19 @@ impl ConsumerState {
             }
         }
         if let Some(timing) = cfg.orderly() {
-            self.hand_over_locked(cfg, me, before, timing, &mut outputs);
+            // Dropped, its pulls stopped long enough: the rule of a queue
+            // allocated again while still dropped removes and adds it.
+            for q in members_of(expired) {
+                self.queues[q].dropped = true;
+                self.queues[q].idle_age = timing.pull_expiry;
+            }
+            self.hand_over_locked(cfg, me, before & !expired, timing, &mut outputs);
             return outputs;
         }
         for q in members_of(removed) {
             self.queues[q] = ProcessQueue::with_batch_of(ProcessQueue::default(), self.queues[q]);
         }
-        for q in members_of(self.owned & !before) {
+        for q in members_of(self.owned & !before | expired) {
             outputs.push(self.read_offset(cfg, q));
         }
         outputs

@@ -160,6 +160,7 @@ impl ConsumerState {
     pub fn on_fault(&self, cfg: &Config, me: usize, fault: Fault) -> Step<Self> {
         match (self.phase, fault.spec().effect) {
             (Phase::Idle, _) if fault == Fault::Join => Some(self.join(cfg, me)),
+            (Phase::Running, _) if fault == Fault::StallPulls => Some(self.stall_pulls(cfg, me)),
             (Phase::Running, Effect::Scheduled(_)) => Some((
                 Self {
                     faults: self.faults.with(fault),
