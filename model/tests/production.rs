@@ -285,5 +285,8 @@ fn an_unordered_network_can_apply_a_restarts_routes_out_of_order() {
     let steps = trace(&report, AGREE_AT_REST);
     let at = |text: &str| steps.iter().position(|l| l.contains(text)).expect(text);
     assert!(at("registers with the name servers again") < at("without broker-a"));
-    assert!(at("TopicA [a0 a1 b0 b1]") < at("without broker-a"), "{steps:#?}");
+    assert!(
+        at("TopicA [a0 a1 b0 b1]") < at("without broker-a"),
+        "{steps:#?}"
+    );
 }
