@@ -145,6 +145,11 @@ fn batch<'a>(e: &'a Event, topic: &str) -> Option<(bool, &'a str, &'a [i64])> {
             topic: t,
             queue,
             offsets,
+        }
+        | Kind::ConsumeInterrupted {
+            topic: t,
+            queue,
+            offsets,
         } if t == topic => Some((false, queue, offsets)),
         _ => None,
     }
@@ -168,6 +173,21 @@ pub fn measure(events: &[Event], observer: &Observer, topic: &str) -> Harms {
                 .entry((e.p.as_str(), q))
                 .or_default()
                 .push((e.t, offsets.to_vec()));
+        }
+        // A batch its listener stopped unconsumed was no delivery.
+        if let Kind::ConsumeInterrupted {
+            topic: t,
+            queue,
+            offsets,
+        } = &e.kind
+        {
+            if t == topic {
+                if let Some(mine) = delivered.get_mut(&(e.p.as_str(), queue.as_str())) {
+                    if let Some(i) = mine.iter().rposition(|(_, o)| o == offsets) {
+                        mine.remove(i);
+                    }
+                }
+            }
         }
         if let Kind::Env {
             action: Env::Stop { consumer } | Env::Shutdown { consumer },
@@ -488,6 +508,33 @@ mod tests {
         let backlog = harms.backlog.expect("messages were sent before the join");
         assert_eq!((backlog.steady, backlog.peak), (2, 1));
         assert_eq!(backlog.change, "start c2");
+    }
+
+    #[test]
+    fn a_batch_stopped_unconsumed_is_delivered_again_by_nobody() {
+        let events = [
+            alloc(1, "c1", &["broker-a:0", "broker-a:1"]),
+            sent(2, "broker-a:1", 0),
+            batch(3, "c1", "broker-a:1", &[0]),
+            event(
+                4,
+                "c1",
+                "c.consume.interrupted",
+                json!({"topic": "T", "queue": "broker-a:1", "offsets": [0]}),
+            ),
+            event(
+                5,
+                "orchestrator",
+                "env",
+                json!({"action": "start", "consumer": "c2"}),
+            ),
+            alloc(6, "c2", &["broker-a:1"]),
+            alloc(7, "c1", &["broker-a:0"]),
+            batch(8, "c2", "broker-a:1", &[0]),
+        ];
+        let harms = measured(&events);
+        let duplicates: Vec<usize> = harms.hand_overs.iter().map(|h| h.duplicates).collect();
+        assert_eq!(duplicates, [0], "{:#?}", harms.hand_overs);
     }
 
     #[test]

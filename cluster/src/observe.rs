@@ -304,16 +304,25 @@ impl Observer {
                 self.batch_begins(&e.p, queue, offsets, e.t);
                 false
             }
+            Kind::ConsumeInterrupted {
+                topic: t,
+                queue,
+                offsets,
+            } if topic(t) => {
+                // Stopped unconsumed: the model's batch that ends there is
+                // no delivery.
+                for &o in offsets {
+                    if let Some(n) = self.deliveries.get_mut(&(queue.clone(), o)) {
+                        *n = n.saturating_sub(1);
+                    }
+                }
+                self.batch_ends(&e.p, queue);
+                false
+            }
             Kind::ConsumeEnd {
                 topic: t, queue, ..
             } if topic(t) => {
-                if let Some(n) = self
-                    .members
-                    .get_mut(&e.p)
-                    .and_then(|m| m.open.get_mut(queue))
-                {
-                    *n = n.saturating_sub(1);
-                }
+                self.batch_ends(&e.p, queue);
                 false
             }
             Kind::ConsumerResponse {
@@ -430,11 +439,13 @@ impl Observer {
                 self.releases(name, t);
                 true
             }
+            // Its process lives on, and with it a batch its listener did not
+            // stop: that batch ends with its own end.
             ConsumerState::Stopped => {
                 if let Some(m) = member {
                     m.life = Life::Left;
                 }
-                self.gone(name, t);
+                self.releases(name, t);
                 true
             }
             ConsumerState::Ready | ConsumerState::Started => false,
@@ -493,7 +504,10 @@ impl Observer {
         for &o in offsets {
             *self.deliveries.entry((queue.to_owned(), o)).or_default() += 1;
         }
-        if let Some(who) = self.involved(name, |m| m.open.get(queue).is_some_and(|&k| k > 0)) {
+        // A batch runs wherever its process lives: a consumer that has left
+        // still runs one its listener did not stop (a dead one's are gone).
+        let running = |m: &Member| m.open.get(queue).is_some_and(|&k| k > 0);
+        if let Some(who) = self.involved_where(name, |_| true, running) {
             self.consumed_by_two.push(Sighting {
                 t,
                 queue: queue.to_owned(),
@@ -505,13 +519,34 @@ impl Observer {
         }
     }
 
+    fn batch_ends(&mut self, name: &str, queue: &str) {
+        if let Some(n) = self
+            .members
+            .get_mut(name)
+            .and_then(|m| m.open.get_mut(queue))
+        {
+            *n = n.saturating_sub(1);
+        }
+    }
+
     /// The live consumers other than `me` of which `holds` is true, then
     /// `me`: who is involved, if anyone else is.
     fn involved(&self, me: &str, holds: impl Fn(&Member) -> bool) -> Option<Vec<String>> {
+        self.involved_where(me, Life::alive, holds)
+    }
+
+    /// The consumers other than `me` whose life passes `life` and of which
+    /// `holds` is true, then `me`: who is involved, if anyone else is.
+    fn involved_where(
+        &self,
+        me: &str,
+        life: impl Fn(Life) -> bool,
+        holds: impl Fn(&Member) -> bool,
+    ) -> Option<Vec<String>> {
         let mut who: Vec<String> = self
             .members
             .iter()
-            .filter(|(n, m)| n.as_str() != me && m.life.alive() && holds(m))
+            .filter(|(n, m)| n.as_str() != me && life(m.life) && holds(m))
             .map(|(n, _)| n.clone())
             .collect();
         if who.is_empty() {

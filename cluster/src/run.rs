@@ -267,6 +267,7 @@ pub fn run(
                 "topics": c.topics.clone().unwrap_or_else(|| vec![Script::TOPIC.to_owned()]),
                 "orderly": script.orderly, "strategy": script.strategy,
                 "consume_from": script.consume_from, "consume_ms": c.consume_ms,
+                "listener": c.listener,
                 "broker_pick": script.broker_pick, "peers": peers,
                 "client_config": script.timers.client_config,
             });

@@ -137,6 +137,25 @@ pub struct ConsumerSpec {
     /// queue.
     #[serde(default)]
     pub consume_ms: u64,
+    /// What its message listener does when its thread is interrupted (a
+    /// graceful shutdown's `shutdownNow`): `ignores` (the default) works
+    /// on to the batch's end; `stops` ends the batch there, unconsumed
+    /// (`SUSPEND_CURRENT_QUEUE_A_MOMENT` orderly, `RECONSUME_LATER`
+    /// otherwise). The model's `--interruptible` names the second kind.
+    #[serde(default)]
+    pub listener: Listener,
+}
+
+/// A message listener's answer to an interrupt.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Listener {
+    /// It works on: CPU-bound work, or I/O that does not look at the
+    /// interrupt.
+    #[default]
+    Ignores,
+    /// It stops, and its batch ends unconsumed.
+    Stops,
 }
 
 impl ConsumerSpec {

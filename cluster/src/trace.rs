@@ -34,7 +34,8 @@ use serde_json::{Map, Value};
 /// The trace schema's version, written in the `topology` event and in the
 /// orchestrator's `run` event. Adding, removing or retyping a field makes
 /// a new version; this program reads the versions of [`Version::READ`].
-pub const SCHEMA: u64 = 1;
+/// Version 2 added `c.consume.interrupted`; a version 1 trace has none.
+pub const SCHEMA: u64 = 2;
 
 /// Why a line is not an event of this schema.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -417,7 +418,7 @@ pub struct Version(pub u64);
 
 impl Version {
     /// The versions read.
-    pub const READ: &'static [u64] = &[SCHEMA];
+    pub const READ: &'static [u64] = &[1, SCHEMA];
 }
 
 impl Plain for Version {
@@ -425,7 +426,14 @@ impl Plain for Version {
     fn from_json(value: &Value) -> Result<Version, String> {
         match value.as_u64() {
             Some(v) if Self::READ.contains(&v) => Ok(Version(v)),
-            _ => Err(format!("a schema version this program reads ({SCHEMA})")),
+            _ => Err(format!(
+                "a schema version this program reads ({})",
+                Self::READ
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
         }
     }
     fn to_json(&self) -> Value {
@@ -992,6 +1000,17 @@ tagged! {
             /// The batch's offsets.
             offsets: Vec<i64>,
         }
+        /// A batch the application stopped when its thread was interrupted
+        /// (a graceful shutdown's `shutdownNow`), unconsumed: a listener
+        /// that stops on the interrupt (schema 2).
+        ConsumeInterrupted = "c.consume.interrupted" {
+            /// The topic.
+            topic: String,
+            /// The queue (`broker-a:0`).
+            queue: String,
+            /// The batch's offsets.
+            offsets: Vec<i64>,
+        }
         /// A consumer's rule that fired on a request or a notification.
         ConsumerFault = "c.fault" {
             /// The request code.
@@ -1401,9 +1420,10 @@ mod tests {
         assert!(one(changed)
             .unwrap_err()
             .contains("field `divided`: missing"));
-        let topology = r#"{"t":1,"p":"cluster","seq":1,"ev":"topology","schema":2,"rocketmq_version":"5.3.3","jdk":"17","spec":{"group":"g","topics":[],"brokers":[]}}"#;
+        let topology = r#"{"t":1,"p":"cluster","seq":1,"ev":"topology","schema":3,"rocketmq_version":"5.3.3","jdk":"17","spec":{"group":"g","topics":[],"brokers":[]}}"#;
         let err = one(topology).unwrap_err();
-        assert!(err.starts_with("`topology`, field `schema`: expected a schema version this program reads (1), found 2"), "{err}");
+        assert!(err.starts_with("`topology`, field `schema`: expected a schema version this program reads (1, 2), found 3"), "{err}");
+        assert!(one(&topology.replace(r#""schema":3"#, r#""schema":1"#)).is_ok());
         let trace = format!("{RUN}\n{}", member(r#","members":"c1""#));
         assert!(parse(&trace)
             .unwrap_err()

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.apache.rocketmq.client.consumer.AllocateMessageQueueStrategy;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
@@ -58,6 +59,8 @@ public final class ConsumerAgent {
     private final String clientId;
     private final DefaultMQPushConsumer consumer;
     private final Hook hook;
+    /** Its listener ends a batch when its thread is interrupted (script: {@code listener}). */
+    private final boolean stopsOnInterrupt;
 
     private ConsumerAgent(JSONObject spec) throws Exception {
         this.spec = spec;
@@ -78,16 +81,21 @@ public final class ConsumerAgent {
         }
         consumer.setMessageQueueListener((topic, mqAll, mqDivided) -> Trace.emit("c.mqchanged",
                 "topic", topic, "divided", BrokerHook.queueNames(mqDivided)));
+        String listener = spec.getString("listener");
+        if (!List.of("ignores", "stops").contains(listener)) {
+            throw new IllegalArgumentException("listener " + listener + " is not ignores or stops");
+        }
+        stopsOnInterrupt = listener.equals("stops");
         if (spec.getBooleanValue("orderly")) {
-            consumer.registerMessageListener((MessageListenerOrderly) (msgs, ctx) -> {
-                consume(ctx.getMessageQueue(), msgs);
-                return ConsumeOrderlyStatus.SUCCESS;
-            });
+            consumer.registerMessageListener((MessageListenerOrderly) (msgs, ctx) ->
+                    consume(ctx.getMessageQueue(), msgs)
+                            ? ConsumeOrderlyStatus.SUCCESS
+                            : ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT);
         } else {
-            consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
-                consume(ctx.getMessageQueue(), msgs);
-                return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-            });
+            consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) ->
+                    consume(ctx.getMessageQueue(), msgs)
+                            ? ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+                            : ConsumeConcurrentlyStatus.RECONSUME_LATER);
         }
     }
 
@@ -100,25 +108,48 @@ public final class ConsumerAgent {
         };
     }
 
-    /** One delivery: its begin, the rules at {@code listener} (a gate holds the batch), its end. */
-    private void consume(MessageQueue mq, List<MessageExt> msgs) {
+    /**
+     * One delivery: its begin, the rules at {@code listener} (a gate holds the batch), the
+     * application's work, its end; whether it was consumed. A listener that ignores its
+     * thread's interrupt (a graceful shutdown's {@code shutdownNow}) works on to the end; one
+     * that stops ends the batch there, unconsumed ({@code c.consume.interrupted}).
+     */
+    private boolean consume(MessageQueue mq, List<MessageExt> msgs) {
         String queue = mq.getBrokerName() + ":" + mq.getQueueId();
         List<Long> offsets = new ArrayList<>();
         for (MessageExt m : msgs) {
             offsets.add(m.getQueueOffset());
         }
         Trace.emit("c.consume.begin", "topic", mq.getTopic(), "queue", queue, "offsets", offsets);
-        Rules.at("listener", 0, clientId, mq.getBrokerName(), queue);
-        long work = spec.getLongValue("consume_ms") * msgs.size();
-        if (work > 0) {
-            // The application's work on the batch, the workload of the script.
-            try {
-                Thread.sleep(work);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        Rules.at("listener", 0, clientId, mq.getBrokerName(), queue, !stopsOnInterrupt);
+        // The application's work on the batch, the workload of the script.
+        work(spec.getLongValue("consume_ms") * msgs.size());
+        if (stopsOnInterrupt && Thread.currentThread().isInterrupted()) {
+            Trace.emit("c.consume.interrupted", "topic", mq.getTopic(), "queue", queue,
+                    "offsets", offsets);
+            return false;
         }
         Trace.emit("c.consume.end", "topic", mq.getTopic(), "queue", queue, "offsets", offsets);
+        return true;
+    }
+
+    /** Works {@code millis}: to the end unless the listener stops on an interrupt. */
+    private void work(long millis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        boolean interrupted = false;
+        for (long left = millis; left > 0; left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())) {
+            try {
+                Thread.sleep(left);
+            } catch (InterruptedException e) {
+                interrupted = true;
+                if (stopsOnInterrupt) {
+                    break;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     public static void main(String[] args) throws Exception {

@@ -87,6 +87,15 @@ final class Rules {
      * {@code gate.held} and {@code gate.passed}), and returns what a matching fault does.
      */
     static Action at(String at, int code, String client, String broker, String queue) {
+        return at(at, code, client, broker, queue, false);
+    }
+
+    /**
+     * {@link #at(String, int, String, String, String)}, a gate that ignores its thread's
+     * interrupt when {@code ignoreInterrupts} (it stands for work that does not look at it).
+     */
+    static Action at(String at, int code, String client, String broker, String queue,
+            boolean ignoreInterrupts) {
         for (Rule r : RULES) {
             if (!r.matches(at, code, client, broker, queue)) {
                 continue;
@@ -102,7 +111,7 @@ final class Rules {
             Trace.emit("rule", "id", r.id, "at", at, "code", code, "client", client,
                     "broker", broker, "queue", queue, "action", r.action);
             if (r.action.equals("hold")) {
-                awaitRelease(r);
+                awaitRelease(r, ignoreInterrupts);
                 Trace.emit("gate.passed", "id", r.id, "at", at, "queue", queue);
                 return Action.PASS;
             }
@@ -111,11 +120,26 @@ final class Rules {
         return Action.PASS;
     }
 
-    private static void awaitRelease(Rule r) {
-        try {
-            // A forgotten release must not hang the run: the orchestrator's deadline ends it.
-            r.released.await(10, TimeUnit.MINUTES);
-        } catch (InterruptedException e) {
+    /**
+     * Waits for the rule's release. An interrupt ends the wait, unless {@code ignoreInterrupts}:
+     * then it is kept for the thread to see once the wait is over.
+     */
+    private static void awaitRelease(Rule r, boolean ignoreInterrupts) {
+        // A forgotten release must not hang the run: the orchestrator's deadline ends it.
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
+        boolean interrupted = false;
+        while (true) {
+            try {
+                r.released.await(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+                if (!ignoreInterrupts) {
+                    break;
+                }
+            }
+        }
+        if (interrupted) {
             Thread.currentThread().interrupt();
         }
     }

@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class Trace {
     /** The trace schema's version; the orchestrator refuses a trace of another. */
-    static final int SCHEMA = 1;
+    static final int SCHEMA = 2;
 
     private static final AtomicLong SEQ = new AtomicLong();
     private static final PrintStream OUT =
