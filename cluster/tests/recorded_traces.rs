@@ -179,6 +179,69 @@ fn a_query_that_overtakes_its_heartbeat_orphans_a_queue() {
     assert_eq!(mismatches(&j), Vec::<&str>::new());
 }
 
+/// A script of this crate's scenarios by its file name.
+fn script(name: &str) -> Source {
+    Source::Script(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios")
+            .join(format!("{name}.json")),
+    )
+}
+
+/// The same overtaking without orderly consumption, driven by gates: c1's
+/// query to the restarted broker waits for c2's registration there, its
+/// heartbeat for the query's answer. c1 is answered `[c2]` and lets its
+/// queue go; the model (one broker) finds the orphan on the same steps.
+#[test]
+fn a_query_driven_ahead_of_its_heartbeat_orphans_a_queue() {
+    let j = judged(
+        script("broker-restart-query-first"),
+        "tests/findings/broker-restart-query-first.ndjson",
+    );
+    assert_eq!(status(&j, "transient orphaned queue"), Status::Found);
+    assert_eq!(status(&j, "converged when quiescent"), Status::Holds);
+    assert!(j.matches_model(), "{:?}", mismatches(&j));
+    assert!(explained(&j) > 0);
+}
+
+/// An orderly consumer shut down while its listener, which ignores the
+/// interrupt (the default), runs a batch: it unlocks the queue and leaves
+/// while the batch still runs, and the next owner consumes the queue
+/// beside it. Both the model and RocketMQ violate "no queue consumed by
+/// two at once".
+#[test]
+fn a_shutdown_beside_the_next_owner_consumes_a_queue_twice_at_once() {
+    let j = judged(
+        scenario("graceful-shutdown", true),
+        "tests/findings/graceful-shutdown-orderly.ndjson",
+    );
+    assert_eq!(
+        status(&j, "no queue consumed by two at once"),
+        Status::Violated
+    );
+    assert_eq!(status(&j, "duplicate delivery"), Status::Found);
+    assert!(j.matches_model(), "{:?}", mismatches(&j));
+}
+
+/// An orderly consumer shut down while its listener runs a batch: the
+/// listener that stops on its thread's interrupt ends the batch unconsumed
+/// before the queue is unlocked, so the next owner consumes it alone and
+/// the message is consumed once (`--interruptible c2`).
+#[test]
+fn a_shutdown_that_interrupts_its_listener_consumes_nothing_twice() {
+    let j = judged(
+        script("graceful-shutdown-orderly-interrupted"),
+        "tests/traces/graceful-shutdown-orderly-interrupted.ndjson",
+    );
+    assert_eq!(
+        status(&j, "no queue consumed by two at once"),
+        Status::Holds
+    );
+    assert_eq!(status(&j, "duplicate delivery"), Status::NotFound);
+    assert!(j.harms.hand_overs.iter().all(|h| h.duplicates == 0));
+    assert!(j.matches_model(), "{:?}", mismatches(&j));
+}
+
 /// Two runs of the orderly broker restart recorded for trace validation (a
 /// stopping broker unregistering its channels one by one; a client listed
 /// twice): both conform. In the first the restart's window closed before a
