@@ -26,6 +26,7 @@ mod distribution;
 mod explore;
 mod input;
 mod render;
+mod variants;
 
 /// Allocate, model-check and compare RocketMQ consumer-group rebalancing.
 #[derive(Debug, Parser)]
@@ -63,6 +64,10 @@ enum Command {
     /// Serve the interactive state explorer for a model configuration (the
     /// same flags as `check`) in the browser.
     Explore(explore::ExploreArgs),
+    /// List the protocol variants `--variant NAME` switches on: RocketMQ
+    /// before a fix it shipped, a remedy for a finding, another client's
+    /// behaviour; each with its reference, versions and demonstration.
+    Variants(variants::VariantsArgs),
 }
 
 fn main() -> ExitCode {
@@ -74,5 +79,6 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare::run(args),
         Command::Conform(args) => conform::run(args),
         Command::Explore(args) => explore::run(args),
+        Command::Variants(args) => variants::run(args),
     }
 }

@@ -22,7 +22,7 @@ use clap::Args;
 use rocketmq_rebalance::StrategySpec;
 use rocketmq_rebalance_model::{
     Allocator, ClientChoices, Commit, Config, ConfigError, ConsumeFrom, LockTiming, NetworkKind,
-    ProtocolOptions, Scenario, Size,
+    ProtocolOptions, Scenario, Size, Variant,
 };
 
 /// Scenario, sizes, strategy, network and fault budgets.
@@ -78,6 +78,13 @@ pub struct ModelArgs {
     /// every listener ignores the interrupt and runs its batch to its end.
     #[arg(long, value_delimiter = ',', value_name = "CONSUMERS")]
     pub interruptible: Option<Vec<String>>,
+    /// A protocol variant to switch on, by name (repeatable): RocketMQ as
+    /// it behaved before a fix it shipped, a remedy for one of the model's
+    /// findings, or another client's behaviour. `rebalance variants` lists
+    /// the catalogue: each entry's origin, what it changes, and the flags
+    /// where it matters, with the verdicts it changes.
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variants: Vec<Variant>,
     /// Network semantics: ordered (per connection, as TCP), unordered,
     /// duplicating.
     #[arg(long, default_value = "ordered")]
@@ -381,6 +388,8 @@ impl ModelArgs {
             // The mutants that keep a lost call waiting are the library's,
             // for the model's tests: no flag.
             calls_fail: defaults.calls_fail,
+            // Switched on below, once the consumers are known.
+            variants: defaults.variants,
         };
         let strategy = Arc::from(self.strategy.build());
         let mut config = Config::new_with(self.scenario, sizes, self.network, strategy, protocol)
@@ -400,7 +409,9 @@ impl ModelArgs {
                 .with_interruptible_listeners(names)
                 .map_err(|e| format!("--interruptible: {e}"))?;
         }
-        Ok(config)
+        config
+            .with_variants(self.variants.iter().copied().collect())
+            .map_err(|e| format!("--variant: {e}"))
     }
 }
 

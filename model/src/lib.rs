@@ -138,7 +138,12 @@ pub use config::{
     Config, ConfigError, ConsumeFrom, Dense, DenseIter, Effect, Fault, FaultSpec, Layer,
     LockTiming, NetworkKind, Pick, ProtocolOptions, Scenario, Size, Sizes, Target,
     UnknownAllocator, UnknownCommit, UnknownConsumeFrom, UnknownNetwork, UnknownScenario,
+    UnknownVariant, Variant, VariantKind, VariantSet,
 };
+/// The protocol variants' catalogue: each entry and its demonstration.
+pub mod variants {
+    pub use crate::config::{Demonstration, Entry, Needs, Verdicts};
+}
 pub use conform::{conform, Bounds, Conformance, Observation, Observed, Verdict, CONFORMS};
 pub use explorer::{sequence_svg, Svg};
 pub use guarantees::{

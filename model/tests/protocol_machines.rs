@@ -235,7 +235,7 @@ fn a_restart_loses_the_table_and_closes_every_member_connection() {
     let cfg = common::config(Scenario::BrokerRestart);
     let (broker, out) = BrokerState::start(&cfg, 0);
     assert_eq!(out, [Output::ArmFault(Fault::Restart)]);
-    let (restarted, out) = broker.on_fault(Fault::Restart).unwrap();
+    let (restarted, out) = broker.on_fault(&cfg, Fault::Restart).unwrap();
     assert_eq!(restarted.memory.members, 0);
     assert_eq!(
         sends(&out),
@@ -267,8 +267,8 @@ fn a_disk_loss_restarts_the_broker_without_its_offsets() {
     let (broker, out) = BrokerState::start(&cfg, 0);
     assert_eq!(out, [Output::ArmFault(Fault::DiskLoss)]);
     assert_eq!(broker.offset(0), 0, "a running group has its offsets");
-    let (lost, out) = broker.on_fault(Fault::DiskLoss).unwrap();
-    let (restarted, restart_out) = broker.on_fault(Fault::Restart).unwrap();
+    let (lost, out) = broker.on_fault(&cfg, Fault::DiskLoss).unwrap();
+    let (restarted, restart_out) = broker.on_fault(&cfg, Fault::Restart).unwrap();
     assert_eq!((lost.memory, &out), (restarted.memory, &restart_out));
     assert_eq!(restarted.disk, broker.disk, "a restart keeps the disk");
     assert_eq!(lost.offset(0), NO_OFFSET);

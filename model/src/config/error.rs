@@ -80,6 +80,22 @@ pub enum ConfigError {
     StopsWithoutRestarts,
     /// A restart downtime without the stopped phase it lasts.
     DowntimeWithoutStops,
+    /// A protocol variant without the part of the model it changes.
+    VariantNeeds {
+        /// The variant's name.
+        variant: &'static str,
+        /// What it needs, in the flags' words.
+        needs: &'static str,
+    },
+    /// Two protocol variants that cannot go together.
+    VariantsExclude {
+        /// One variant's name.
+        first: &'static str,
+        /// The other's.
+        second: &'static str,
+        /// Why.
+        reason: &'static str,
+    },
     /// The scenario needs more of one size to show what it shows.
     ScenarioNeeds {
         /// The scenario.
@@ -128,6 +144,14 @@ impl fmt::Display for ConfigError {
                 write!(f, "{size} is modelled with messages only")
             }
             Self::Clients { reason } => f.write_str(reason),
+            Self::VariantNeeds { variant, needs } => {
+                write!(f, "the variant {variant} needs {needs}")
+            }
+            Self::VariantsExclude {
+                first,
+                second,
+                reason,
+            } => write!(f, "the variants {first} and {second} cannot go together: {reason}"),
             Self::StopsWithoutRestarts => f.write_str(
                 "a restart's stopped phase needs a broker that restarts \
                  (broker restarts or disk losses)",

@@ -15,6 +15,7 @@ pub mod protocol_options;
 pub mod scenario;
 pub mod sizes;
 pub mod universe;
+pub mod variant;
 
 use std::fmt;
 use std::sync::Arc;
@@ -37,6 +38,9 @@ pub use protocol_options::{
 pub use scenario::{Scenario, UnknownScenario};
 pub use sizes::{Size, Sizes};
 pub use universe::{ConsumerSpec, Layout, QueueInfo, Route, RouteStep};
+pub use variant::{
+    Demonstration, Entry, Needs, UnknownVariant, Variant, VariantKind, VariantSet, Verdicts,
+};
 
 /// The most route changes a run may make.
 pub const MAX_ROUTE_CHANGES: usize = 200;

@@ -6,6 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::dense::DenseSet;
+use super::variant::VariantSet;
 use super::Dense;
 
 /// Who computes a consumer's share (`--assignment`): the party that runs
@@ -236,6 +237,9 @@ pub struct ProtocolOptions {
     /// refuses, and the liveness verdicts it kept flip
     /// (`model/tests/messages.rs`).
     pub calls_fail: CallSet,
+    /// The protocol variants switched on ([`Variant`](super::Variant)); none is RocketMQ
+    /// 5.3.3 as shipped, with its default settings.
+    pub variants: VariantSet,
 }
 
 impl Default for ProtocolOptions {
@@ -253,6 +257,7 @@ impl Default for ProtocolOptions {
             heartbeat_reregisters: true,
             restart_stops: false,
             calls_fail: Call::all().collect(),
+            variants: VariantSet::EMPTY,
         }
     }
 }

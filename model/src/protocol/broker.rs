@@ -3,7 +3,7 @@
 //! nothing: each learns members from the heartbeats it receives.
 
 use crate::config::{members_of, Config, ConsumerSet, Route, MAX_MESSAGES};
-use crate::config::{Dense, Fault, Target};
+use crate::config::{Dense, Fault, Target, Variant};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer, NO_OFFSET};
 use crate::protocol::ConsumerState;
 
@@ -175,6 +175,9 @@ pub struct BrokerMemory {
     pub route: Route,
     /// With orderly consumption, its lock table.
     pub locks: LockTable,
+    /// Ticks of its clock left in which it grants no lock: a start's grace
+    /// (the `lock-grace-after-start` remedy; always 0 without it).
+    pub grace: u8,
 }
 
 impl BrokerMemory {
@@ -185,7 +188,7 @@ impl BrokerMemory {
     /// closed; their epochs are kept so that a late message on one is
     /// known dead, as nothing sent on a closed socket arrives), and its
     /// first route lookup gets the route it had from its name server.
-    pub fn restarted(&self) -> Self {
+    pub fn restarted(&self, cfg: &Config) -> Self {
         Self {
             members: 0,
             closed: self.closed | self.members,
@@ -193,7 +196,19 @@ impl BrokerMemory {
             subscription: 0,
             route: self.route,
             locks: LockTable::default(),
+            grace: start_grace(cfg),
         }
+    }
+}
+
+/// The ticks a started process grants no lock for: with
+/// `lock-grace-after-start`, as long as a client may trust a lock granted
+/// before the stop (through its validity's last tick, counted from the
+/// stop, so a downtime counts too); none otherwise.
+fn start_grace(cfg: &Config) -> u8 {
+    match cfg.orderly() {
+        Some(timing) if cfg.has(Variant::LockGraceAfterStart) => timing.validity + 1,
+        _ => 0,
     }
 }
 
@@ -301,6 +316,7 @@ impl BrokerState {
                 subscription,
                 route: Route::default(),
                 locks,
+                grace: 0,
             },
             disk: BrokerDisk {
                 offsets,
@@ -316,26 +332,21 @@ impl BrokerState {
         (state, outputs)
     }
 
-    /// Handles a fault: dispatches to the step it starts, a restart being
-    /// one step, the stop and the start at once.
-    pub fn on_fault(&self, fault: Fault) -> Step<Self> {
-        self.fault(fault, false)
+    /// Handles a fault in a model of `cfg`: dispatches to the step it
+    /// starts. A restart is one step, the stop and the start at once, or
+    /// with [`ProtocolOptions::restart_stops`](crate::config::ProtocolOptions)
+    /// a stop, the start a step of its own.
+    pub fn on_fault(&self, cfg: &Config, fault: Fault) -> Step<Self> {
+        self.fault(cfg, fault, cfg.protocol.restart_stops)
     }
 
-    /// Handles a fault in a model of `cfg`: with its
-    /// [`ProtocolOptions::restart_stops`](crate::config::ProtocolOptions) a
-    /// restart is a stop, the start a step of its own.
-    pub fn on_fault_in(&self, cfg: &Config, fault: Fault) -> Step<Self> {
-        self.fault(fault, cfg.protocol.restart_stops)
-    }
-
-    fn fault(&self, fault: Fault, stops: bool) -> Step<Self> {
+    fn fault(&self, cfg: &Config, fault: Fault, stops: bool) -> Step<Self> {
         if self.down.is_some() {
             return None;
         }
         match fault {
-            Fault::Restart => Some(self.stop(self.disk, stops)),
-            Fault::DiskLoss => Some(self.stop(self.disk.lost(), stops)),
+            Fault::Restart => Some(self.stop(cfg, self.disk, stops)),
+            Fault::DiskLoss => Some(self.stop(cfg, self.disk.lost(), stops)),
             Fault::ClockStep => (self.memory.locks != LockTable::default()).then(|| {
                 let mut next = *self;
                 next.memory.locks = LockTable::default();
@@ -364,6 +375,7 @@ impl BrokerState {
         let mut next = *self;
         if let Some(timing) = cfg.orderly() {
             next.memory.locks.elapse(timing.lease);
+            next.memory.grace = self.memory.grace.saturating_sub(1);
             next.down = self
                 .down
                 .map(|ticks| (ticks + 1).min(timing.restart_downtime));
@@ -395,9 +407,9 @@ impl BrokerState {
     /// routes at once, and it starts again after its downtime
     /// (`Timer::Start`); without it, it starts in the same step, before
     /// anyone could see it gone.
-    fn stop(&self, disk: BrokerDisk, stops: bool) -> (Self, Vec<Output>) {
+    fn stop(&self, cfg: &Config, disk: BrokerDisk, stops: bool) -> (Self, Vec<Output>) {
         let next = Self {
-            memory: self.memory.restarted(),
+            memory: self.memory.restarted(cfg),
             disk,
             down: stops.then_some(0),
         };
@@ -544,10 +556,13 @@ impl BrokerState {
             } => Some(current.send_back(cfg, me, from, *queue, *first, *to, epoch)),
             Message::LockBatch { queues, .. } => {
                 let mut next = current;
-                let granted = next
-                    .memory
-                    .locks
-                    .try_lock(cfg.lock_key(usize::from(c)), *queues);
+                let granted = if current.memory.grace > 0 {
+                    0
+                } else {
+                    next.memory
+                        .locks
+                        .try_lock(cfg.lock_key(usize::from(c)), *queues)
+                };
                 let answer = Message::Locked {
                     asked: *queues,
                     granted,
@@ -819,6 +834,7 @@ mod tests {
                 subscription: 0,
                 route: Route::default(),
                 locks: LockTable::default(),
+                grace: 0,
             },
             disk: BrokerDisk {
                 offsets: 0,

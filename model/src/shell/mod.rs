@@ -327,7 +327,7 @@ impl RebalanceModel {
             }
             Peer::Broker(b) => {
                 let current = &state.brokers[usize::from(b)];
-                Change::of(current, current.on_fault_in(cfg, fault))
+                Change::of(current, current.on_fault(cfg, fault))
             }
         }
     }

@@ -34,7 +34,15 @@ impl ConsumerState {
     /// listener that ignores the interrupt runs its batch on to its end; one
     /// that stops ends it there, unconsumed.
     pub(super) fn shutdown(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
+        let (awaited, ended) = self.batches_awaited(cfg);
         let mut outputs = vec![Output::DisarmAll];
+        outputs.extend(ended);
+        awaited.shut_down(cfg, me, outputs)
+    }
+
+    /// The rest of the shutdown, once the batches it waits for (if any)
+    /// have ended.
+    fn shut_down(&self, cfg: &Config, me: usize, mut outputs: Vec<Output>) -> (Self, Vec<Output>) {
         outputs.extend(self.unlock_all(cfg, me));
         // `persistConsumerOffset` first.
         outputs.extend(

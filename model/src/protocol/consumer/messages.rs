@@ -4,7 +4,9 @@
 //! `ConsumeMessageConcurrentlyService`, `RemoteBrokerOffsetStore`).
 
 use super::ConsumerState;
-use crate::config::{members_of, Call, Commit, Config, ConsumeFrom, Fault, QueueSet, MAX_BROKERS};
+use crate::config::{
+    members_of, Call, Commit, Config, ConsumeFrom, Fault, QueueSet, Variant, MAX_BROKERS,
+};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer, NO_OFFSET};
 use crate::protocol::process_queue::{ProcessQueue, SendBack};
 
@@ -263,6 +265,33 @@ impl ConsumerState {
 
     /// Queue `q`'s batch is done with: the offset moves past it, unless the
     /// queue was dropped meanwhile.
+    /// A shutdown that waits for the batches its listeners run
+    /// (`shutdown-awaits-batches`: `awaitTerminationMillisWhenShutdown`
+    /// longer than any batch) lets each end as consumed, its offset moved
+    /// past it, before it goes on. The wait is one step: while it lasts
+    /// the consumer still holds its queues, its locks and its registration,
+    /// so nothing another actor does in the meantime can differ from doing
+    /// it before. A batch being sent back waits for its broker's answer,
+    /// which the shutdown does not.
+    pub(super) fn batches_awaited(&self, cfg: &Config) -> (Self, Vec<Output>) {
+        let mut next = *self;
+        let mut outputs = Vec::new();
+        if !cfg.has(Variant::ShutdownAwaitsBatches) {
+            return (next, outputs);
+        }
+        for (q, pq) in self.queues.iter().enumerate() {
+            if pq.running() && !pq.sending_back() {
+                outputs.push(Output::Delivered {
+                    queue: q as u8,
+                    from: pq.from,
+                    to: pq.to,
+                });
+                outputs.extend(next.finish(cfg, q));
+            }
+        }
+        (next, outputs)
+    }
+
     fn finish(&mut self, cfg: &Config, q: usize) -> Vec<Output> {
         let pq = self.queues[q];
         let mut outputs = Vec::new();
@@ -366,11 +395,18 @@ impl ConsumerState {
             return None;
         }
         let mut next = *self;
-        if self.faults.contains(Fault::FailOffsetRead) {
+        let (stored, in_memory) = if self.faults.contains(Fault::FailOffsetRead) {
             next.faults.remove(Fault::FailOffsetRead);
-            let outputs = next.offset_read_failed(cfg, me, q);
-            return Some((next, outputs));
-        }
+            if !cfg.has(Variant::OffsetErrorAsNewGroup) {
+                let outputs = next.offset_read_failed(cfg, me, q);
+                return Some((next, outputs));
+            }
+            // RocketMQ 4.x read any broker error as no offset stored; no
+            // answer came, so none said the first message is in memory.
+            (NO_OFFSET, false)
+        } else {
+            (stored, in_memory)
+        };
         let start = match (stored, cfg.protocol.consume_from) {
             // `RebalancePushImpl` starts a retry topic's queue at 0,
             // whatever `ConsumeFromWhere` says.

@@ -1,0 +1,120 @@
+//! The catalogue of protocol variants is a regression suite: every entry's
+//! demonstration is checked both ways, on its own flags and with its
+//! variant added, and each verdict it lists must come out. A model change
+//! that hides a historical bug, or that a remedy no longer closes, fails
+//! here under the variant's name.
+
+use rocketmq_rebalance_flags::ModelArgs;
+use rocketmq_rebalance_model::variants::Demonstration;
+use rocketmq_rebalance_model::{check, CheckOptions, Dense, Report, Status, Variant, VariantKind};
+
+/// The report of `flags`, bounded as the demonstration says.
+fn report(flags: &[String], demonstration: &Demonstration) -> Report {
+    let config = ModelArgs::config_from(flags).unwrap_or_else(|e| panic!("{flags:?}: {e}"));
+    let options = CheckOptions {
+        threads: 2,
+        max_states: demonstration.test_bound,
+        ..CheckOptions::default()
+    };
+    check(config, &options, |_| {})
+}
+
+/// Whether `status` is what the catalogue says, in its words; a bounded
+/// run may leave a `holds` or `not-found` undecided, never contradict it.
+fn agrees(status: Status, word: &str, bounded: bool) -> bool {
+    let decided = match status {
+        Status::Holds => "holds",
+        Status::Violated => "violated",
+        Status::Found => "found",
+        Status::NotFound => "not-found",
+        Status::Unknown => return bounded && matches!(word, "holds" | "not-found"),
+    };
+    decided == word
+}
+
+#[test]
+fn every_demonstration_shows_its_verdicts_both_ways() {
+    for variant in Variant::all() {
+        let entry = variant.entry();
+        let demo = entry.demonstration;
+        let without: Vec<String> = demo.flags.iter().map(|f| f.to_string()).collect();
+        let mut with = without.clone();
+        with.extend(["--variant".to_owned(), entry.name.to_owned()]);
+        let bounded = demo.test_bound.is_some();
+        let (plain, changed) = (report(&without, &demo), report(&with, &demo));
+        for v in demo.verdicts {
+            let status = |r: &Report| {
+                r.property(v.property)
+                    .map(|p| p.status)
+                    .unwrap_or_else(|| panic!("{}: no property {:?}", entry.name, v.property))
+            };
+            assert!(
+                agrees(status(&plain), v.without, bounded),
+                "{}: {} is {:?} without it, the catalogue says {}",
+                entry.name,
+                v.property,
+                status(&plain),
+                v.without
+            );
+            assert!(
+                agrees(status(&changed), v.with, bounded),
+                "{}: {} is {:?} with it, the catalogue says {}",
+                entry.name,
+                v.property,
+                status(&changed),
+                v.with
+            );
+            assert_ne!(
+                v.without, v.with,
+                "{}: a demonstration shows a change",
+                entry.name
+            );
+        }
+    }
+}
+
+/// A historical variant shows its bug (a property violated with it), and
+/// a remedy closes its finding (violated without it).
+#[test]
+fn historical_variants_break_and_remedies_mend() {
+    for variant in Variant::all() {
+        let entry = variant.entry();
+        let breaks = entry
+            .demonstration
+            .verdicts
+            .iter()
+            .any(|v| v.with == "violated" || v.with == "found" && v.without == "not-found");
+        let mends = entry
+            .demonstration
+            .verdicts
+            .iter()
+            .any(|v| v.without == "violated" || v.without == "found" && v.with == "not-found");
+        match entry.kind {
+            VariantKind::Historical | VariantKind::Client => assert!(breaks, "{}", entry.name),
+            VariantKind::Remedy => {
+                assert!(mends, "{}", entry.name);
+                assert!(entry.answers.is_some(), "{}: which finding", entry.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn unknown_and_incompatible_variants_are_refused() {
+    let flags = |list: &[&str]| -> Vec<String> { list.iter().map(|f| f.to_string()).collect() };
+    let err = ModelArgs::config_from(&flags(&["--variant", "no-such-variant"])).unwrap_err();
+    assert!(err.contains("unknown variant 'no-such-variant'"), "{err}");
+    let err = ModelArgs::config_from(&flags(&["--variant", "lock-grace-after-start"])).unwrap_err();
+    assert!(err.contains("needs orderly consumption"), "{err}");
+    let err = ModelArgs::config_from(&flags(&[
+        "--scenario",
+        "graceful-shutdown",
+        "--orderly",
+        "--variant",
+        "shutdown-awaits-batches",
+        "--variant",
+        "listeners-stop-on-interrupt",
+    ]))
+    .unwrap_err();
+    assert!(err.contains("cannot go together"), "{err}");
+}

@@ -1,0 +1,473 @@
+//! Protocol variants: RocketMQ as it behaved before a fix it shipped
+//! (`historical`), a fix or a setting for one of this model's findings
+//! (`remedy`), or another client's behaviour (`client`). Each is one switch
+//! of the sans-IO protocol, read where its step is decided, and one entry of
+//! the catalogue ([`Variant::entry`]): where it comes from, what it changes,
+//! and the model flags that show what it does, with each affected
+//! property's verdict without it and with it. The catalogue is its own
+//! regression suite: a test runs every demonstration both ways.
+//!
+//! ```
+//! use rocketmq_rebalance_model::{Dense, Variant, VariantKind};
+//!
+//! let v: Variant = "lock-grace-after-start".parse().unwrap();
+//! assert_eq!(v.entry().kind, VariantKind::Remedy);
+//! assert!(Variant::all().any(|v| v.entry().kind == VariantKind::Remedy));
+//! assert!("no-such-variant".parse::<Variant>().is_err());
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::dense::{Dense, DenseSet};
+use super::{Config, ConfigError, ConsumeFrom};
+
+dense_enum! {
+    /// A protocol variant, by its catalogue entry ([`Variant::entry`]).
+    pub enum Variant {
+        /// A broker that has just started grants no lock for as long as a
+        /// client may still trust a lock the stopped process granted.
+        LockGraceAfterStart,
+        /// A graceful shutdown waits for the batches its listeners are
+        /// running before it unlocks and persists.
+        ShutdownAwaitsBatches,
+        /// Every listener stops on its thread's interrupt.
+        ListenersStopOnInterrupt,
+        /// A queue without an offset is consumed from its first message.
+        ConsumeFromFirst,
+        /// Every consumer's client id is its own.
+        UniqueInstanceNames,
+        /// RocketMQ 4.x: a failed offset read is taken for a group without
+        /// an offset.
+        OffsetErrorAsNewGroup,
+        /// RocketMQ up to 4.8.0: a client id is `ip@pid`, so two consumers
+        /// share one.
+        ClientIdPidOnly,
+    }
+}
+
+/// A set of variants, one bit each.
+pub type VariantSet = DenseSet<Variant>;
+
+/// Where a variant comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VariantKind {
+    /// The behaviour of RocketMQ before a fix it shipped.
+    Historical,
+    /// A fix or a setting for one of the model's findings.
+    Remedy,
+    /// Another client's behaviour (Go, rocketmq-rust).
+    Client,
+}
+
+impl VariantKind {
+    /// Its word in the catalogue (`historical`, `remedy`, `client`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Historical => "historical",
+            Self::Remedy => "remedy",
+            Self::Client => "client",
+        }
+    }
+}
+
+/// One property's verdict without the variant and with it, in the report's
+/// words (`holds`, `violated`, `found`, `not-found`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Verdicts {
+    /// The property, by its report name.
+    pub property: &'static str,
+    /// Its verdict on the demonstration's flags alone.
+    pub without: &'static str,
+    /// Its verdict with the variant added.
+    pub with: &'static str,
+}
+
+/// What a variant does, shown: the model flags where it matters (as
+/// `rebalance check` takes them) and the verdicts it changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Demonstration {
+    /// The model flags, without `--variant`.
+    pub flags: &'static [&'static str],
+    /// Each affected property's verdict without and with the variant.
+    pub verdicts: &'static [Verdicts],
+    /// Where the exhaustive check takes more than seconds: the unique
+    /// states the catalogue's test explores, in which a `violated` must be
+    /// found and a `holds` may only be undecided (the command decides it).
+    pub test_bound: Option<usize>,
+}
+
+/// What the model must have for a variant to mean anything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Needs {
+    /// Nothing more.
+    Nothing,
+    /// Orderly consumption (`--orderly`).
+    Orderly,
+    /// Messages (`--messages`).
+    Messages,
+}
+
+/// A variant's catalogue entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Entry {
+    /// Its name on the command line.
+    pub name: &'static str,
+    /// Where it comes from.
+    pub kind: VariantKind,
+    /// The upstream issue, pull request or commit, the setting, or
+    /// "proposed here".
+    pub reference: &'static str,
+    /// The RocketMQ or client versions that behave so.
+    pub versions: &'static str,
+    /// What it changes, in one sentence.
+    pub changes: &'static str,
+    /// The finding it answers (a remedy), by the scenario that shows it.
+    pub answers: Option<&'static str>,
+    /// What the model must have for it.
+    pub needs: Needs,
+    /// Where it matters.
+    pub demonstration: Demonstration,
+}
+
+impl Variant {
+    /// Its catalogue entry.
+    pub fn entry(self) -> Entry {
+        match self {
+            Self::LockGraceAfterStart => Entry {
+                name: "lock-grace-after-start",
+                kind: VariantKind::Remedy,
+                reference: "proposed here",
+                versions: "none yet",
+                changes: "a broker that has just started answers LOCK_BATCH_MQ with no queue \
+                          locked until a client's trust in a lock the stopped process granted \
+                          has lapsed (the client's lockMaxLiveTime)",
+                answers: Some("broker-restart --orderly"),
+                needs: Needs::Orderly,
+                demonstration: Demonstration {
+                    flags: &["--scenario", "broker-restart", "--orderly"],
+                    verdicts: &[
+                        Verdicts {
+                            property: "no queue consumed by two at once",
+                            without: "violated",
+                            with: "holds",
+                        },
+                        Verdicts {
+                            property: "one live lock per queue",
+                            without: "violated",
+                            with: "holds",
+                        },
+                    ],
+                    test_bound: Some(1_000_000),
+                },
+            },
+            Self::ShutdownAwaitsBatches => Entry {
+                name: "shutdown-awaits-batches",
+                kind: VariantKind::Remedy,
+                reference: "setting: awaitTerminationMillisWhenShutdown (DefaultMQPushConsumer, \
+                            0 by default) longer than the longest batch",
+                versions: "4.7.1 and later (the setting was added then, apache/rocketmq#2085)",
+                changes: "a graceful shutdown lets the batches its listeners run end, and \
+                          their offsets move on, before it unlocks, persists and unregisters",
+                answers: Some("graceful-shutdown --orderly"),
+                needs: Needs::Messages,
+                demonstration: Demonstration {
+                    flags: &["--scenario", "graceful-shutdown", "--orderly"],
+                    verdicts: &[
+                        Verdicts {
+                            property: "no queue consumed by two at once",
+                            without: "violated",
+                            with: "holds",
+                        },
+                        Verdicts {
+                            property: "duplicate delivery",
+                            without: "found",
+                            with: "not-found",
+                        },
+                    ],
+                    test_bound: None,
+                },
+            },
+            Self::ListenersStopOnInterrupt => Entry {
+                name: "listeners-stop-on-interrupt",
+                kind: VariantKind::Remedy,
+                reference: "proposed here (the application's listener returns when \
+                            Thread.interrupted())",
+                versions: "every 5.x",
+                changes: "every listener ends its batch unconsumed when the shutdown \
+                          interrupts its thread (as --interruptible all)",
+                answers: Some("graceful-shutdown --orderly"),
+                needs: Needs::Messages,
+                demonstration: Demonstration {
+                    flags: &["--scenario", "graceful-shutdown", "--orderly"],
+                    verdicts: &[
+                        Verdicts {
+                            property: "no queue consumed by two at once",
+                            without: "violated",
+                            with: "holds",
+                        },
+                        Verdicts {
+                            property: "duplicate delivery",
+                            without: "found",
+                            with: "not-found",
+                        },
+                    ],
+                    test_bound: None,
+                },
+            },
+            Self::ConsumeFromFirst => Entry {
+                name: "consume-from-first",
+                kind: VariantKind::Remedy,
+                reference: "setting: consumeFromWhere = CONSUME_FROM_FIRST_OFFSET",
+                versions: "every 4.x and 5.x",
+                changes: "a queue the broker has no offset for is consumed from its first \
+                          stored message, not its last (as --consume-from first)",
+                answers: Some("broker-disk-loss"),
+                needs: Needs::Messages,
+                demonstration: Demonstration {
+                    flags: &["--scenario", "broker-disk-loss"],
+                    verdicts: &[Verdicts {
+                        property: "no message skipped",
+                        without: "violated",
+                        with: "holds",
+                    }],
+                    test_bound: None,
+                },
+            },
+            Self::UniqueInstanceNames => Entry {
+                name: "unique-instance-names",
+                kind: VariantKind::Remedy,
+                reference: "setting: instanceName unique per process (the default since 4.9.0, \
+                            pid#nanoTime, commit 44736c3760)",
+                versions: "every 4.x and 5.x",
+                changes: "every consumer's client id is its own, so no two members of the \
+                          group compute the same share",
+                answers: Some("duplicate-client-id"),
+                needs: Needs::Nothing,
+                demonstration: Demonstration {
+                    flags: &["--scenario", "duplicate-client-id"],
+                    verdicts: &[
+                        Verdicts {
+                            property: "no queue stays double-owned",
+                            without: "violated",
+                            with: "holds",
+                        },
+                        Verdicts {
+                            property: "converged when quiescent",
+                            without: "violated",
+                            with: "holds",
+                        },
+                    ],
+                    test_bound: None,
+                },
+            },
+            Self::OffsetErrorAsNewGroup => Entry {
+                name: "offset-error-as-new-group",
+                kind: VariantKind::Historical,
+                reference: "apache/rocketmq#4504, commit 13ffac8926 (only QUERY_NOT_FOUND \
+                            means no offset, OffsetNotFoundException)",
+                versions: "4.x (through 4.9.8); fixed in 5.0.0",
+                changes: "an offset read that fails (a busy or unreachable broker) is taken \
+                          for a group with no offset, so the queue starts where ConsumeFromWhere \
+                          says (its last message) instead of being left for the next round",
+                answers: None,
+                needs: Needs::Messages,
+                demonstration: Demonstration {
+                    flags: &[
+                        "--scenario",
+                        "graceful-shutdown",
+                        "--messages",
+                        "1",
+                        "--failed-offset-reads",
+                        "1",
+                    ],
+                    verdicts: &[Verdicts {
+                        property: "no message skipped",
+                        without: "holds",
+                        with: "violated",
+                    }],
+                    test_bound: None,
+                },
+            },
+            Self::ClientIdPidOnly => Entry {
+                name: "client-id-pid-only",
+                kind: VariantKind::Historical,
+                reference: "commit 44736c3760 (the default instance name becomes \
+                            pid#nanoTime)",
+                versions: "up to 4.8.0; fixed in 4.9.0",
+                changes: "a consumer left at the default instance name is ip@pid, so the last \
+                          consumer, in a container of the same pid on the same address, shares \
+                          its neighbour's client id",
+                answers: None,
+                needs: Needs::Nothing,
+                demonstration: Demonstration {
+                    flags: &["--scenario", "healthy"],
+                    verdicts: &[
+                        Verdicts {
+                            property: "no queue stays double-owned",
+                            without: "holds",
+                            with: "violated",
+                        },
+                        Verdicts {
+                            property: "converged when quiescent",
+                            without: "holds",
+                            with: "violated",
+                        },
+                    ],
+                    test_bound: None,
+                },
+            },
+        }
+    }
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        self.entry().name
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// Variants that answer one finding in two ways that exclude each other.
+const EXCLUSIVE: &[(Variant, Variant, &str)] = &[
+    (
+        Variant::ShutdownAwaitsBatches,
+        Variant::ListenersStopOnInterrupt,
+        "a shutdown that waits for its batches interrupts none",
+    ),
+    (
+        Variant::UniqueInstanceNames,
+        Variant::ClientIdPidOnly,
+        "one makes every client id unique, the other two of them equal",
+    ),
+];
+
+impl Config {
+    /// This configuration with the protocol variants `variants` switched
+    /// on: each one's switch, and those that are a setting of an option the
+    /// model has set it. A variant without the part of the model it changes,
+    /// or beside one it excludes, is an error.
+    ///
+    /// ```
+    /// use rocketmq_rebalance::strategy_from_name;
+    /// use rocketmq_rebalance_model::{Config, NetworkKind, Scenario, Variant, VariantSet};
+    ///
+    /// let config = |scenario: Scenario| {
+    ///     let avg = strategy_from_name("AVG").unwrap();
+    ///     let sizes = scenario.layered_sizes(1, scenario.needs_orderly());
+    ///     Config::new(scenario, sizes, NetworkKind::Ordered, avg.into()).unwrap()
+    /// };
+    /// let grace = VariantSet::EMPTY.with(Variant::LockGraceAfterStart);
+    /// assert!(config(Scenario::SlowBatch).with_variants(grace).is_ok());
+    /// let concurrent = config(Scenario::Healthy).with_variants(grace);
+    /// assert!(concurrent.unwrap_err().to_string().contains("--orderly"));
+    /// ```
+    pub fn with_variants(mut self, variants: VariantSet) -> Result<Self, ConfigError> {
+        for v in variants.iter() {
+            let needs = match v.entry().needs {
+                Needs::Orderly if self.orderly().is_none() => {
+                    Some("orderly consumption (--orderly)")
+                }
+                Needs::Messages if !self.messages() => Some("messages (--messages)"),
+                _ => None,
+            };
+            if let Some(needs) = needs {
+                return Err(ConfigError::VariantNeeds {
+                    variant: v.name(),
+                    needs,
+                });
+            }
+        }
+        if let Some((a, b, reason)) = EXCLUSIVE
+            .iter()
+            .find(|(a, b, _)| variants.contains(*a) && variants.contains(*b))
+        {
+            return Err(ConfigError::VariantsExclude {
+                first: a.name(),
+                second: b.name(),
+                reason,
+            });
+        }
+        if variants.contains(Variant::ListenersStopOnInterrupt) {
+            for c in self.consumers.iter_mut() {
+                c.interruptible = true;
+            }
+        }
+        if variants.contains(Variant::ConsumeFromFirst) {
+            self.protocol.consume_from = ConsumeFrom::First;
+        }
+        if variants.contains(Variant::UniqueInstanceNames) {
+            let names: Vec<String> = self.consumers.iter().map(|c| c.name.clone()).collect();
+            self = self.with_client_ids(&names)?;
+        }
+        if variants.contains(Variant::ClientIdPidOnly) {
+            let mut ids: Vec<String> = self.consumers.iter().map(|c| c.client_id.clone()).collect();
+            match ids.len() {
+                0 | 1 => {
+                    return Err(ConfigError::VariantNeeds {
+                        variant: Variant::ClientIdPidOnly.name(),
+                        needs: "two consumers or more (--consumers)",
+                    })
+                }
+                n => ids[n - 1] = ids[n - 2].clone(),
+            }
+            self = self.with_client_ids(&ids)?;
+        }
+        self.protocol.variants = variants;
+        Ok(self)
+    }
+
+    /// Whether the protocol variant `v` is switched on.
+    pub fn has(&self, v: Variant) -> bool {
+        self.protocol.variants.contains(v)
+    }
+}
+
+/// A variant name the catalogue does not have.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownVariant(pub String);
+
+impl fmt::Display for UnknownVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = Variant::all().map(Variant::name).collect();
+        write!(
+            f,
+            "unknown variant '{}', expected one of: {} (rebalance variants lists them)",
+            self.0,
+            names.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownVariant {}
+
+impl FromStr for Variant {
+    type Err = UnknownVariant;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Variant::all()
+            .find(|v| v.name() == s)
+            .ok_or_else(|| UnknownVariant(s.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_parse_back() {
+        let names: std::collections::BTreeSet<&str> = Variant::all().map(Variant::name).collect();
+        assert_eq!(names.len(), Variant::COUNT as usize);
+        for v in Variant::all() {
+            assert_eq!(v.name().parse::<Variant>(), Ok(v));
+            assert!(!v.entry().demonstration.verdicts.is_empty(), "{v}");
+        }
+    }
+}
