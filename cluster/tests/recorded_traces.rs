@@ -204,6 +204,27 @@ fn a_query_driven_ahead_of_its_heartbeat_orphans_a_queue() {
     assert!(explained(&j) > 0);
 }
 
+/// The orderly broker restart with the remedy `lock-grace-after-start`,
+/// made by a broker rule: from the restart until the paused holder's trust
+/// in its lock has lapsed, every `LOCK_BATCH_MQ` fails. Nobody is granted
+/// the queue while its holder may still consume it: both properties the
+/// restart violates without the remedy hold, on both sides.
+#[test]
+fn a_restarted_broker_that_grants_no_lock_in_its_grace_consumes_nothing_twice() {
+    let j = judged(
+        script("broker-restart-orderly-lock-grace"),
+        "tests/traces/broker-restart-orderly-lock-grace.ndjson",
+    );
+    for property in [
+        "no queue consumed by two at once",
+        "one live lock per queue",
+    ] {
+        assert_eq!(status(&j, property), Status::Holds, "{property}");
+    }
+    assert!(j.harms.hand_overs.iter().all(|h| h.duplicates == 0));
+    assert!(j.matches_model(), "{:?}", mismatches(&j));
+}
+
 /// An orderly consumer shut down while its listener, which ignores the
 /// interrupt (the default), runs a batch: it unlocks the queue and leaves
 /// while the batch still runs, and the next owner consumes the queue

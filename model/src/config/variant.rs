@@ -20,7 +20,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::dense::{Dense, DenseSet};
-use super::{Config, ConfigError, ConsumeFrom};
+use super::{Config, ConfigError, ConsumeFrom, LockTiming};
 
 dense_enum! {
     /// A protocol variant, by its catalogue entry ([`Variant::entry`]).
@@ -43,6 +43,9 @@ dense_enum! {
         /// RocketMQ up to 4.8.0: a client id is `ip@pid`, so two consumers
         /// share one.
         ClientIdPidOnly,
+        /// A dropped orderly queue is unlocked without its batch only once
+        /// a batch and a renewal could have ended.
+        UnlockDelayBeyondBatches,
     }
 }
 
@@ -319,6 +322,27 @@ impl Variant {
                     test_bound: None,
                 },
             },
+            Self::UnlockDelayBeyondBatches => Entry {
+                name: "unlock-delay-beyond-batches",
+                kind: VariantKind::Remedy,
+                reference: "setting: rocketmq.client.unlockDelayTimeMills (20 s by default) \
+                            longer than the longest batch and a lock renewal period together",
+                versions: "every 5.x",
+                changes: "a dropped orderly queue whose batch still runs is unlocked without \
+                          waiting for it only after the longest batch and one renewal period \
+                          (in the model, --unlock-delay set to --batch-ticks plus --lock-renew)",
+                answers: Some("slow-batch --orderly"),
+                needs: Needs::Orderly,
+                demonstration: Demonstration {
+                    flags: &["--scenario", "slow-batch"],
+                    verdicts: &[Verdicts {
+                        property: "no queue consumed by two at once",
+                        without: "violated",
+                        with: "holds",
+                    }],
+                    test_bound: None,
+                },
+            },
         }
     }
 
@@ -401,6 +425,11 @@ impl Config {
         }
         if variants.contains(Variant::ConsumeFromFirst) {
             self.protocol.consume_from = ConsumeFrom::First;
+        }
+        if variants.contains(Variant::UnlockDelayBeyondBatches) {
+            if let Some(timing) = self.protocol.orderly.as_mut() {
+                timing.unlock_delay = (timing.batch + timing.renew).min(LockTiming::MAX);
+            }
         }
         if variants.contains(Variant::UniqueInstanceNames) {
             let names: Vec<String> = self.consumers.iter().map(|c| c.name.clone()).collect();
