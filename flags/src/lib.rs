@@ -18,11 +18,12 @@
 
 use std::sync::Arc;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use rocketmq_rebalance::StrategySpec;
 use rocketmq_rebalance_model::{
-    Allocator, ClientChoices, Commit, Config, ConfigError, ConsumeFrom, LockTiming, NetworkKind,
-    ProtocolOptions, Scenario, Size, Variant,
+    Allocator, ClientChoices, Commit, Config, ConfigError, ConsumeFrom, Dense, LockTiming,
+    NetworkKind, ProtocolOptions, Scenario, Size, Variant,
 };
 
 /// Scenario, sizes, strategy, network and fault budgets.
@@ -83,7 +84,12 @@ pub struct ModelArgs {
     /// findings, or another client's behaviour. `rebalance variants` lists
     /// the catalogue: each entry's origin, what it changes, and the flags
     /// where it matters, with the verdicts it changes.
-    #[arg(long = "variant", value_name = "NAME")]
+    #[arg(
+        long = "variant",
+        value_name = "NAME",
+        value_parser = PossibleValuesParser::new(Variant::all().map(Variant::name))
+            .try_map(|name| name.parse::<Variant>()),
+    )]
     pub variants: Vec<Variant>,
     /// Network semantics: ordered (per connection, as TCP), unordered,
     /// duplicating.

@@ -233,9 +233,9 @@ pub struct ProtocolOptions {
     /// drops the broker), each with Java's own retry (see [`Call`]): every
     /// call, RocketMQ's behaviour. A call left out is a mutant, which
     /// exists to show what its retry buys: its caller then waits for an
-    /// answer that can no longer come, which `no call waits for ever`
-    /// refuses, and the liveness verdicts it kept flip
-    /// (`model/tests/messages.rs`).
+    /// answer that can no longer come, which `every call answered or
+    /// failed` refuses, and the liveness verdicts it kept flip
+    /// (`model/tests/calls.rs`).
     pub calls_fail: CallSet,
     /// The protocol variants switched on ([`Variant`](super::Variant)); none is RocketMQ
     /// 5.3.3 as shipped, with its default settings.
