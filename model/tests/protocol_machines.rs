@@ -1328,7 +1328,7 @@ fn a_pull_is_served_before_its_consumer_is_registered() {
         ..ProtocolOptions::default()
     });
     let mut broker = BrokerState::start(&cfg, 1).0;
-    broker.memory = broker.memory.restarted();
+    broker.memory = broker.memory.restarted(&cfg);
     assert_eq!(broker.memory.members, 0, "nobody registered");
     let request = Message::PullMessage {
         queue: 1,
