@@ -233,8 +233,8 @@ impl Hash for ConsumerState {
     }
 }
 
-/// Two words, memory and disk together (with whether it is stopped above
-/// the offsets), and a third when messages were sent back to its retry
+/// Two words, memory and disk together (with whether it is stopped, and a
+/// start's lock grace, above the offsets), and a third when messages were sent back to its retry
 /// topic. The first word says whether it follows, so distinct states write
 /// distinct sequences.
 impl Hash for BrokerState {
@@ -249,7 +249,8 @@ impl Hash for BrokerState {
                 | u128::from(disk.evicted) << 56
                 | u128::from(retried) << 57
                 | u128::from(disk.offsets) << 64
-                | self.down.map_or(0, |ticks| 1 << 8 | u128::from(ticks)) << 96,
+                | self.down.map_or(0, |ticks| 1 << 8 | u128::from(ticks)) << 96
+                | u128::from(memory.grace) << 112,
         );
         h.write_u128(u128::from(memory.epochs) | u128::from(memory.locks.bits()) << 64);
         if retried {
