@@ -135,6 +135,25 @@ pub struct Entry {
     pub demonstration: Demonstration,
 }
 
+/// The orderly graceful shutdown whose batch runs beside the next owner,
+/// which both of its remedies close.
+const SHUTDOWN_BESIDE_THE_NEXT_OWNER: Demonstration = Demonstration {
+    flags: &["--scenario", "graceful-shutdown", "--orderly"],
+    verdicts: &[
+        Verdicts {
+            property: "no queue consumed by two at once",
+            without: "violated",
+            with: "holds",
+        },
+        Verdicts {
+            property: "duplicate delivery",
+            without: "found",
+            with: "not-found",
+        },
+    ],
+    test_bound: None,
+};
+
 impl Variant {
     /// Its catalogue entry.
     pub fn entry(self) -> Entry {
@@ -176,22 +195,7 @@ impl Variant {
                           their offsets move on, before it unlocks, persists and unregisters",
                 answers: Some("graceful-shutdown --orderly"),
                 needs: Needs::Messages,
-                demonstration: Demonstration {
-                    flags: &["--scenario", "graceful-shutdown", "--orderly"],
-                    verdicts: &[
-                        Verdicts {
-                            property: "no queue consumed by two at once",
-                            without: "violated",
-                            with: "holds",
-                        },
-                        Verdicts {
-                            property: "duplicate delivery",
-                            without: "found",
-                            with: "not-found",
-                        },
-                    ],
-                    test_bound: None,
-                },
+                demonstration: SHUTDOWN_BESIDE_THE_NEXT_OWNER,
             },
             Self::ListenersStopOnInterrupt => Entry {
                 name: "listeners-stop-on-interrupt",
@@ -203,22 +207,7 @@ impl Variant {
                           interrupts its thread (as --interruptible all)",
                 answers: Some("graceful-shutdown --orderly"),
                 needs: Needs::Messages,
-                demonstration: Demonstration {
-                    flags: &["--scenario", "graceful-shutdown", "--orderly"],
-                    verdicts: &[
-                        Verdicts {
-                            property: "no queue consumed by two at once",
-                            without: "violated",
-                            with: "holds",
-                        },
-                        Verdicts {
-                            property: "duplicate delivery",
-                            without: "found",
-                            with: "not-found",
-                        },
-                    ],
-                    test_bound: None,
-                },
+                demonstration: SHUTDOWN_BESIDE_THE_NEXT_OWNER,
             },
             Self::ConsumeFromFirst => Entry {
                 name: "consume-from-first",
