@@ -2,7 +2,7 @@
 //! the model.
 
 use clap::Args;
-use rocketmq_rebalance_cluster::trace::{self, Kind};
+use rocketmq_rebalance_cluster::trace;
 use rocketmq_rebalance_cluster::translate::{
     validate, AllocationMismatch, Translation, Validation,
 };
@@ -85,18 +85,7 @@ pub fn run(args: ConformArgs) -> ExitCode {
         Err(e) => return bad_input(format!("{}: {e}", args.trace.display())),
     };
     let flags: Vec<String> = if args.trace_model {
-        events
-            .iter()
-            .find_map(|e| match &e.kind {
-                Kind::Run { model, conform, .. } => Some(
-                    conform
-                        .clone()
-                        .filter(|c| !c.is_empty())
-                        .unwrap_or_else(|| model.clone()),
-                ),
-                _ => None,
-            })
-            .unwrap_or_default()
+        trace::validation_flags(&events).unwrap_or_default()
     } else {
         Vec::new()
     };
@@ -126,14 +115,16 @@ pub fn run(args: ConformArgs) -> ExitCode {
         None => None,
     };
     let started = Instant::now();
+    let validation = match validate(&events, config, bounds) {
+        Ok(v) => v,
+        Err(e) => return bad_input(format!("{}: {e}", args.trace.display())),
+    };
+    let conforms = validation.conforms();
     let Validation {
         translation,
         model,
         conformance: result,
-    } = match validate(&events, config, bounds) {
-        Ok(v) => v,
-        Err(e) => return bad_input(format!("{}: {e}", args.trace.display())),
-    };
+    } = validation;
     let seconds = started.elapsed().as_secs_f64();
     if let Some(path) = &args.cases {
         let lines: String = translation
@@ -155,8 +146,6 @@ pub fn run(args: ConformArgs) -> ExitCode {
         .unexplained
         .and_then(|i| translation.observations.get(i))
         .and_then(|o| text.lines().nth(o.line - 1).map(str::to_owned));
-    let conforms =
-        result.verdict == Verdict::Conforms && translation.allocation_mismatches.is_empty();
     let mut out = std::io::stdout().lock();
     let written = if args.json {
         let output = Output {

@@ -34,6 +34,7 @@ use rocketmq_rebalance::conformance::{CallResult, Case};
 use rocketmq_rebalance::{rebalance_allocate, MessageQueue, SortOrder};
 use rocketmq_rebalance_model::{
     build_model, conform, Bounds, Config, Conformance, Observation, Observed, RebalanceModel,
+    Verdict,
 };
 
 /// A trace in the model's terms.
@@ -84,6 +85,15 @@ pub struct Validation {
     pub model: RebalanceModel,
     /// Whether the trace is a behaviour of it.
     pub conformance: Conformance,
+}
+
+impl Validation {
+    /// The trace is a behaviour of the model, and every allocation in it
+    /// the crate's.
+    pub fn conforms(&self) -> bool {
+        self.conformance.verdict == Verdict::Conforms
+            && self.translation.allocation_mismatches.is_empty()
+    }
 }
 
 /// Validates `events` (a whole run) against `cfg`'s model.
