@@ -2,6 +2,7 @@
 //! the model.
 
 use clap::Args;
+use rocketmq_rebalance_cluster::causality::Contradiction;
 use rocketmq_rebalance_cluster::trace;
 use rocketmq_rebalance_cluster::translate::{
     validate, AllocationMismatch, Translation, Validation,
@@ -68,13 +69,16 @@ struct Output<'a> {
     unexplained_event: Option<String>,
     allocations: usize,
     allocation_mismatches: &'a [AllocationMismatch],
+    contradictions: &'a [Contradiction],
     conforms: bool,
 }
 
-/// Runs `rebalance conform`: 0 when the trace is a behaviour of the model
-/// and every allocation in it is the crate's; 1 when it is not (the first
-/// observation no run explains, or an allocation); 2 on bad input; 3 when
-/// a search bound was hit first.
+/// Runs `rebalance conform`: 0 when the trace is a behaviour of the model,
+/// every allocation in it is the crate's and it contradicts itself
+/// nowhere; 1 when it is not (the first observation no run explains, an
+/// allocation, a contradiction: these two decided before any bound); 2 on
+/// bad input; 3 when a search bound was hit first and nothing else decided
+/// it.
 pub fn run(args: ConformArgs) -> ExitCode {
     let text = match std::fs::read_to_string(&args.trace) {
         Ok(text) => text,
@@ -155,6 +159,7 @@ pub fn run(args: ConformArgs) -> ExitCode {
             unexplained_event,
             allocations: translation.allocations,
             allocation_mismatches: &translation.allocation_mismatches,
+            contradictions: &translation.contradictions,
             conforms,
         };
         serde_json::to_string(&output)
@@ -181,9 +186,12 @@ pub fn run(args: ConformArgs) -> ExitCode {
             ),
         }
     }
+    // What is certain comes first: a trace that contradicts itself, or an
+    // allocation that is not the crate's, does not conform whatever a
+    // larger bound would find.
     match result.verdict {
-        Verdict::BoundHit => ExitCode::from(3),
         _ if conforms => ExitCode::SUCCESS,
+        Verdict::BoundHit if translation.refutes().is_none() => ExitCode::from(3),
         _ => ExitCode::from(EXIT_FAILED),
     }
 }
@@ -195,6 +203,12 @@ fn write_text(
     unexplained_event: Option<&str>,
 ) -> std::io::Result<()> {
     let verdict = match result.verdict {
+        _ if !translation.contradictions.is_empty() => {
+            "does not conform: the trace contradicts itself"
+        }
+        _ if !translation.allocation_mismatches.is_empty() => {
+            "does not conform: an allocation is not the crate's"
+        }
         Verdict::Conforms => "conforms: a run of the model makes every observed change",
         Verdict::Mismatch => "does not conform: no run of the model explains an observation",
         Verdict::BoundHit => {
@@ -202,6 +216,9 @@ fn write_text(
         }
     };
     writeln!(out, "{verdict}")?;
+    for c in &translation.contradictions {
+        writeln!(out, "  line {}: {}", c.line, c.problem)?;
+    }
     writeln!(
         out,
         "  {} observations ({} up to the model's initial state), {} explained by one run, {} nodes searched",

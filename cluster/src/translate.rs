@@ -29,6 +29,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::causality::{self, Contradiction};
 use crate::trace::{ClusterSpec, ConsumerState, Env, Event, Kind, ServerState};
 use rocketmq_rebalance::conformance::{CallResult, Case};
 use rocketmq_rebalance::{rebalance_allocate, MessageQueue, SortOrder};
@@ -49,6 +50,9 @@ pub struct Translation {
     /// Each distinct allocation, as a client-level conformance case with
     /// the real consumer's result (the format of `tests/data`).
     pub cases: Vec<Case>,
+    /// Where the trace contradicts itself ([`causality`]): a mismatch
+    /// whatever the model.
+    pub contradictions: Vec<Contradiction>,
 }
 
 /// A real allocation the crate computes otherwise.
@@ -88,11 +92,21 @@ pub struct Validation {
 }
 
 impl Validation {
-    /// The trace is a behaviour of the model, and every allocation in it
-    /// the crate's.
+    /// The trace is a behaviour of the model, every allocation in it the
+    /// crate's, and it contradicts itself nowhere.
     pub fn conforms(&self) -> bool {
-        self.conformance.verdict == Verdict::Conforms
-            && self.translation.allocation_mismatches.is_empty()
+        self.conformance.verdict == Verdict::Conforms && self.translation.refutes().is_none()
+    }
+}
+
+impl Translation {
+    /// The line of the first thing the trace shows that no run of any
+    /// model could, found without a search: a contradiction, or an
+    /// allocation that is not the crate's.
+    pub fn refutes(&self) -> Option<usize> {
+        let contradiction = self.contradictions.first().map(|c| c.line);
+        let allocation = self.allocation_mismatches.first().map(|m| m.line);
+        contradiction.into_iter().chain(allocation).min()
     }
 }
 
@@ -192,8 +206,9 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
             (real.to_string(), model)
         })
         .collect();
+    let retry_topic = format!("%RETRY%{group}");
     if cfg.protocol.retry_topic {
-        topics.insert(format!("%RETRY%{group}"), cfg.topic_names[business].clone());
+        topics.insert(retry_topic.clone(), cfg.topic_names[business].clone());
     }
     // A `stop` is a death only if nothing follows it for that consumer: a
     // `cont` makes it a pause, a `kill` the death.
@@ -223,6 +238,7 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
         allocations: 0,
         allocation_mismatches: Vec::new(),
         cases: Vec::new(),
+        contradictions: causality::contradictions(events),
     };
     let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut owns: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
@@ -284,8 +300,13 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 }
             }
             Kind::QueuesChanged { topic, divided } => {
-                let Some(topic) = topics.get(topic) else {
-                    continue;
+                // The group's retry topic is left out of a model without
+                // one; any other topic the model lacks is observed as it
+                // is, for no state of the model to have.
+                let topic = match topics.get(topic) {
+                    Some(model) => model,
+                    None if *topic == retry_topic => continue,
+                    None => topic,
                 };
                 let mut queues = divided.clone();
                 queues.sort();

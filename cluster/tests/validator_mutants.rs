@@ -37,7 +37,7 @@ use rocketmq_rebalance_cluster::pipeline::{Plan, Source};
 use rocketmq_rebalance_cluster::trace::{
     self, ConsumerState, Env, Event, GroupEvent, Kind, ServerState,
 };
-use rocketmq_rebalance_cluster::translate::validate;
+use rocketmq_rebalance_cluster::translate::{translate, validate};
 use rocketmq_rebalance_flags::ModelArgs;
 use rocketmq_rebalance_model::{Bounds, Config, Verdict};
 
@@ -195,6 +195,14 @@ fn judge(text: &str, cfg: Config) -> Answer {
         Ok(events) => events,
         Err(e) => return Answer::Refused(format!("bad input: {e}")),
     };
+    // What the translation refutes is refused whatever the search finds
+    // (`rebalance conform` exits 1 on it before any bound): the search is
+    // skipped for it, the answer is the same.
+    match translate(&events, &cfg).map(|t| t.refutes()) {
+        Err(e) => return Answer::Refused(format!("bad input: {e}")),
+        Ok(Some(line)) => return Answer::Refused(format!("refuted at line {line}")),
+        Ok(None) => {}
+    }
     match validate(&events, cfg, Bounds::default()) {
         Err(e) => Answer::Refused(format!("bad input: {e}")),
         Ok(v) if v.conforms() => Answer::Accepted,
@@ -772,6 +780,11 @@ fn mutants() -> Vec<Mutant> {
             .unwrap_or_default();
         let text = std::fs::read_to_string(&path).expect("a recorded trace");
         let events = trace::parse(&text).expect("a recorded trace parses");
+        // A real run contradicts itself nowhere (that it conforms is
+        // `recorded_traces.rs`'s): what refutes a mutant is its change.
+        let translation =
+            translate(&events, &model_of(&name)).expect("a recorded trace translates");
+        assert_eq!(translation.contradictions, [], "{name}");
         for mutation in Mutation::ALL {
             let rng = &mut SplitMix64::new(seed(&name, mutation));
             out.extend(match mutation {
@@ -787,6 +800,10 @@ fn mutants() -> Vec<Mutant> {
     }
     out
 }
+
+/// The least share of the non-equivalent mutants the validator must
+/// refuse.
+const REQUIRED_SCORE: f64 = 0.95;
 
 #[test]
 fn the_validator_refuses_the_mutants_no_real_run_could_produce() {
@@ -864,4 +881,10 @@ fn the_validator_refuses_the_mutants_no_real_run_could_produce() {
         println!("  {seconds:.2} s: {what}");
     }
     assert!(total > 0, "no mutant generated");
+    assert!(
+        score >= REQUIRED_SCORE,
+        "the validator refuses {:.1}% of the mutants no real run could produce, not {:.0}%",
+        100.0 * score,
+        100.0 * REQUIRED_SCORE
+    );
 }
