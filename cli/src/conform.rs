@@ -2,8 +2,8 @@
 //! the model.
 
 use clap::Args;
-use rocketmq_rebalance_cluster::causality::Contradiction;
 use rocketmq_rebalance_cluster::trace;
+use rocketmq_rebalance_cluster::translate::causality::Contradiction;
 use rocketmq_rebalance_cluster::translate::{
     validate, AllocationMismatch, Translation, Validation,
 };

@@ -9,9 +9,8 @@
 //! the [`observe`]r, a fold of the trace that the orchestrator's waits and
 //! the verdicts share; the [`outcome`], with its comparison against the
 //! model's report; the [`harms`] users fear (pauses, duplicates, backlog),
-//! measured on the run; the [`causality`] a trace must show of itself and
-//! the [`translate`]r of a trace into the model's observations, for trace
-//! validation; and the [`pipeline`], all of it in
+//! measured on the run; the [`translate`]r of a trace into the model's
+//! observations, for trace validation; and the [`pipeline`], all of it in
 //! one call that returns the judged run. Only [`run`], [`harness`] and
 //! [`pipeline::run`] do I/O.
 //!
@@ -31,7 +30,6 @@
 use std::fmt;
 use std::path::PathBuf;
 
-pub mod causality;
 pub mod harms;
 pub mod harness;
 pub mod observe;

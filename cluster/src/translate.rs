@@ -26,11 +26,18 @@
 //! - **Allocations** are not observations: each `c.alloc` is checked on
 //!   its own against the crate (`rebalance_allocate` on the consumer's own
 //!   inputs), since the model's consumers call the same function.
+//!
+//! Before any model, [`causality`] checks what the trace says of its own
+//! order (each process's numbering and stamps, lives, answers and
+//! requests, listings and heartbeats): a contradiction is a mismatch for
+//! certain.
 
 use std::collections::BTreeMap;
 
-use crate::causality::{self, Contradiction};
+pub mod causality;
+
 use crate::trace::{ClusterSpec, ConsumerState, Env, Event, Kind, ServerState};
+use causality::Contradiction;
 use rocketmq_rebalance::conformance::{CallResult, Case};
 use rocketmq_rebalance::{rebalance_allocate, MessageQueue, SortOrder};
 use rocketmq_rebalance_model::{

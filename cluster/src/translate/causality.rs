@@ -1,7 +1,7 @@
 //! What a trace shows of its own order, checked before any model: each
 //! check is a fact of how the harness numbers and stamps its events and of
 //! what causes what in RocketMQ, so a trace that breaks one is one no run
-//! wrote, whatever the model. Trace validation ([`crate::translate`])
+//! wrote, whatever the model. Trace validation ([`super`])
 //! reports each as a [`Contradiction`], a mismatch for certain.
 //!
 //! - **A process's own order** is its `seq` (the harness's counter, one a
