@@ -4,10 +4,12 @@
 use clap::Args;
 use rocketmq_rebalance_cluster::trace;
 use rocketmq_rebalance_cluster::translate::causality::Contradiction;
+use rocketmq_rebalance_cluster::translate::RuleFired;
 use rocketmq_rebalance_cluster::translate::{
     validate, AllocationMismatch, Translation, Validation,
 };
-use rocketmq_rebalance_model::{Bounds, Conformance, Verdict};
+use rocketmq_rebalance_model::{Bounds, Conformance, Observation, Observed, Verdict};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -55,7 +57,10 @@ pub struct ConformArgs {
     /// the page's links.
     #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:3000")]
     explorer_url: String,
-    /// Print one JSON object on stdout instead of text.
+    /// Print one JSON object on stdout instead of text (with
+    /// `contradictions`, each line where the trace contradicts itself;
+    /// `rules_fired`, each translator rule that read events otherwise than
+    /// as they stand, with their lines; `observations_by_kind`).
     #[arg(long)]
     json: bool,
 }
@@ -70,7 +75,34 @@ struct Output<'a> {
     allocations: usize,
     allocation_mismatches: &'a [AllocationMismatch],
     contradictions: &'a [Contradiction],
+    rules_fired: &'a [RuleFired],
+    observations_by_kind: BTreeMap<&'static str, usize>,
     conforms: bool,
+}
+
+/// The kinds of observation, those not observed yet among them (0).
+const KINDS: [&str; 7] = [
+    "membership",
+    "queues",
+    "life",
+    "delivery",
+    "offset",
+    "lock",
+    "fault",
+];
+
+/// How many observations of each kind the trace gave.
+fn by_kind(observations: &[Observation]) -> BTreeMap<&'static str, usize> {
+    let mut counts: BTreeMap<&'static str, usize> = KINDS.iter().map(|k| (*k, 0)).collect();
+    for o in observations {
+        let kind = match o.what {
+            Observed::Members { .. } => "membership",
+            Observed::Owns { .. } => "queues",
+            Observed::Started { .. } | Observed::ShutDown { .. } | Observed::Died { .. } => "life",
+        };
+        *counts.entry(kind).or_default() += 1;
+    }
+    counts
 }
 
 /// Runs `rebalance conform`: 0 when the trace is a behaviour of the model,
@@ -160,6 +192,8 @@ pub fn run(args: ConformArgs) -> ExitCode {
             allocations: translation.allocations,
             allocation_mismatches: &translation.allocation_mismatches,
             contradictions: &translation.contradictions,
+            rules_fired: &translation.rules_fired,
+            observations_by_kind: by_kind(&translation.observations),
             conforms,
         };
         serde_json::to_string(&output)
@@ -218,6 +252,20 @@ fn write_text(
     writeln!(out, "{verdict}")?;
     for c in &translation.contradictions {
         writeln!(out, "  line {}: {}", c.line, c.problem)?;
+    }
+    let kinds: Vec<String> = by_kind(&translation.observations)
+        .iter()
+        .map(|(kind, n)| format!("{n} {kind}"))
+        .collect();
+    writeln!(out, "  observations by kind: {}", kinds.join(", "))?;
+    for rule in &translation.rules_fired {
+        let lines: Vec<String> = rule.lines.iter().map(usize::to_string).collect();
+        writeln!(
+            out,
+            "  rule fired: {} (lines {})",
+            rule.rule,
+            lines.join(" ")
+        )?;
     }
     writeln!(
         out,

@@ -274,3 +274,56 @@ fn a_malformed_field_exits_2_naming_the_line_and_the_field() {
         );
     }
 }
+
+/// `--json` reports the observations by kind (those not observed yet at
+/// 0) and each translator rule that fired with its lines: in this CI run
+/// broker-a lists `c1` twice, its old channel lingering, and a stopping
+/// broker's unregistrations are its table's loss.
+#[test]
+fn the_json_reports_observations_by_kind_and_the_rules_fired() {
+    let out = rebalance(&[
+        &recorded("broker-restart-orderly-listed-twice.ndjson"),
+        "--trace-model",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kinds = report["observations_by_kind"].as_object().unwrap();
+    let keys: Vec<&str> = kinds.keys().map(String::as_str).collect();
+    for kind in [
+        "membership",
+        "queues",
+        "life",
+        "delivery",
+        "offset",
+        "lock",
+        "fault",
+    ] {
+        assert!(keys.contains(&kind), "{kind}: {report}");
+    }
+    let total: u64 = kinds.values().filter_map(|n| n.as_u64()).sum();
+    assert_eq!(Some(total), report["observations"].as_u64());
+    assert_eq!(kinds["delivery"], 0);
+    let rules = report["rules_fired"].as_array().unwrap();
+    let lines_of = |words: &str| -> Vec<u64> {
+        rules
+            .iter()
+            .find(|r| r["rule"].as_str().is_some_and(|r| r.contains(words)))
+            .map(|r| {
+                r["lines"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|l| l.as_u64())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert!(!lines_of("listed twice").is_empty(), "{report}");
+    assert!(!lines_of("a stopping broker").is_empty(), "{report}");
+    let text = rebalance(&[
+        &recorded("broker-restart-orderly-listed-twice.ndjson"),
+        "--trace-model",
+    ]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("rule fired: a client listed twice"));
+}
