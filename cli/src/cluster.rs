@@ -137,6 +137,7 @@ fn conformance_json(judged: &Judged) -> serde_json::Value {
                 "unexplained": unexplained,
                 "allocations": v.translation.allocations,
                 "allocation_mismatches": v.translation.allocation_mismatches,
+                "contradictions": v.translation.contradictions,
             })
         }
         Err(e) => {

@@ -2,11 +2,14 @@
 //! the model.
 
 use clap::Args;
-use rocketmq_rebalance_cluster::trace::{self, Kind};
+use rocketmq_rebalance_cluster::trace;
+use rocketmq_rebalance_cluster::translate::causality::Contradiction;
+use rocketmq_rebalance_cluster::translate::RuleFired;
 use rocketmq_rebalance_cluster::translate::{
     validate, AllocationMismatch, Translation, Validation,
 };
-use rocketmq_rebalance_model::{Bounds, Conformance, Verdict};
+use rocketmq_rebalance_model::{Bounds, Conformance, Observation, Observed, Verdict};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,7 +57,10 @@ pub struct ConformArgs {
     /// the page's links.
     #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:3000")]
     explorer_url: String,
-    /// Print one JSON object on stdout instead of text.
+    /// Print one JSON object on stdout instead of text (with
+    /// `contradictions`, each line where the trace contradicts itself;
+    /// `rules_fired`, each translator rule that read events otherwise than
+    /// as they stand, with their lines; `observations_by_kind`).
     #[arg(long)]
     json: bool,
 }
@@ -68,13 +74,43 @@ struct Output<'a> {
     unexplained_event: Option<String>,
     allocations: usize,
     allocation_mismatches: &'a [AllocationMismatch],
+    contradictions: &'a [Contradiction],
+    rules_fired: &'a [RuleFired],
+    observations_by_kind: BTreeMap<&'static str, usize>,
     conforms: bool,
 }
 
-/// Runs `rebalance conform`: 0 when the trace is a behaviour of the model
-/// and every allocation in it is the crate's; 1 when it is not (the first
-/// observation no run explains, or an allocation); 2 on bad input; 3 when
-/// a search bound was hit first.
+/// The kinds of observation, those not observed yet among them (0).
+const KINDS: [&str; 7] = [
+    "membership",
+    "queues",
+    "life",
+    "delivery",
+    "offset",
+    "lock",
+    "fault",
+];
+
+/// How many observations of each kind the trace gave.
+fn by_kind(observations: &[Observation]) -> BTreeMap<&'static str, usize> {
+    let mut counts: BTreeMap<&'static str, usize> = KINDS.iter().map(|k| (*k, 0)).collect();
+    for o in observations {
+        let kind = match o.what {
+            Observed::Members { .. } => "membership",
+            Observed::Owns { .. } => "queues",
+            Observed::Started { .. } | Observed::ShutDown { .. } | Observed::Died { .. } => "life",
+        };
+        *counts.entry(kind).or_default() += 1;
+    }
+    counts
+}
+
+/// Runs `rebalance conform`: 0 when the trace is a behaviour of the model,
+/// every allocation in it is the crate's and it contradicts itself
+/// nowhere; 1 when it is not (the first observation no run explains, an
+/// allocation, a contradiction: these two decided before any bound); 2 on
+/// bad input; 3 when a search bound was hit first and nothing else decided
+/// it.
 pub fn run(args: ConformArgs) -> ExitCode {
     let text = match std::fs::read_to_string(&args.trace) {
         Ok(text) => text,
@@ -85,18 +121,7 @@ pub fn run(args: ConformArgs) -> ExitCode {
         Err(e) => return bad_input(format!("{}: {e}", args.trace.display())),
     };
     let flags: Vec<String> = if args.trace_model {
-        events
-            .iter()
-            .find_map(|e| match &e.kind {
-                Kind::Run { model, conform, .. } => Some(
-                    conform
-                        .clone()
-                        .filter(|c| !c.is_empty())
-                        .unwrap_or_else(|| model.clone()),
-                ),
-                _ => None,
-            })
-            .unwrap_or_default()
+        trace::validation_flags(&events).unwrap_or_default()
     } else {
         Vec::new()
     };
@@ -126,14 +151,16 @@ pub fn run(args: ConformArgs) -> ExitCode {
         None => None,
     };
     let started = Instant::now();
+    let validation = match validate(&events, config, bounds) {
+        Ok(v) => v,
+        Err(e) => return bad_input(format!("{}: {e}", args.trace.display())),
+    };
+    let conforms = validation.conforms();
     let Validation {
         translation,
         model,
         conformance: result,
-    } = match validate(&events, config, bounds) {
-        Ok(v) => v,
-        Err(e) => return bad_input(format!("{}: {e}", args.trace.display())),
-    };
+    } = validation;
     let seconds = started.elapsed().as_secs_f64();
     if let Some(path) = &args.cases {
         let lines: String = translation
@@ -155,8 +182,6 @@ pub fn run(args: ConformArgs) -> ExitCode {
         .unexplained
         .and_then(|i| translation.observations.get(i))
         .and_then(|o| text.lines().nth(o.line - 1).map(str::to_owned));
-    let conforms =
-        result.verdict == Verdict::Conforms && translation.allocation_mismatches.is_empty();
     let mut out = std::io::stdout().lock();
     let written = if args.json {
         let output = Output {
@@ -166,6 +191,9 @@ pub fn run(args: ConformArgs) -> ExitCode {
             unexplained_event,
             allocations: translation.allocations,
             allocation_mismatches: &translation.allocation_mismatches,
+            contradictions: &translation.contradictions,
+            rules_fired: &translation.rules_fired,
+            observations_by_kind: by_kind(&translation.observations),
             conforms,
         };
         serde_json::to_string(&output)
@@ -192,9 +220,12 @@ pub fn run(args: ConformArgs) -> ExitCode {
             ),
         }
     }
+    // What is certain comes first: a trace that contradicts itself, or an
+    // allocation that is not the crate's, does not conform whatever a
+    // larger bound would find.
     match result.verdict {
-        Verdict::BoundHit => ExitCode::from(3),
         _ if conforms => ExitCode::SUCCESS,
+        Verdict::BoundHit if translation.refutes().is_none() => ExitCode::from(3),
         _ => ExitCode::from(EXIT_FAILED),
     }
 }
@@ -206,6 +237,12 @@ fn write_text(
     unexplained_event: Option<&str>,
 ) -> std::io::Result<()> {
     let verdict = match result.verdict {
+        _ if !translation.contradictions.is_empty() => {
+            "does not conform: the trace contradicts itself"
+        }
+        _ if !translation.allocation_mismatches.is_empty() => {
+            "does not conform: an allocation is not the crate's"
+        }
         Verdict::Conforms => "conforms: a run of the model makes every observed change",
         Verdict::Mismatch => "does not conform: no run of the model explains an observation",
         Verdict::BoundHit => {
@@ -213,6 +250,23 @@ fn write_text(
         }
     };
     writeln!(out, "{verdict}")?;
+    for c in &translation.contradictions {
+        writeln!(out, "  line {}: {}", c.line, c.problem)?;
+    }
+    let kinds: Vec<String> = by_kind(&translation.observations)
+        .iter()
+        .map(|(kind, n)| format!("{n} {kind}"))
+        .collect();
+    writeln!(out, "  observations by kind: {}", kinds.join(", "))?;
+    for rule in &translation.rules_fired {
+        let lines: Vec<String> = rule.lines.iter().map(usize::to_string).collect();
+        writeln!(
+            out,
+            "  rule fired: {} (lines {})",
+            rule.rule,
+            lines.join(" ")
+        )?;
+    }
     writeln!(
         out,
         "  {} observations ({} up to the model's initial state), {} explained by one run, {} nodes searched",

@@ -59,7 +59,10 @@ enum Command {
     /// Decide whether a real cluster's trace (`rebalance cluster`'s NDJSON)
     /// is a behaviour of the model configured by the same flags as `check`:
     /// 0 it is, 1 it is not (with the first event the model cannot
-    /// explain), 2 bad input, 3 a search bound was hit.
+    /// explain, where the trace contradicts itself, or an allocation not
+    /// the crate's: these two decided before any bound), 2 bad input (a
+    /// malformed line, named with its field), 3 a search bound was hit
+    /// and nothing else decided it.
     Conform(conform::ConformArgs),
     /// Serve the interactive state explorer for a model configuration (the
     /// same flags as `check`) in the browser.

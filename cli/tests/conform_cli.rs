@@ -136,3 +136,194 @@ fn the_cases_of_a_run_are_appended_in_the_conformance_format() {
             .all(|(e, a)| e.agrees_with(a)));
     }
 }
+
+/// `healthy.ndjson` with its line `line` (from 1) changed by `edit`.
+fn tampered(name: &str, line: usize, edit: impl Fn(&str) -> String) -> PathBuf {
+    let text = std::fs::read_to_string(recorded("healthy.ndjson")).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i + 1 == line { edit(l) } else { l.to_owned() })
+        .collect();
+    let path = scratch(name);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+/// What no state of the model can have is a mismatch at once, not a bound
+/// hit: a queue change of a topic the model lacks (`c1`'s first, line
+/// 105), even with a search too small to find anything.
+#[test]
+fn an_observation_no_model_state_has_is_a_mismatch_whatever_the_bound() {
+    let trace = tampered("unknown-topic.ndjson", 105, |l| {
+        l.replace("\"topic\":\"TopicTest\"", "\"topic\":\"NoSuchTopic\"")
+    });
+    let out = rebalance(&[
+        trace.to_str().unwrap(),
+        "--trace-model",
+        "--max-nodes",
+        "10",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["verdict"], "mismatch", "{report}");
+    assert!(
+        report["unexplained_event"]
+            .as_str()
+            .is_some_and(|e| e.contains("NoSuchTopic")),
+        "{report}"
+    );
+    assert!(
+        report["explanation"][0]
+            .as_str()
+            .is_some_and(|e| e.contains("the model has no topic NoSuchTopic")),
+        "{report}"
+    );
+}
+
+/// An allocation that is not the crate's is certain: exit 1 even when the
+/// search is cut short first. `c3`'s last allocation (line 726, which
+/// changes none of its queues) is given another result.
+#[test]
+fn a_wrong_allocation_is_decided_before_the_bound() {
+    let trace = tampered("wrong-allocation.ndjson", 726, |l| {
+        l.replace("\"result\":[\"broker-b:1\"]", "\"result\":[\"broker-a:0\"]")
+    });
+    let out = rebalance(&[
+        trace.to_str().unwrap(),
+        "--trace-model",
+        "--max-nodes",
+        "10",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["verdict"], "bound_hit",
+        "the search alone is undecided"
+    );
+    assert_eq!(report["allocation_mismatches"][0]["line"], 726, "{report}");
+}
+
+/// A trace that contradicts itself (`c1`'s start stamped after its first
+/// queue change, against its own numbering) does not conform, and the
+/// report names the line.
+#[test]
+fn a_stamp_against_its_process_order_is_a_contradiction() {
+    let trace = tampered("late-start.ndjson", 13, |l| {
+        l.replace("\"t\":2841298467514", "\"t\":2842508619382")
+    });
+    let out = rebalance(&[trace.to_str().unwrap(), "--trace-model", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let contradictions = report["contradictions"].as_array().unwrap();
+    assert!(
+        contradictions.iter().any(|c| c["problem"]
+            .as_str()
+            .is_some_and(|p| p.contains("stamped") && p.contains("(line 13)"))),
+        "{report}"
+    );
+    let text = rebalance(&[trace.to_str().unwrap(), "--trace-model"]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("the trace contradicts itself"));
+}
+
+/// Malformed input is bad input naming the line and the field: a member
+/// list or a queue set missing, null or a string, a topology of a schema
+/// version this program does not read.
+#[test]
+fn a_malformed_field_exits_2_naming_the_line_and_the_field() {
+    use serde_json::{json, Value};
+    // Line 2 is the topology, line 25 the first member table, line 105
+    // `c1`'s first queue change.
+    let cases: [(&str, usize, &str, Option<Value>); 7] = [
+        ("members missing", 25, "members", None),
+        ("members null", 25, "members", Some(Value::Null)),
+        (
+            "members a string",
+            25,
+            "members",
+            Some(json!("127.0.0.1@c1")),
+        ),
+        ("divided missing", 105, "divided", None),
+        ("divided null", 105, "divided", Some(Value::Null)),
+        (
+            "divided a string",
+            105,
+            "divided",
+            Some(json!("broker-a:0")),
+        ),
+        ("schema unknown", 2, "schema", Some(json!(7))),
+    ];
+    for (name, line, field, value) in cases {
+        let trace = tampered(&format!("{name}.ndjson"), line, |l| {
+            let mut event: serde_json::Map<String, Value> = serde_json::from_str(l).unwrap();
+            assert!(event.contains_key(field), "{name}: {l}");
+            match &value {
+                Some(v) => event.insert(field.to_owned(), v.clone()),
+                None => event.remove(field),
+            };
+            Value::Object(event).to_string()
+        });
+        let out = rebalance(&[trace.to_str().unwrap(), "--trace-model"]);
+        assert_eq!(out.status.code(), Some(2), "{name}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("line {line}: ")) && err.contains(&format!("field `{field}`")),
+            "{name}: {err}"
+        );
+    }
+}
+
+/// `--json` reports the observations by kind (those not observed yet at
+/// 0) and each translator rule that fired with its lines: in this CI run
+/// broker-a lists `c1` twice, its old channel lingering, and a stopping
+/// broker's unregistrations are its table's loss.
+#[test]
+fn the_json_reports_observations_by_kind_and_the_rules_fired() {
+    let out = rebalance(&[
+        &recorded("broker-restart-orderly-listed-twice.ndjson"),
+        "--trace-model",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kinds = report["observations_by_kind"].as_object().unwrap();
+    let keys: Vec<&str> = kinds.keys().map(String::as_str).collect();
+    for kind in [
+        "membership",
+        "queues",
+        "life",
+        "delivery",
+        "offset",
+        "lock",
+        "fault",
+    ] {
+        assert!(keys.contains(&kind), "{kind}: {report}");
+    }
+    let total: u64 = kinds.values().filter_map(|n| n.as_u64()).sum();
+    assert_eq!(Some(total), report["observations"].as_u64());
+    assert_eq!(kinds["delivery"], 0);
+    let rules = report["rules_fired"].as_array().unwrap();
+    let lines_of = |words: &str| -> Vec<u64> {
+        rules
+            .iter()
+            .find(|r| r["rule"].as_str().is_some_and(|r| r.contains(words)))
+            .map(|r| {
+                r["lines"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|l| l.as_u64())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert!(!lines_of("listed twice").is_empty(), "{report}");
+    assert!(!lines_of("a stopping broker").is_empty(), "{report}");
+    let text = rebalance(&[
+        &recorded("broker-restart-orderly-listed-twice.ndjson"),
+        "--trace-model",
+    ]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("rule fired: a client listed twice"));
+}

@@ -23,7 +23,7 @@ use std::time::Duration;
 use rocketmq_rebalance_flags::ModelArgs;
 use rocketmq_rebalance_model::{
     check_model, checked_model, Bounds, CheckOptions, Config, FingerprintBits, Observation, Report,
-    Search, Verdict,
+    Search,
 };
 use rocketmq_rebalance_properties::compare::HarmParameters;
 
@@ -264,10 +264,7 @@ impl RunConformance {
     /// The trace is a behaviour of the model, and every allocation in it
     /// the crate's.
     pub fn conforms(&self) -> bool {
-        self.validation.as_ref().is_ok_and(|v| {
-            v.conformance.verdict == Verdict::Conforms
-                && v.translation.allocation_mismatches.is_empty()
-        })
+        self.validation.as_ref().is_ok_and(Validation::conforms)
     }
 }
 

@@ -1332,6 +1332,22 @@ pub fn parse(text: &str) -> Result<Vec<Event>, TraceError> {
     Ok(events)
 }
 
+/// The model flags a trace's run recorded for its validation
+/// (`rebalance conform --trace-model`): its `conform` flags, the model at
+/// the run's own sizes, else its `model` flags; `None` without a `run`
+/// event.
+pub fn validation_flags(events: &[Event]) -> Option<Vec<String>> {
+    events.iter().find_map(|e| match &e.kind {
+        Kind::Run { model, conform, .. } => Some(
+            conform
+                .clone()
+                .filter(|c| !c.is_empty())
+                .unwrap_or_else(|| model.clone()),
+        ),
+        _ => None,
+    })
+}
+
 /// The model's short name of a queue: `broker-a:0` is `a0`.
 pub fn short_queue(queue: &str) -> String {
     match queue.split_once(':') {

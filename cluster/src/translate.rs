@@ -26,14 +26,23 @@
 //! - **Allocations** are not observations: each `c.alloc` is checked on
 //!   its own against the crate (`rebalance_allocate` on the consumer's own
 //!   inputs), since the model's consumers call the same function.
+//!
+//! Before any model, [`causality`] checks what the trace says of its own
+//! order (each process's numbering and stamps, lives, answers and
+//! requests, listings and heartbeats): a contradiction is a mismatch for
+//! certain.
 
 use std::collections::BTreeMap;
 
+pub mod causality;
+
 use crate::trace::{ClusterSpec, ConsumerState, Env, Event, Kind, ServerState};
+use causality::Contradiction;
 use rocketmq_rebalance::conformance::{CallResult, Case};
 use rocketmq_rebalance::{rebalance_allocate, MessageQueue, SortOrder};
 use rocketmq_rebalance_model::{
     build_model, conform, Bounds, Config, Conformance, Observation, Observed, RebalanceModel,
+    Verdict,
 };
 
 /// A trace in the model's terms.
@@ -48,7 +57,39 @@ pub struct Translation {
     /// Each distinct allocation, as a client-level conformance case with
     /// the real consumer's result (the format of `tests/data`).
     pub cases: Vec<Case>,
+    /// Where the trace contradicts itself ([`causality`]): a mismatch
+    /// whatever the model.
+    pub contradictions: Vec<Contradiction>,
+    /// Each rule of the translator (this module's) that read an event
+    /// otherwise than as it stands, with the lines it read so, in the
+    /// order each first fired.
+    pub rules_fired: Vec<RuleFired>,
 }
+
+/// A translator rule that fired, and where.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RuleFired {
+    /// The rule, in words.
+    pub rule: &'static str,
+    /// The trace lines (from 1) it read so.
+    pub lines: Vec<usize>,
+}
+
+/// A client listed twice by one broker is one member.
+const LISTED_TWICE: &str =
+    "a client listed twice by one broker (its old channel lingering) is one member";
+/// A stop followed by a kill.
+const STOP_THEN_KILL: &str = "a stop followed by a kill is one death, at the kill";
+/// A stop followed by a continue.
+const PAUSE: &str = "a stop followed by a continue is a pause, observed only through the brokers";
+/// A stop followed by nothing.
+const STOP_FOR_GOOD: &str = "a stop never resumed is a death";
+/// A stopping broker's unregistrations.
+const STOPPING_BROKER: &str = "a stopping broker lists nobody until it has started again";
+/// A broker that stops for good.
+const BROKER_GONE: &str = "a broker that stops and never starts again is no longer observed";
+/// The retry topic of a model without one.
+const RETRY_LEFT_OUT: &str = "the group's retry topic is left out of a model without one";
 
 /// A real allocation the crate computes otherwise.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -86,6 +127,25 @@ pub struct Validation {
     pub conformance: Conformance,
 }
 
+impl Validation {
+    /// The trace is a behaviour of the model, every allocation in it the
+    /// crate's, and it contradicts itself nowhere.
+    pub fn conforms(&self) -> bool {
+        self.conformance.verdict == Verdict::Conforms && self.translation.refutes().is_none()
+    }
+}
+
+impl Translation {
+    /// The line of the first thing the trace shows that no run of any
+    /// model could, found without a search: a contradiction, or an
+    /// allocation that is not the crate's.
+    pub fn refutes(&self) -> Option<usize> {
+        let contradiction = self.contradictions.first().map(|c| c.line);
+        let allocation = self.allocation_mismatches.first().map(|m| m.line);
+        contradiction.into_iter().chain(allocation).min()
+    }
+}
+
 /// Validates `events` (a whole run) against `cfg`'s model.
 pub fn validate(events: &[Event], cfg: Config, bounds: Bounds) -> Result<Validation, String> {
     let translation = translate(events, &cfg)?;
@@ -96,6 +156,17 @@ pub fn validate(events: &[Event], cfg: Config, bounds: Bounds) -> Result<Validat
         model,
         conformance,
     })
+}
+
+/// Records that `rule` read the event of `line`.
+fn fired(rules: &mut Vec<RuleFired>, rule: &'static str, line: usize) {
+    match rules.iter_mut().find(|r| r.rule == rule) {
+        Some(r) => r.lines.push(line),
+        None => rules.push(RuleFired {
+            rule,
+            lines: vec![line],
+        }),
+    }
 }
 
 /// Whether the run's sizes are the model's: its brokers at the start, each
@@ -182,17 +253,22 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
             (real.to_string(), model)
         })
         .collect();
+    let retry_topic = format!("%RETRY%{group}");
     if cfg.protocol.retry_topic {
-        topics.insert(format!("%RETRY%{group}"), cfg.topic_names[business].clone());
+        topics.insert(retry_topic.clone(), cfg.topic_names[business].clone());
     }
     // A `stop` is a death only if nothing follows it for that consumer: a
-    // `cont` makes it a pause, a `kill` the death.
+    // `cont` makes it a pause, a `kill` the death. Whether a kill ends it
+    // (`Some(true)`), a continue (`Some(false)`), or nothing.
     let stop_ends = |i: usize, consumer: &str| {
-        events[i + 1..].iter().any(|e| match &e.kind {
+        events[i + 1..].iter().find_map(|e| match &e.kind {
             Kind::Env {
-                action: Env::Cont { consumer: c } | Env::Kill { consumer: c },
-            } => c == consumer,
-            _ => false,
+                action: Env::Kill { consumer: c },
+            } if c == consumer => Some(true),
+            Kind::Env {
+                action: Env::Cont { consumer: c },
+            } if c == consumer => Some(false),
+            _ => None,
         })
     };
     // A broker that stops and never starts again leaves for good (scale-in):
@@ -213,7 +289,10 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
         allocations: 0,
         allocation_mismatches: Vec::new(),
         cases: Vec::new(),
+        contradictions: causality::contradictions(events),
+        rules_fired: Vec::new(),
     };
+
     let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut owns: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     let mut ids: Vec<&str> = cfg.consumers.iter().map(|c| c.client_id.as_str()).collect();
@@ -233,6 +312,7 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 ..
             } => {
                 if stopping.contains(&broker.as_str()) {
+                    fired(&mut out.rules_fired, STOPPING_BROKER, line);
                     continue;
                 }
                 let mut clients: Vec<String> = listed.iter().map(|c| client_name(c)).collect();
@@ -242,7 +322,11 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 // leaves out ("Connections"): where the model's ids are all
                 // distinct, it is one member.
                 if distinct_ids {
+                    let listed = clients.len();
                     clients.dedup();
+                    if clients.len() < listed {
+                        fired(&mut out.rules_fired, LISTED_TWICE, line);
+                    }
                 }
                 if members.get(broker) != Some(&clients) {
                     members.insert(broker.clone(), clients.clone());
@@ -265,7 +349,9 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 ..
             } => {
                 stopping.push(broker);
-                if starts_again(i, broker) && members.get(broker).is_some_and(|m| !m.is_empty()) {
+                if !starts_again(i, broker) {
+                    fired(&mut out.rules_fired, BROKER_GONE, line);
+                } else if members.get(broker).is_some_and(|m| !m.is_empty()) {
                     members.insert(broker.clone(), Vec::new());
                     observe(Observed::Members {
                         broker: broker.clone(),
@@ -274,8 +360,16 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 }
             }
             Kind::QueuesChanged { topic, divided } => {
-                let Some(topic) = topics.get(topic) else {
-                    continue;
+                // The group's retry topic is left out of a model without
+                // one; any other topic the model lacks is observed as it
+                // is, for no state of the model to have.
+                let topic = match topics.get(topic) {
+                    Some(model) => model,
+                    None if *topic == retry_topic => {
+                        fired(&mut out.rules_fired, RETRY_LEFT_OUT, line);
+                        continue;
+                    }
+                    None => topic,
                 };
                 let mut queues = divided.clone();
                 queues.sort();
@@ -305,7 +399,17 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
             Kind::Env { action } => {
                 let died = match action {
                     Env::Kill { consumer } => Some(consumer),
-                    Env::Stop { consumer } if !stop_ends(i, consumer) => Some(consumer),
+                    Env::Stop { consumer } => match stop_ends(i, consumer) {
+                        None => {
+                            fired(&mut out.rules_fired, STOP_FOR_GOOD, line);
+                            Some(consumer)
+                        }
+                        Some(ended) => {
+                            let rule = if ended { STOP_THEN_KILL } else { PAUSE };
+                            fired(&mut out.rules_fired, rule, line);
+                            None
+                        }
+                    },
                     _ => None,
                 };
                 if let Some(consumer) = died {

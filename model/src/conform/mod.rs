@@ -8,7 +8,9 @@
 //! (model state, position in the trace), for a run of the model that makes
 //! exactly these changes in this order, allowing steps the trace cannot
 //! see between them (bounded) and observations of different actors close
-//! in time in either order. The answer is exact within the bounds: it
+//! in time in either order. An observation no state of the model has (a
+//! client, consumer, topic or queue it lacks) is a mismatch at once,
+//! whatever the bounds. The answer is exact within the bounds: it
 //! conforms, it does not (with the first observation no run explains, a
 //! state it could not be explained in and the steps the model had there),
 //! or a bound cut the search short.

@@ -208,3 +208,49 @@ pub fn initial_observables(cfg: &Config, state: &SystemState) -> Vec<Observed> {
     };
     changes(cfg, &nothing, state)
 }
+
+/// Why no state of the model can show `what`, if none can: it names a
+/// broker, a client, a consumer, a topic or a queue the model does not
+/// have (or a client more often than the model's consumers share its id).
+pub fn impossible(cfg: &Config, what: &Observed) -> Option<String> {
+    let consumer_known = |name: &str| cfg.consumers.iter().any(|c| c.name == name);
+    match what {
+        Observed::Members { broker, clients } => {
+            if !cfg.broker_names.contains(broker) {
+                return Some(format!("the model has no broker {broker}"));
+            }
+            clients.iter().find_map(|id| {
+                let listed = clients.iter().filter(|c| *c == id).count();
+                let held = cfg.consumers.iter().filter(|c| c.client_id == *id).count();
+                (listed > held).then(|| match held {
+                    0 => format!("the model has no client {id}"),
+                    _ => format!(
+                        "{held} of the model's consumers have the id {id}, listed {listed} times"
+                    ),
+                })
+            })
+        }
+        Observed::Owns {
+            consumer,
+            topic,
+            queues,
+        } => {
+            if !consumer_known(consumer) {
+                return Some(format!("the model has no consumer {consumer}"));
+            }
+            let Some(t) = cfg.topic_names.iter().position(|n| n == topic) else {
+                return Some(format!("the model has no topic {topic}"));
+            };
+            let all = queue_names(cfg, t, u64::MAX);
+            queues
+                .iter()
+                .find(|q| !all.contains(q))
+                .map(|q| format!("the model's {topic} has no queue {q}"))
+        }
+        Observed::Started { consumer }
+        | Observed::ShutDown { consumer }
+        | Observed::Died { consumer } => {
+            (!consumer_known(consumer)).then(|| format!("the model has no consumer {consumer}"))
+        }
+    }
+}

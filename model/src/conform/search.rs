@@ -12,7 +12,7 @@ use std::collections::{BinaryHeap, HashMap};
 
 use stateright::Model;
 
-use super::observation::{changes, initial_observables, Observation, Observed};
+use super::observation::{changes, impossible, initial_observables, Observation, Observed};
 use crate::check::{Expectation, PropertyReport, Report, Status, Stopped};
 use crate::search::{collision_probability, encode_path, fingerprint, replay};
 use crate::shell::{RebalanceModel, SystemState};
@@ -163,6 +163,21 @@ pub fn conform(
         path: Vec::new(),
         bound_hit: false,
     };
+    // An observation no state has is a mismatch whatever the search would
+    // find before it: decided at once, and not a bound hit.
+    let never = observations
+        .iter()
+        .enumerate()
+        .find_map(|(i, o)| impossible(cfg, &o.what).map(|why| (i, o, why)));
+    if let Some((i, o, why)) = never {
+        result.unexplained = Some(i);
+        result.state = describe_state(model, &initial);
+        result.explanation = vec![format!(
+            "line {}: {}: no state of the model has it ({why})",
+            o.line, o.what
+        )];
+        return result;
+    }
     let Some(start) = start else {
         // The trace never shows the group the model starts with.
         result.unexplained = Some(observations.len().saturating_sub(1));

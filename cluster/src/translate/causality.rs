@@ -1,0 +1,589 @@
+//! What a trace shows of its own order, checked before any model: each
+//! check is a fact of how the harness numbers and stamps its events and of
+//! what causes what in RocketMQ, so a trace that breaks one is one no run
+//! wrote, whatever the model. Trace validation ([`super`])
+//! reports each as a [`Contradiction`], a mismatch for certain.
+//!
+//! - **A process's own order** is its `seq` (the harness's counter, one a
+//!   process): its events are numbered 1, 2, ... with none missing or
+//!   repeated, and its stamps follow that order up to [`STAMP_SLACK_NS`]
+//!   (the stamp is taken just before the number, so two threads can take
+//!   them in opposite orders). The merged trace is ordered by stamp.
+//! - **Lives.** A consumer goes `ready`, `starting` (after the
+//!   orchestrator's `start` of it), `started`, `stopping` (after its
+//!   `shutdown`), `stopped`, and sends, allocates and changes its queues
+//!   only once it is starting; a broker goes `started`, `stopping`,
+//!   `stopped`, `started` again, and lists members only while started or
+//!   stopping.
+//! - **Answers follow requests**: a response (`c.resp`, `b.resp`) answers
+//!   a request of the same process with its code, peer and opaque id, not
+//!   answered yet.
+//! - **A queue change is an allocation's result** (`c.mqchanged` is
+//!   `messageQueueChanged`, handed the allocation's set, F3-18): it is the
+//!   set the consumer's last `c.alloc` of the topic gave.
+//! - **A request received was sent**: a broker's `b.req` from a consumer
+//!   is that consumer's `c.req` of the same code and opaque id to it.
+//! - **A listing needs a heartbeat and a registration**: a broker lists a
+//!   client once more than before only after a `HEART_BEAT` of that client
+//!   to it, sent since the broker last dropped it (or stopped), and a
+//!   `CLIENT_REGISTER` of it that no listing has shown yet.
+//! - **Only the orchestrator stops a broker**, and a consumer acknowledges
+//!   its start (its shutdown) once it has started (stopped).
+
+use std::collections::BTreeMap;
+
+use crate::trace::{ConsumerState, Env, Event, GroupEvent, Kind, RequestCode, ServerState};
+
+/// How far a process's stamps may run against its own numbering: the
+/// harness stamps an event (`System.nanoTime`) and then numbers it, so two
+/// threads of one process may take the two in opposite orders. The
+/// recorded traces show inversions of at most 21 µs; 1 ms is fifty times
+/// that, and still far below the 300 ms a consumer's start takes to reach
+/// any broker's table.
+pub const STAMP_SLACK_NS: u64 = 1_000_000;
+
+/// A trace contradicting itself: the line and what no run does there.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Contradiction {
+    /// The trace line (from 1).
+    pub line: usize,
+    /// What is impossible.
+    pub problem: String,
+}
+
+/// Every contradiction of `events` (a whole trace, in its order), by line.
+pub fn contradictions(events: &[Event]) -> Vec<Contradiction> {
+    let mut found = Vec::new();
+    own_order(events, &mut found);
+    lives(events, &mut found);
+    answers(events, &mut found);
+    queue_changes(events, &mut found);
+    listings(events, &mut found);
+    found.sort_by_key(|c| c.line);
+    found
+}
+
+fn at(found: &mut Vec<Contradiction>, i: usize, problem: String) {
+    found.push(Contradiction {
+        line: i + 1,
+        problem,
+    });
+}
+
+/// The indices of each process's events, in its own (`seq`) order.
+fn by_process(events: &[Event]) -> BTreeMap<&str, Vec<usize>> {
+    let mut processes: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, e) in events.iter().enumerate() {
+        processes.entry(e.p.as_str()).or_default().push(i);
+    }
+    for indices in processes.values_mut() {
+        indices.sort_by_key(|&i| events[i].seq);
+    }
+    processes
+}
+
+fn own_order(events: &[Event], found: &mut Vec<Contradiction>) {
+    for (i, pair) in events.windows(2).enumerate() {
+        if pair[1].t < pair[0].t {
+            at(
+                found,
+                i + 1,
+                "stamped before the line above: the merged trace is ordered by stamp".into(),
+            );
+        }
+    }
+    for (p, indices) in by_process(events) {
+        let mut latest: Option<usize> = None;
+        for (n, &i) in indices.iter().enumerate() {
+            let e = &events[i];
+            let expected = n as u64 + 1;
+            if e.seq != expected {
+                at(
+                    found,
+                    i,
+                    format!(
+                        "{p}'s event numbered {} where {expected} is due: one of its events is {}",
+                        e.seq,
+                        if e.seq > expected {
+                            "missing"
+                        } else {
+                            "repeated"
+                        }
+                    ),
+                );
+            }
+            if let Some(l) = latest.filter(|&l| events[l].t > e.t.saturating_add(STAMP_SLACK_NS)) {
+                at(
+                    found,
+                    i,
+                    format!(
+                        "{p}'s event {} is stamped {:.1} ms before its event {} (line {})",
+                        e.seq,
+                        (events[l].t - e.t) as f64 / 1e6,
+                        events[l].seq,
+                        l + 1
+                    ),
+                );
+            }
+            if latest.map_or(true, |l| events[l].t < e.t) {
+                latest = Some(i);
+            }
+        }
+    }
+}
+
+/// The state a consumer's life must be in before each state.
+fn before(state: ConsumerState) -> Option<ConsumerState> {
+    match state {
+        ConsumerState::Ready => None,
+        ConsumerState::Starting => Some(ConsumerState::Ready),
+        ConsumerState::Started => Some(ConsumerState::Starting),
+        ConsumerState::Stopping => Some(ConsumerState::Started),
+        ConsumerState::Stopped => Some(ConsumerState::Stopping),
+    }
+}
+
+fn lives(events: &[Event], found: &mut Vec<Contradiction>) {
+    // How often each consumer has been starting and stopping so far.
+    let mut done: BTreeMap<(&str, ConsumerState), usize> = BTreeMap::new();
+    for (p, indices) in by_process(events) {
+        let mut life: Option<ConsumerState> = None;
+        for &i in &indices {
+            let e = &events[i];
+            match &e.kind {
+                Kind::ConsumerLife { state, .. } => {
+                    if before(*state) != life {
+                        at(
+                            found,
+                            i,
+                            format!(
+                                "{p} is {} after {}: a consumer's life goes ready, starting, \
+                                 started, stopping, stopped",
+                                state.word(),
+                                life.map_or("nothing", |s| s.word())
+                            ),
+                        );
+                    }
+                    life = Some(*state);
+                    if matches!(state, ConsumerState::Starting | ConsumerState::Stopping) {
+                        // Each needs the orchestrator's command stamped before it.
+                        let count = done.entry((p, *state)).or_default();
+                        *count += 1;
+                        let commanded = events
+                            .iter()
+                            .take_while(|x| x.t <= e.t)
+                            .filter(|x| match (&x.kind, state) {
+                                (
+                                    Kind::Env {
+                                        action: Env::Start { consumer },
+                                    },
+                                    ConsumerState::Starting,
+                                )
+                                | (
+                                    Kind::Env {
+                                        action: Env::Shutdown { consumer },
+                                    },
+                                    ConsumerState::Stopping,
+                                ) => consumer == p,
+                                _ => false,
+                            })
+                            .count();
+                        if commanded < *count {
+                            at(
+                                found,
+                                i,
+                                format!(
+                                    "{p} is {} before the orchestrator told it to",
+                                    state.word()
+                                ),
+                            );
+                        }
+                    }
+                }
+                // The agent acknowledges a start or a shutdown once it has
+                // returned.
+                Kind::Ack { cmd, .. }
+                    if (cmd == "start" && life < Some(ConsumerState::Started))
+                        || (cmd == "shutdown" && life < Some(ConsumerState::Stopped)) =>
+                {
+                    at(
+                        found,
+                        i,
+                        format!(
+                            "{p} acknowledges its {cmd} while {}",
+                            life.map_or("nothing", |s| s.word())
+                        ),
+                    );
+                }
+                Kind::ConsumerRequest { .. } | Kind::Alloc { .. } | Kind::QueuesChanged { .. }
+                    if life.is_none() || life == Some(ConsumerState::Ready) =>
+                {
+                    at(found, i, format!("{p}'s `{}` before it starts", e.ev()));
+                }
+                _ => {}
+            }
+        }
+    }
+    // Brokers: in the cluster's own order.
+    let mut brokers: BTreeMap<&str, ServerState> = BTreeMap::new();
+    let mut stopped: BTreeMap<&str, usize> = BTreeMap::new();
+    for indices in by_process(events).values() {
+        for &i in indices {
+            match &events[i].kind {
+                Kind::BrokerLife { broker, state, .. } => {
+                    let was = brokers.get(broker.as_str()).copied();
+                    let ok = match state {
+                        ServerState::Started => matches!(was, None | Some(ServerState::Stopped)),
+                        ServerState::Stopping => was == Some(ServerState::Started),
+                        ServerState::Stopped => was == Some(ServerState::Stopping),
+                    };
+                    if !ok {
+                        at(
+                            found,
+                            i,
+                            format!(
+                                "{broker} is {} after {}: a broker goes started, stopping, stopped",
+                                state.word(),
+                                was.map_or("nothing", |s| s.word())
+                            ),
+                        );
+                    }
+                    brokers.insert(broker, *state);
+                    if *state == ServerState::Stopping {
+                        // Only the orchestrator stops a broker.
+                        let stops = stopped.entry(broker).or_default();
+                        *stops += 1;
+                        let asked = events
+                            .iter()
+                            .take_while(|x| x.t <= events[i].t)
+                            .filter(|x| {
+                                matches!(&x.kind, Kind::Env {
+                                    action: Env::RestartBroker { broker: b, .. } | Env::StopBroker { broker: b },
+                                } if b == broker)
+                            })
+                            .count();
+                        if asked < *stops {
+                            at(
+                                found,
+                                i,
+                                format!("{broker} stops without the orchestrator stopping it"),
+                            );
+                        }
+                    }
+                }
+                Kind::Member { broker, .. }
+                    if matches!(
+                        brokers.get(broker.as_str()),
+                        None | Some(ServerState::Stopped)
+                    ) =>
+                {
+                    at(found, i, format!("{broker} lists members while it is down"));
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn answers(events: &[Event], found: &mut Vec<Contradiction>) {
+    requests_received(events, found);
+    for indices in by_process(events).values() {
+        // Requests not yet answered, by (peer or broker, code, opaque).
+        let mut open: BTreeMap<(&str, RequestCode, i64), usize> = BTreeMap::new();
+        for &i in indices {
+            let key = match &events[i].kind {
+                Kind::ConsumerRequest {
+                    code, peer, opaque, ..
+                } => {
+                    *open.entry((peer, *code, *opaque)).or_default() += 1;
+                    continue;
+                }
+                Kind::BrokerRequest {
+                    broker,
+                    code,
+                    opaque,
+                    ..
+                } => {
+                    *open.entry((broker, *code, *opaque)).or_default() += 1;
+                    continue;
+                }
+                Kind::ConsumerResponse {
+                    code, peer, opaque, ..
+                } => (peer.as_str(), *code, *opaque),
+                Kind::BrokerResponse {
+                    broker,
+                    code,
+                    opaque,
+                    ..
+                } => (broker.as_str(), *code, *opaque),
+                _ => continue,
+            };
+            match open.get_mut(&key) {
+                Some(n) if *n > 0 => *n -= 1,
+                _ => at(
+                    found,
+                    i,
+                    format!(
+                        "an answer to {} (code {}, opaque {}) that nothing asked",
+                        key.0, key.1 .0, key.2
+                    ),
+                ),
+            }
+        }
+    }
+}
+
+/// The processes of each consumer's client id.
+fn processes_of(events: &[Event]) -> BTreeMap<&str, Vec<&str>> {
+    let mut ids: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for e in events {
+        if let Kind::ConsumerLife { client, .. } = &e.kind {
+            let processes = ids.entry(client).or_default();
+            if !processes.contains(&e.p.as_str()) {
+                processes.push(&e.p);
+            }
+        }
+    }
+    ids
+}
+
+/// A request a broker received from a consumer was sent by it before:
+/// the consumer's `c.req` of that code and opaque id, to that broker.
+fn requests_received(events: &[Event], found: &mut Vec<Contradiction>) {
+    let ids = processes_of(events);
+    // Requests sent and not yet received, by (process, peer, code, opaque).
+    let mut sent: BTreeMap<(&str, &str, RequestCode, i64), usize> = BTreeMap::new();
+    for (i, e) in events.iter().enumerate() {
+        match &e.kind {
+            Kind::ConsumerRequest {
+                code, peer, opaque, ..
+            } => *sent.entry((&e.p, peer, *code, *opaque)).or_default() += 1,
+            Kind::BrokerRequest {
+                broker,
+                code,
+                client: Some(client),
+                opaque,
+                ..
+            } => {
+                // Other clients (the harness's producer) trace nothing.
+                let Some(processes) = ids.get(client.as_str()) else {
+                    continue;
+                };
+                let sender = processes
+                    .iter()
+                    .map(|p| (*p, broker.as_str(), *code, *opaque))
+                    .find(|key| sent.get(key).is_some_and(|&n| n > 0));
+                match sender.and_then(|key| sent.get_mut(&key)) {
+                    Some(n) => *n -= 1,
+                    None => at(
+                        found,
+                        i,
+                        format!(
+                            "{broker} receives {client}'s request (code {}, opaque {opaque}) \
+                             that it never sent",
+                            code.0
+                        ),
+                    ),
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn queue_changes(events: &[Event], found: &mut Vec<Contradiction>) {
+    // A run whose consumers allocate on the broker traces no allocation.
+    if !events.iter().any(|e| matches!(e.kind, Kind::Alloc { .. })) {
+        return;
+    }
+    for (p, indices) in by_process(events) {
+        let mut last: BTreeMap<&str, Vec<&String>> = BTreeMap::new();
+        for &i in &indices {
+            match &events[i].kind {
+                Kind::Alloc {
+                    topic: Some(topic),
+                    result,
+                    ..
+                } => {
+                    let mut set: Vec<&String> = result.iter().collect();
+                    set.sort();
+                    last.insert(topic, set);
+                }
+                Kind::QueuesChanged { topic, divided } => {
+                    let mut set: Vec<&String> = divided.iter().collect();
+                    set.sort();
+                    if last.get(topic.as_str()) != Some(&set) {
+                        at(
+                            found,
+                            i,
+                            format!(
+                                "{p}'s queues of {topic} are not what its last allocation of \
+                                 the topic gave"
+                            ),
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn listings(events: &[Event], found: &mut Vec<Contradiction>) {
+    let ids: BTreeMap<&str, &str> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            Kind::ConsumerLife { client, .. } => Some((e.p.as_str(), client.as_str())),
+            _ => None,
+        })
+        .collect();
+    // The stamps of each client's heartbeats, by broker.
+    let mut heartbeats: BTreeMap<(&str, &str), Vec<u64>> = BTreeMap::new();
+    // Per broker and client: how often it is listed, and since when a new
+    // listing needs a new heartbeat.
+    let mut listed: BTreeMap<(&str, &str), (usize, u64)> = BTreeMap::new();
+    // Per broker and client: registrations no listing has shown yet.
+    let mut registered: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    let mut stopping: Vec<&str> = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        match &e.kind {
+            Kind::ConsumerRequest { code, peer, .. } if *code == RequestCode::HEART_BEAT => {
+                if let Some(&id) = ids.get(e.p.as_str()) {
+                    heartbeats.entry((peer, id)).or_default().push(e.t);
+                }
+            }
+            Kind::BrokerLife {
+                broker,
+                state: ServerState::Stopping,
+                ..
+            } => {
+                stopping.push(broker);
+                for ((b, _), entry) in listed.iter_mut() {
+                    if b == broker {
+                        *entry = (0, e.t);
+                    }
+                }
+                registered.retain(|(b, _), _| b != broker);
+            }
+            Kind::BrokerLife {
+                broker,
+                state: ServerState::Started,
+                ..
+            } => stopping.retain(|b| b != broker),
+            // A stopping broker's unregistrations are its table's loss.
+            Kind::Member {
+                broker,
+                kind,
+                client,
+                members,
+                ..
+            } if !stopping.contains(&broker.as_str()) => {
+                if let (GroupEvent::ClientRegister, Some(client)) = (kind, client) {
+                    *registered.entry((broker, client)).or_default() += 1;
+                }
+                let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+                for m in members {
+                    *counts.entry(m).or_default() += 1;
+                }
+                let known: Vec<&str> = listed
+                    .keys()
+                    .filter(|(b, _)| b == broker)
+                    .map(|&(_, c)| c)
+                    .collect();
+                for client in known {
+                    counts.entry(client).or_insert(0);
+                }
+                for (client, n) in counts {
+                    let (was, since) = listed.get(&(broker, client)).copied().unwrap_or((0, 0));
+                    // Each channel joins the table by its own registration
+                    // (its snapshot may lag it: the listing after it shows
+                    // it).
+                    let unclaimed = registered.entry((broker, client)).or_default();
+                    if n > was && *unclaimed < n - was {
+                        at(
+                            found,
+                            i,
+                            format!("{broker} lists {client} once more with no registration of it"),
+                        );
+                    }
+                    if n > was {
+                        *unclaimed = unclaimed.saturating_sub(n - was);
+                        let sent = heartbeats
+                            .get(&(broker, client))
+                            .is_some_and(|ts| ts.iter().any(|&t| t > since && t <= e.t));
+                        if !sent {
+                            at(
+                                found,
+                                i,
+                                format!(
+                                    "{broker} lists {client} with no heartbeat of it since {}",
+                                    if since == 0 {
+                                        "the run began".to_owned()
+                                    } else {
+                                        "it last dropped it".to_owned()
+                                    }
+                                ),
+                            );
+                        }
+                    }
+                    let since = if n < was { e.t } else { since };
+                    listed.insert((broker, client), (n, since));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::parse;
+
+    const RUN: &str = r#"{"t":1,"p":"orchestrator","seq":1,"ev":"run","model":["--scenario","healthy"],"orderly":false,"rocketmq":"5.3.3","scenario":"healthy","schema":1}"#;
+
+    fn problems(lines: &[&str]) -> Vec<String> {
+        let text = std::iter::once(RUN)
+            .chain(lines.iter().copied())
+            .collect::<Vec<_>>()
+            .join("\n");
+        contradictions(&parse(&text).expect("a trace"))
+            .into_iter()
+            .map(|c| format!("line {}: {}", c.line, c.problem))
+            .collect()
+    }
+
+    #[test]
+    fn a_process_numbers_its_events_and_stamps_them_in_that_order() {
+        let ready = r#"{"t":2,"p":"c1","seq":1,"ev":"c.life","client":"x@c1","state":"ready"}"#;
+        assert_eq!(problems(&[ready]), Vec::<String>::new());
+        let gap = r#"{"t":3,"p":"c1","seq":3,"ev":"c.notify","peer":"broker-a"}"#;
+        assert_eq!(
+            problems(&[ready, gap]),
+            ["line 3: c1's event numbered 3 where 2 is due: one of its events is missing"]
+        );
+        let early = r#"{"t":3,"p":"c1","seq":1,"ev":"c.life","client":"x@c1","state":"ready"}"#;
+        let late = r#"{"t":5000003,"p":"c1","seq":2,"ev":"c.notify","peer":"broker-a"}"#;
+        // Its second event stamped 5 ms before its first.
+        let swapped = late.replace(r#""seq":2"#, r#""seq":0"#);
+        assert!(problems(&[early, &swapped])
+            .iter()
+            .any(|p| p.contains("stamped 5.0 ms before")));
+    }
+
+    #[test]
+    fn an_answer_needs_its_request_and_a_listing_its_heartbeat() {
+        let answer = r#"{"t":2,"p":"c1","seq":1,"ev":"c.resp","code":34,"opaque":7,"peer":"broker-a","status":0}"#;
+        assert_eq!(
+            problems(&[answer]),
+            ["line 2: an answer to broker-a (code 34, opaque 7) that nothing asked"]
+        );
+        let up =
+            r#"{"t":2,"p":"cluster","seq":1,"ev":"b.life","broker":"broker-a","state":"started"}"#;
+        let listing = r#"{"t":3,"p":"cluster","seq":2,"ev":"b.member","broker":"broker-a","kind":"CLIENT_REGISTER","client":"x@ghost","members":["x@ghost"]}"#;
+        assert_eq!(
+            problems(&[up, listing]),
+            ["line 3: broker-a lists x@ghost with no heartbeat of it since the run began"]
+        );
+    }
+}
