@@ -257,6 +257,11 @@ pub struct ModelArgs {
     /// GET_CONSUMER_LIST_BY_GROUP fail, its broker unreachable (default 0).
     #[arg(long)]
     pub failed_queries: Option<usize>,
+    /// Consumers (the first ones) that may each, once, open a second
+    /// connection to a broker they reconnect to, which the broker lists as
+    /// a second member until its scan expires the silent one (default 0).
+    #[arg(long)]
+    pub second_channels: Option<usize>,
     /// Orderly consumption (MessageListenerOrderly): broker locks with
     /// leases, and a clock of 10 s ticks, with the properties no queue
     /// consumed by two at once, one live lock per queue and (with
@@ -375,6 +380,7 @@ impl ModelArgs {
         set(&mut sizes.pull_stalls, self.pull_stalls);
         set(&mut sizes.lost_notifications, self.lost_notifications);
         set(&mut sizes.failed_queries, self.failed_queries);
+        set(&mut sizes.second_channels, self.second_channels);
         if self.joins.is_some() {
             sizes.joins = self.joins;
         }
@@ -485,6 +491,7 @@ fn flag(size: Size) -> &'static str {
         Size::NameServerPartitions => "--name-server-partitions",
         Size::LostNotifications => "--lost-notifications",
         Size::FailedQueries => "--failed-queries",
+        Size::SecondChannels => "--second-channels",
         Size::StaleRoutes => "--stale-routes",
         Size::SubscriptionChanges => "--subscription-changes",
         Size::Messages => "--messages",

@@ -111,7 +111,7 @@ pub fn describe_broker(cfg: &Config, b: usize, broker: &BrokerState) -> String {
     format!(
         "{}: members {}",
         cfg.broker_names[b],
-        cfg.member_labels(broker.memory.members)
+        cfg.member_labels(broker.memory.members, broker.memory.twice)
     )
 }
 
@@ -153,7 +153,7 @@ pub fn describe_consumer(cfg: &Config, i: usize, c: &ConsumerState) -> String {
                 let list = if cfg.mixed_clients() {
                     cfg.members_as_sorted_by(i, members)
                 } else {
-                    cfg.member_labels(members)
+                    cfg.member_labels(members, 0)
                 };
                 if cfg.topic_names.len() == 1 {
                     list
@@ -208,6 +208,9 @@ pub fn describe_action(
                     format!(
                         "{src}'s connection to {dst} closes (process died: {dst} notices at once)"
                     )
+                }
+                Message::SecondChannelExpired { .. } => {
+                    format!("{src}'s second channel to {dst} expires (silent: scan removes it, nobody notified)")
                 }
                 Message::ConnectionClosed { .. } => {
                     format!("{dst} sees {src} close its connection")
@@ -314,8 +317,8 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
             cfg.topic_names[usize::from(*topic)],
             on_connection(*epoch)
         ),
-        Message::ConsumerList { members, .. } => {
-            format!("consumer list {}", cfg.member_labels(*members))
+        Message::ConsumerList { members, twice, .. } => {
+            format!("consumer list {}", cfg.member_labels(*members, *twice))
         }
         Message::QueryAssignment { topic, epoch } => format!(
             "QUERY_ASSIGNMENT ({}){}",
@@ -325,12 +328,13 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
         Message::BrokerAllocation {
             topic,
             members,
+            twice,
             route,
             ..
         } => format!(
             "assignment of {} from members {} and route {}",
             cfg.topic_names[usize::from(*topic)],
-            cfg.member_labels(*members),
+            cfg.member_labels(*members, *twice),
             describe_route(cfg, *route)
         ),
         Message::RouteData { route } => format!(
@@ -346,6 +350,13 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
         Message::ChannelClosed { epoch } => {
             format!("(process died: connection{} closes)", on_connection(*epoch))
         }
+        Message::SecondChannel { epoch } => {
+            format!("HEART_BEAT on a second channel{}", on_connection(*epoch))
+        }
+        Message::SecondChannelExpired { epoch } => format!(
+            "(second channel{} silent: scan expires it, nobody notified)",
+            on_connection(*epoch)
+        ),
         Message::ConnectionClosed { epoch } => {
             format!("(closes the channel{})", on_connection(*epoch))
         }

@@ -36,6 +36,7 @@ fn every_fault() -> RebalanceModel {
         stale_routes: 1,
         subscription_changes: 1,
         failed_queries: 1,
+        second_channels: 1,
         messages: 1,
         lost_persists: 1,
         failed_offset_reads: 1,

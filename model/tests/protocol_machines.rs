@@ -115,6 +115,7 @@ fn the_broker_lists_every_member_whatever_the_topic() {
             Message::ConsumerList {
                 topic: 1,
                 members: 0b101,
+                twice: 0,
                 epoch: 0
             }
         )]
@@ -167,6 +168,7 @@ fn a_rebalance_asks_one_broker_and_applies_its_answer_with_plan_update() {
     let answer = Message::ConsumerList {
         topic: 0,
         members: 0b111,
+        twice: 0,
         epoch: 0,
     };
     let (done, out) = woken.on_message(&cfg, 2, Peer::Broker(1), &answer).unwrap();
@@ -174,7 +176,7 @@ fn a_rebalance_asks_one_broker_and_applies_its_answer_with_plan_update() {
     assert_eq!(done.views[0], Some(0b111));
     assert_eq!(
         done.owned,
-        cfg.allocate(Route::default(), 0, 0b111, 2).unwrap(),
+        cfg.allocate(Route::default(), 0, 0b111, 0, 2).unwrap(),
         "AVG's share of the third of three consumers"
     );
     assert_eq!(done.due, 1, "the wake-up during the query is not lost");
@@ -378,6 +380,92 @@ fn a_consumer_that_sees_its_connection_close_fails_its_question_and_reconnects()
     };
     assert_eq!(sends(&out), [(Peer::Broker(0), heartbeat)]);
     assert_eq!(active.due, 1, "rebalanceImmediately after the heartbeat");
+}
+
+/// A second channel ([`Fault::SecondChannel`]): the consumer's next new
+/// connection is opened twice, so the broker lists it twice until its
+/// scan expires the silent channel; a member that allocates on that
+/// listing takes the block of the third entry, and the second entry's
+/// block is nobody's.
+#[test]
+fn a_second_channel_lists_its_client_twice_until_it_expires() {
+    let cfg = common::config(Scenario::ZombieConsumer);
+    let (c1, _) = ConsumerState::start(&cfg, 0);
+    let armed = ConsumerState {
+        faults: c1.faults.with(Fault::SecondChannel),
+        ..c1
+    };
+    let (active, out) = armed
+        .on_timer(&cfg, 0, &Timer::ChannelActive { broker: 0 })
+        .unwrap();
+    assert_eq!(
+        sends(&out),
+        [
+            (Peer::Broker(0), HEARTBEAT),
+            (Peer::Broker(0), Message::SecondChannel { epoch: 0 }),
+            (Peer::Broker(0), Message::SecondChannelExpired { epoch: 0 }),
+        ]
+    );
+    assert!(!active.faults.contains(Fault::SecondChannel), "once");
+
+    let cfg = healthy();
+    let mut broker = BrokerState::start(&cfg, 0).0;
+    broker.memory.members = 0b011;
+    let second = Message::SecondChannel { epoch: 0 };
+    // Only a member's second channel is listed.
+    assert!(broker
+        .on_message(&cfg, 0, Peer::Consumer(2), &second)
+        .is_none());
+    let (twice, out) = broker
+        .on_message(&cfg, 0, Peer::Consumer(0), &second)
+        .expect("a new channel in the group");
+    assert_eq!((twice.memory.members, twice.memory.twice), (0b011, 0b001));
+    let notified: Vec<Peer> = sends(&out).into_iter().map(|(to, _)| to).collect();
+    assert_eq!(notified, [0, 1].map(Peer::Consumer));
+    let (_, out) = twice
+        .on_message(
+            &cfg,
+            0,
+            Peer::Consumer(1),
+            &Message::GetConsumerList { topic: 0, epoch: 0 },
+        )
+        .unwrap();
+    let listing = Message::ConsumerList {
+        topic: 0,
+        members: 0b011,
+        twice: 0b001,
+        epoch: 0,
+    };
+    assert_eq!(sends(&out), [(Peer::Consumer(1), listing)]);
+
+    // c2, third on [c1 c1 c2], keeps the last of the four queues only.
+    let (c2, _) = ConsumerState::start(&cfg, 1);
+    assert_eq!(c2.owned, 0b1100);
+    let asking = ConsumerState {
+        querying: Some(Query {
+            topic: 0,
+            broker: 0,
+            epoch: 0,
+        }),
+        ..c2
+    };
+    let (allocated, _) = asking
+        .on_message(&cfg, 1, Peer::Broker(0), &listing)
+        .unwrap();
+    assert_eq!(allocated.owned, 0b1000);
+
+    // The scan removes the silent channel and tells nobody.
+    let expired = Message::SecondChannelExpired { epoch: 0 };
+    let (once, out) = twice
+        .on_message(&cfg, 0, Peer::Consumer(0), &expired)
+        .unwrap();
+    assert_eq!((once.memory.members, once.memory.twice), (0b011, 0));
+    assert!(sends(&out)
+        .iter()
+        .all(|(_, m)| *m == Message::LaterRebalance));
+    assert!(once
+        .on_message(&cfg, 0, Peer::Consumer(0), &expired)
+        .is_none());
 }
 
 #[test]
@@ -630,6 +718,8 @@ fn every_field_of_a_broker_changes_its_fingerprint() {
         vary(&|b| b.memory.members = u16::from(n) << 8);
         vary(&|b| b.memory.closed = u16::from(n));
         vary(&|b| b.memory.closed = u16::from(n) << 8);
+        vary(&|b| b.memory.twice = u16::from(n));
+        vary(&|b| b.memory.twice = u16::from(n) << 8);
         vary(&|b| b.memory.epochs = u64::from(n));
         vary(&|b| b.memory.epochs = u64::from(n) << 56);
         vary(&|b| b.memory.subscription = n);
@@ -686,6 +776,7 @@ fn answered(cfg: &Config, c: ConsumerState, members: u16) -> (ConsumerState, Vec
     let answer = Message::ConsumerList {
         topic: 0,
         members,
+        twice: 0,
         epoch: 0,
     };
     asking
@@ -1400,6 +1491,7 @@ fn only_the_awaited_answer_and_a_newer_route_are_acted_on() {
     let list = |epoch| Message::ConsumerList {
         topic: 0,
         members: 0b01,
+        twice: 0,
         epoch,
     };
     assert!(asking
@@ -1582,6 +1674,7 @@ fn a_server_side_assignment_is_applied_only_when_awaited() {
     let answer = |epoch| Message::BrokerAllocation {
         topic: 0,
         members: 0b01,
+        twice: 0,
         route: Route::default(),
         epoch,
     };

@@ -6,11 +6,12 @@ use std::sync::RwLock;
 
 use rocketmq_rebalance::{rebalance_allocate_in, MessageQueue};
 
-use super::bits::{members_of, ConsumerSet, QueueSet};
+use super::bits::{listed, members_of, ConsumerSet, QueueSet};
 use super::{Config, Route};
 
-/// Allocation memo key: route, topic, members, consumer.
-type AllocKey = (Route, u8, ConsumerSet, u8);
+/// Allocation memo key: route, topic, members, members listed twice,
+/// consumer.
+type AllocKey = (Route, u8, ConsumerSet, ConsumerSet, u8);
 
 /// Allocation results by key. The model is deterministic, so memoising the
 /// strategy's answers changes nothing but speed.
@@ -19,7 +20,8 @@ pub struct Memo(RwLock<HashMap<AllocKey, Option<QueueSet>>>);
 
 impl Config {
     /// What `consumer` gets of `topic` when `route` is cached and the
-    /// broker listed `members`: RocketMQ's `rebalanceByTopic` through
+    /// broker listed `members`, those of `twice` twice (one entry a
+    /// channel): RocketMQ's `rebalanceByTopic` through
     /// [`rebalance_allocate_in`], both lists sorted in the order of the
     /// consumer's client and allocated by its strategy (by default the
     /// Java client's order and the group's strategy). `None` when the
@@ -29,15 +31,16 @@ impl Config {
         route: Route,
         topic: usize,
         members: ConsumerSet,
+        twice: ConsumerSet,
         consumer: usize,
     ) -> Option<QueueSet> {
-        let key = (route, topic as u8, members, consumer as u8);
+        let key = (route, topic as u8, members, twice, consumer as u8);
         if let Some(hit) = self.memo.0.read().ok().and_then(|m| m.get(&key).copied()) {
             return hit;
         }
         let indices: Vec<usize> = members_of(self.route_queues(route, topic)).collect();
         let mqs: Vec<MessageQueue> = indices.iter().map(|&i| self.queues[i].mq.clone()).collect();
-        let cids: Vec<String> = members_of(u64::from(members))
+        let cids: Vec<String> = listed(members, twice)
             .map(|c| self.consumers[c].client_id.clone())
             .collect();
         let client = &self.clients[consumer];

@@ -21,6 +21,13 @@ pub type ConsumerSet = u16;
 /// A bit set of queues, by index into [`Config::queues`](super::Config).
 pub type QueueSet = u64;
 
+/// The consumers a broker lists, lowest first, one entry a channel: those
+/// of `twice` (a second channel open) twice.
+pub(crate) fn listed(members: ConsumerSet, twice: ConsumerSet) -> impl Iterator<Item = usize> {
+    members_of(u64::from(members))
+        .flat_map(move |c| std::iter::repeat(c).take(1 + usize::from(twice & 1 << c != 0)))
+}
+
 /// The indices of the bits set in `set`, lowest first.
 pub fn members_of(set: u64) -> impl Iterator<Item = usize> {
     let mut rest = set;

@@ -34,6 +34,10 @@ dense_enum! {
         /// The consumer's next `GET_CONSUMER_LIST_BY_GROUP` fails (its broker
         /// unreachable for that call).
         FailQuery,
+        /// The consumer's next new connection to a broker is opened twice:
+        /// the broker lists it twice (`getAllClientId` has one entry a
+        /// channel) until its scan expires the silent channel.
+        SecondChannel,
         /// The partition between the last broker and the last name server
         /// begins; that name server's scan drops the broker.
         Partition,
@@ -221,6 +225,14 @@ impl Fault {
                 Rebalance,
                 Scheduled("its next GET_CONSUMER_LIST_BY_GROUP fails"),
                 "its next GET_CONSUMER_LIST_BY_GROUP will fail (broker unreachable)",
+            ),
+            Self::SecondChannel => (
+                Consumer,
+                &[Size::SecondChannels],
+                First,
+                Rebalance,
+                Scheduled("its next new connection opens a second channel"),
+                "its next new connection to a broker will open a second, silent channel",
             ),
             Self::Partition => (
                 NameServer,

@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use rocketmq_rebalance::AllocateStrategy;
 
+pub(crate) use bits::listed;
 pub use bits::{
     members_of, set_of, ConsumerSet, QueueSet, MAX_BROKERS, MAX_CONSUMERS, MAX_MESSAGES,
     MAX_MESSAGE_QUEUES, MAX_QUEUES, MAX_TOPICS,
@@ -550,8 +551,8 @@ impl Config {
 
     /// Names of the consumers in `set` as brokers report them (client ids):
     /// `[c1 c2]`.
-    pub(crate) fn member_labels(&self, set: ConsumerSet) -> String {
-        let labels: Vec<_> = members_of(u64::from(set))
+    pub(crate) fn member_labels(&self, set: ConsumerSet, twice: ConsumerSet) -> String {
+        let labels: Vec<_> = listed(set, twice)
             .map(|i| shown_id(&self.consumers[i].client_id))
             .collect();
         format!("[{}]", labels.join(" "))

@@ -63,6 +63,10 @@ pub struct Sizes {
     /// How many consumers (the first ones) may each have one
     /// `GET_CONSUMER_LIST_BY_GROUP` fail (its broker unreachable for it).
     pub failed_queries: usize,
+    /// How many consumers (the first ones) may each, once, open two
+    /// connections to a broker where they reconnect: the broker then lists
+    /// the client twice until its scan expires the silent one.
+    pub second_channels: usize,
     /// Messages in each queue's log (the message layer: pulls, offsets,
     /// deliveries). 0 leaves messages out.
     pub messages: usize,
@@ -131,6 +135,7 @@ impl Sizes {
         stale_routes: 0,
         subscription_changes: 0,
         failed_queries: 0,
+        second_channels: 0,
         messages: 0,
         pull_batch: 1,
         lost_persists: 0,
@@ -181,6 +186,7 @@ impl Sizes {
             Size::NameServerPartitions => self.name_server_partitions,
             Size::LostNotifications => self.lost_notifications,
             Size::FailedQueries => self.failed_queries,
+            Size::SecondChannels => self.second_channels,
             Size::StaleRoutes => self.stale_routes,
             Size::SubscriptionChanges => self.subscription_changes,
             Size::Messages => self.messages,
@@ -247,6 +253,8 @@ pub enum Size {
     LostNotifications,
     /// [`Sizes::failed_queries`].
     FailedQueries,
+    /// [`Sizes::second_channels`].
+    SecondChannels,
     /// [`Sizes::stale_routes`].
     StaleRoutes,
     /// [`Sizes::subscription_changes`].
@@ -311,6 +319,7 @@ impl Size {
             Self::NameServerPartitions => "name server partitions",
             Self::LostNotifications => "lost notifications",
             Self::FailedQueries => "failed queries",
+            Self::SecondChannels => "second channels",
             Self::StaleRoutes => "stale routes",
             Self::SubscriptionChanges => "subscription changes",
             Self::Messages => "messages",

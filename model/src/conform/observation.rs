@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use crate::config::{members_of, Config};
+use crate::config::{listed, members_of, Config, Fault};
 use crate::protocol::Phase;
 use crate::shell::SystemState;
 
@@ -114,9 +114,10 @@ fn seen(state: &SystemState, c: usize) -> Seen {
     }
 }
 
-/// The client ids of a broker's member table, sorted.
-pub(super) fn clients(cfg: &Config, members: u16) -> Vec<String> {
-    let mut ids: Vec<String> = members_of(u64::from(members))
+/// The client ids of a broker's member table, sorted: one a channel, so
+/// those of `twice` twice.
+pub(super) fn clients(cfg: &Config, members: u16, twice: u16) -> Vec<String> {
+    let mut ids: Vec<String> = listed(members, twice)
         .map(|c| cfg.consumers[c].client_id.clone())
         .collect();
     ids.sort();
@@ -140,10 +141,10 @@ pub(super) fn queue_names(cfg: &Config, topic: usize, set: u64) -> Vec<String> {
 pub fn changes(cfg: &Config, before: &SystemState, after: &SystemState) -> Vec<Observed> {
     let mut out = Vec::new();
     for (b, (old, new)) in before.brokers.iter().zip(&after.brokers).enumerate() {
-        if old.memory.members != new.memory.members {
+        if (old.memory.members, old.memory.twice) != (new.memory.members, new.memory.twice) {
             out.push(Observed::Members {
                 broker: cfg.broker_names[b].clone(),
-                clients: clients(cfg, new.memory.members),
+                clients: clients(cfg, new.memory.members, new.memory.twice),
             });
         }
     }
@@ -221,8 +222,14 @@ pub fn impossible(cfg: &Config, what: &Observed) -> Option<String> {
             }
             clients.iter().find_map(|id| {
                 let listed = clients.iter().filter(|c| *c == id).count();
-                let held = cfg.consumers.iter().filter(|c| c.client_id == *id).count();
-                (listed > held).then(|| match held {
+                let holders = cfg.consumers.iter().filter(|c| c.client_id == *id);
+                let held = holders.clone().count();
+                // One entry a channel: a consumer with a second channel
+                // may be listed twice.
+                let channels: usize = holders
+                    .map(|c| if c.may(Fault::SecondChannel) { 2 } else { 1 })
+                    .sum();
+                (listed > channels).then(|| match held {
                     0 => format!("the model has no client {id}"),
                     _ => format!(
                         "{held} of the model's consumers have the id {id}, listed {listed} times"

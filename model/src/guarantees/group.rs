@@ -337,7 +337,7 @@ impl<'a> Group<'a> {
         dropped != 0
             && c.subscribed().any(|t| {
                 c.views[t]
-                    .and_then(|members| self.cfg.allocate(c.route, t, members, i))
+                    .and_then(|members| self.cfg.allocate(c.route, t, members, 0, i))
                     .is_some_and(|share| share & dropped != 0)
             })
     }

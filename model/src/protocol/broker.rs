@@ -161,6 +161,9 @@ pub struct BrokerState {
 pub struct BrokerMemory {
     /// Registered consumers (channels), by consumer index.
     pub members: ConsumerSet,
+    /// Members with a second channel open besides their connection's (see
+    /// [`Message::SecondChannel`]): listed twice.
+    pub twice: ConsumerSet,
     /// Consumers whose newest known connection is closed (unregistered or
     /// expired): nothing arrives on it any more, so a late message on it
     /// (possible on the unordered networks) must not register anyone.
@@ -191,6 +194,7 @@ impl BrokerMemory {
     pub fn restarted(&self, cfg: &Config) -> Self {
         Self {
             members: 0,
+            twice: 0,
             closed: self.closed | self.members,
             epochs: self.epochs,
             subscription: 0,
@@ -311,6 +315,7 @@ impl BrokerState {
         let state = Self {
             memory: BrokerMemory {
                 members,
+                twice: 0,
                 closed: 0,
                 epochs: 0,
                 subscription,
@@ -476,6 +481,8 @@ impl BrokerState {
             | Message::QueryAssignment { epoch, .. }
             | Message::SilenceExpired { epoch, .. }
             | Message::ChannelClosed { epoch }
+            | Message::SecondChannel { epoch }
+            | Message::SecondChannelExpired { epoch }
             | Message::QueryOffset { epoch, .. }
             | Message::UpdateOffset { epoch, .. }
             | Message::CommitOffset { epoch, .. }
@@ -516,6 +523,8 @@ impl BrokerState {
             Message::Heartbeat { topics, .. } => current.register(cfg, bit, *topics, epoch),
             Message::Unregister { .. } => current.unregister(cfg, bit),
             Message::ChannelClosed { .. } => current.channel_closed(cfg, bit),
+            Message::SecondChannel { .. } => current.second_channel(cfg, bit),
+            Message::SecondChannelExpired { .. } => current.second_channel_expired(bit),
             Message::SilenceExpired { alive, .. } => current.expire(from, bit, epoch, *alive),
             Message::GetConsumerList { topic, .. } => {
                 Some(current.consumer_list(from, *topic, epoch))
@@ -588,6 +597,7 @@ impl BrokerState {
         let shift = 4 * u32::from(c);
         let mut next = *self;
         next.memory.closed &= !(1 << c);
+        next.memory.twice &= !(1 << c);
         next.memory.epochs = self.memory.epochs & !(0xF << shift) | u64::from(epoch) << shift;
         next
     }
@@ -629,6 +639,30 @@ impl BrokerState {
         self.close(bit, self.change_notice(cfg))
     }
 
+    /// `registerConsumer` with a second channel of a member: a new channel
+    /// in the group, so every member is notified; the client is listed
+    /// twice. A client not listed (its heartbeat not yet arrived, or its
+    /// connection closed since) gets no second entry.
+    fn second_channel(&self, cfg: &Config, bit: ConsumerSet) -> Step<Self> {
+        if self.memory.members & bit == 0 || self.memory.twice & bit != 0 {
+            return None;
+        }
+        let mut next = *self;
+        next.memory.twice |= bit;
+        Some((next, next.notify(next.change_notice(cfg))))
+    }
+
+    /// The scan removes the silent second channel, silently: members see
+    /// the client once again at their next periodic rebalance.
+    fn second_channel_expired(&self, bit: ConsumerSet) -> Step<Self> {
+        if self.memory.twice & bit == 0 {
+            return None;
+        }
+        let mut next = *self;
+        next.memory.twice &= !bit;
+        Some((next, next.notify(Message::LaterRebalance)))
+    }
+
     /// `ConsumerManager.scanNotActiveChannel` removes a channel silent for
     /// 120 s and notifies nobody: members find out at their next periodic
     /// rebalance. It
@@ -648,6 +682,7 @@ impl BrokerState {
         let answer = Message::ConsumerList {
             topic,
             members: self.memory.members,
+            twice: self.memory.twice,
             epoch,
         };
         (*self, vec![Output::Send(from, answer)])
@@ -755,6 +790,7 @@ impl BrokerState {
         let answer = Message::BrokerAllocation {
             topic,
             members: self.memory.members,
+            twice: self.memory.twice,
             route: self.memory.route,
             epoch,
         };
@@ -774,6 +810,7 @@ impl BrokerState {
     fn close(&self, bit: ConsumerSet, tell_members: Message) -> Step<Self> {
         let mut next = *self;
         next.memory.members &= !bit;
+        next.memory.twice &= !bit;
         next.memory.closed |= bit;
         let outputs = if self.memory.members & bit != 0 {
             next.notify(tell_members)
@@ -829,6 +866,7 @@ mod tests {
         BrokerState {
             memory: BrokerMemory {
                 members,
+                twice: 0,
                 closed: 0,
                 epochs: 0,
                 subscription: 0,

@@ -60,6 +60,8 @@ pub enum Message {
         topic: u8,
         /// Members (by consumer index, so equal client ids stay distinct).
         members: ConsumerSet,
+        /// Members it lists twice (a second channel of theirs is open).
+        twice: ConsumerSet,
         /// Epoch of the connection the question came on.
         epoch: u8,
     },
@@ -81,6 +83,8 @@ pub enum Message {
         topic: u8,
         /// The broker's member list.
         members: ConsumerSet,
+        /// Members it lists twice.
+        twice: ConsumerSet,
         /// The broker's cached route.
         route: Route,
         /// Epoch of the connection the question came on.
@@ -104,6 +108,23 @@ pub enum Message {
         /// The consumer is alive (a pause or a network blip, not a dead
         /// host): it will see the channel the broker closes.
         alive: bool,
+    },
+    /// The heartbeat on a second channel the client opened to the broker
+    /// with its new connection (the real 5.3.3 clients do, now and then,
+    /// after a reconnect): the broker's member table has one entry a
+    /// channel, so it lists the client twice. Nothing else is sent on that
+    /// channel.
+    SecondChannel {
+        /// The connection epoch it was opened with.
+        epoch: u8,
+    },
+    /// Not a RocketMQ message: the broker's scan finds the second channel
+    /// silent and removes it, notifying nobody, as it does any silent
+    /// channel ([`Message::SilenceExpired`]). It travels after the second
+    /// channel's heartbeat, so it cannot overtake it.
+    SecondChannelExpired {
+        /// The connection epoch it was opened with.
+        epoch: u8,
     },
     /// Not a RocketMQ message: the TCP connection of a consumer whose process
     /// died closes (the kernel closes its sockets), which the broker sees at

@@ -87,18 +87,40 @@ impl Packed for Message {
             ConsumerList {
                 topic,
                 members,
+                twice,
                 epoch,
-            } => (4, [topic.into(), members, epoch.into(), 0]),
+            } => (4, [topic.into(), members, epoch.into(), twice]),
             QueryAssignment { topic, epoch } => (5, [topic.into(), epoch.into(), 0, 0]),
             BrokerAllocation {
                 topic,
                 members,
+                twice: 0,
                 route,
                 epoch,
             } => (
                 6,
                 [topic.into(), members, route.packed() as u16, epoch.into()],
             ),
+            // With a member listed twice, a variant of its own: the topic and
+            // the epoch share a field (each is a byte), and the one above
+            // stays as it was.
+            BrokerAllocation {
+                topic,
+                members,
+                twice,
+                route,
+                epoch,
+            } => (
+                27,
+                [
+                    u16::from(topic) | u16::from(epoch) << 8,
+                    members,
+                    route.packed() as u16,
+                    twice,
+                ],
+            ),
+            SecondChannel { epoch } => (28, [epoch.into(), 0, 0, 0]),
+            SecondChannelExpired { epoch } => (29, [epoch.into(), 0, 0, 0]),
             RouteData { route } => (7, [route.packed() as u16, 0, 0, 0]),
             SilenceExpired { epoch, alive } => (8, [epoch.into(), alive.into(), 0, 0]),
             ChannelClosed { epoch } => (9, [epoch.into(), 0, 0, 0]),
@@ -234,13 +256,15 @@ impl Hash for ConsumerState {
 }
 
 /// Two words, memory and disk together (with whether it is stopped, and a
-/// start's lock grace, above the offsets), and a third when messages were sent back to its retry
-/// topic. The first word says whether it follows, so distinct states write
-/// distinct sequences.
+/// start's lock grace, above the offsets), a third when messages were sent
+/// back to its retry topic, and a fourth when it lists members twice. The
+/// first word says which follow, so distinct states write distinct
+/// sequences.
 impl Hash for BrokerState {
     fn hash<H: Hasher>(&self, h: &mut H) {
         let (memory, disk) = (&self.memory, &self.disk);
         let retried = disk.retried.bits() != 0;
+        let twice = memory.twice != 0;
         h.write_u128(
             u128::from(memory.members)
                 | u128::from(memory.closed) << 16
@@ -248,6 +272,7 @@ impl Hash for BrokerState {
                 | memory.route.packed() << 40
                 | u128::from(disk.evicted) << 56
                 | u128::from(retried) << 57
+                | u128::from(twice) << 58
                 | u128::from(disk.offsets) << 64
                 | self.down.map_or(0, |ticks| 1 << 8 | u128::from(ticks)) << 96
                 | u128::from(memory.grace) << 112,
@@ -255,6 +280,9 @@ impl Hash for BrokerState {
         h.write_u128(u128::from(memory.epochs) | u128::from(memory.locks.bits()) << 64);
         if retried {
             h.write_u64(disk.retried.bits());
+        }
+        if twice {
+            h.write_u16(memory.twice);
         }
     }
 }
@@ -369,15 +397,32 @@ mod tests {
                     ConsumerList {
                         topic: y,
                         members,
+                        twice: members & 0x0F0F,
+                        epoch: x,
+                    },
+                    ConsumerList {
+                        topic: y,
+                        members,
+                        twice: 0,
                         epoch: x,
                     },
                     QueryAssignment { topic: x, epoch: y },
                     BrokerAllocation {
                         topic: x,
                         members,
+                        twice: 0,
                         route,
                         epoch: y,
                     },
+                    BrokerAllocation {
+                        topic: x,
+                        members,
+                        twice: members | 1,
+                        route,
+                        epoch: y,
+                    },
+                    SecondChannel { epoch: x },
+                    SecondChannelExpired { epoch: y },
                     RouteData { route },
                     SilenceExpired {
                         epoch: y,

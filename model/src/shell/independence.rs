@@ -137,6 +137,7 @@ pub fn may_send_periodic(action: &Action) -> bool {
             | Fault::RouteChange
             | Fault::LoseNotification
             | Fault::FailQuery
+            | Fault::SecondChannel
             | Fault::Partition
             | Fault::MissRoute
             | Fault::Kill

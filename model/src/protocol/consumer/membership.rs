@@ -135,17 +135,31 @@ impl ConsumerState {
 
     /// `onChannelActive` on the new connection to `broker`:
     /// `sendHeartbeatToBroker` there, then `rebalanceImmediately`.
+    /// With a second channel pending ([`Fault::SecondChannel`]), the
+    /// client opens another beside it, which the broker registers after
+    /// the heartbeat and expires, silent, after that.
     pub(super) fn channel_active(
         &self,
         cfg: &Config,
         me: usize,
         broker: u8,
     ) -> (Self, Vec<Output>) {
-        let heartbeat = Message::Heartbeat {
-            epoch: self.epoch(broker),
-            topics: self.topics,
-        };
-        self.woken_with(cfg, me, vec![Output::Send(Peer::Broker(broker), heartbeat)])
+        let epoch = self.epoch(broker);
+        let to = Peer::Broker(broker);
+        let mut outputs = vec![Output::Send(
+            to,
+            Message::Heartbeat {
+                epoch,
+                topics: self.topics,
+            },
+        )];
+        let mut next = *self;
+        if self.faults.contains(Fault::SecondChannel) {
+            next.faults = self.faults.without(Fault::SecondChannel);
+            outputs.push(Output::Send(to, Message::SecondChannel { epoch }));
+            outputs.push(Output::Send(to, Message::SecondChannelExpired { epoch }));
+        }
+        next.woken_with(cfg, me, outputs)
     }
 
     /// `outputs`, then a wake-up of its rebalance.
@@ -431,16 +445,16 @@ impl ConsumerState {
     }
 
     /// `rebalanceByTopic` with the broker's answer: the strategy through
-    /// the allocation crate, on `route`'s queues and `members` (the
-    /// consumer's own route, or with server-side assignment the broker's),
-    /// then `updateProcessQueueTableInRebalance` through its `plan_update`
+    /// the allocation crate, on `route`'s queues (the consumer's own route,
+    /// or with server-side assignment the broker's) and the broker's
+    /// listing (its members, and those of them it lists twice), then `updateProcessQueueTableInRebalance` through its `plan_update`
     /// (drop what is no longer allocated, add what is new).
     pub(super) fn allocate(
         &self,
         cfg: &Config,
         me: usize,
         topic: usize,
-        members: ConsumerSet,
+        (members, twice): (ConsumerSet, ConsumerSet),
         route: Route,
     ) -> (Self, Vec<Output>) {
         let mut next = Self {
@@ -448,7 +462,7 @@ impl ConsumerState {
             ..*self
         };
         // A failed allocation is logged and the round ends unchanged.
-        if let Some(allocated) = cfg.allocate(route, topic, members, me) {
+        if let Some(allocated) = cfg.allocate(route, topic, members, twice, me) {
             let owned: Vec<usize> = members_of(self.owned & cfg.topic_queues(topic)).collect();
             let wanted: Vec<usize> = members_of(allocated).collect();
             let plan = plan_update(&owned, &wanted);
@@ -485,10 +499,10 @@ impl ConsumerState {
         cfg: &Config,
         me: usize,
         topic: usize,
-        members: ConsumerSet,
+        listing: (ConsumerSet, ConsumerSet),
         route: Route,
     ) -> (Self, Vec<Output>) {
-        let (mut next, outputs) = self.allocate(cfg, me, topic, members, route);
+        let (mut next, outputs) = self.allocate(cfg, me, topic, listing, route);
         next.assigned[topic] = route;
         (next, outputs)
     }

@@ -117,7 +117,7 @@ impl ConsumerState {
             let members = state.targets(cfg, me).next().map_or(0, |b| {
                 cfg.initial_members() & cfg.reachable_from(usize::from(b))
             });
-            if let Some(share) = cfg.allocate(state.route, topic, members, me) {
+            if let Some(share) = cfg.allocate(state.route, topic, members, 0, me) {
                 state.owned |= share;
             }
             state.views[topic] = Some(members);
@@ -226,21 +226,25 @@ impl ConsumerState {
                 Message::ConsumerList {
                     topic,
                     members,
+                    twice,
                     epoch,
                 },
             ) if self.answers(broker, *topic, *epoch) => {
-                Some(self.allocate(cfg, me, usize::from(*topic), *members, self.route))
+                let listing = (*members, *twice);
+                Some(self.allocate(cfg, me, usize::from(*topic), listing, self.route))
             }
             (
                 Phase::Running,
                 Message::BrokerAllocation {
                     topic,
                     members,
+                    twice,
                     route,
                     epoch,
                 },
             ) if self.answers(broker, *topic, *epoch) => {
-                Some(self.broker_allocation(cfg, me, usize::from(*topic), *members, *route))
+                let listing = (*members, *twice);
+                Some(self.broker_allocation(cfg, me, usize::from(*topic), listing, *route))
             }
             (
                 Phase::Running,
