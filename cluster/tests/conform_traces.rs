@@ -119,10 +119,45 @@ fn a_broker_that_unregisters_its_channels_as_it_stops_conforms_to_a_restart() {
     let orderly = || model_of(scenario("broker-restart", true), &[]);
     let (_, result) = validate(&trace, orderly());
     assert_eq!(result.verdict, Verdict::Conforms, "{result:#?}");
-    // A client listed twice is the abstraction the spec leaves out: one
-    // member, where the model's ids are distinct.
     let (_, result) = validate(&listed_twice, orderly());
     assert_eq!(result.verdict, Verdict::Conforms, "{result:#?}");
+}
+
+/// A client listed twice is a second channel of its (`--second-channels`):
+/// the scripts whose consumer resumes from a pause budget one, and without
+/// it the listing is a mismatch, decided before any bound, at the line
+/// that lists it.
+#[test]
+fn a_client_listed_twice_conforms_only_with_a_second_channel() {
+    for (file, flags) in [
+        (
+            "broker-restart-orderly-listed-twice.ndjson",
+            &["--scenario", "broker-restart", "--orderly"][..],
+        ),
+        (
+            "zombie-consumer-listed-twice.ndjson",
+            &["--scenario", "zombie-consumer"][..],
+        ),
+    ] {
+        let trace = events(file);
+        let twice = trace
+            .iter()
+            .position(|e| {
+                matches!(&e.kind, Kind::Member { members, .. }
+                    if members.iter().filter(|m| m.ends_with("@c1")).count() == 2)
+            })
+            .expect("a broker lists c1 twice");
+        let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+        let without = ModelArgs::config_from(&flags).expect("valid flags");
+        let (translation, result) = validate(&trace, without);
+        assert_eq!(result.verdict, Verdict::Mismatch, "{file}: {result:#?}");
+        let first = &translation.observations[result.unexplained.expect("named")];
+        assert_eq!(first.line, twice + 1, "{file}: {}", first.what);
+        let mut with = flags;
+        with.extend(["--second-channels".to_owned(), "1".to_owned()]);
+        let (_, result) = validate(&trace, ModelArgs::config_from(&with).expect("valid"));
+        assert_eq!(result.verdict, Verdict::Conforms, "{file}: {result:#?}");
+    }
 }
 
 #[test]

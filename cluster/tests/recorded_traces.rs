@@ -141,6 +141,28 @@ fn a_zombie_consumes_a_queue_its_successor_owns() {
     assert!(j.matches_model(), "{:?}", mismatches(&j));
 }
 
+/// A CI run of the zombie in which `c1`, resuming, reconnected to
+/// broker-b on two channels at once: broker-b listed it twice until its
+/// scan expired the silent one, and `c2`, third on `[c1 c1 c2]`, took
+/// broker-b:1 alone meanwhile. The script's conform flags budget that
+/// second channel; the findings are the zombie's.
+#[test]
+fn a_zombie_listed_twice_on_its_return_conforms_with_its_second_channel() {
+    let j = judged(
+        scenario("zombie-consumer", false),
+        "tests/traces/zombie-consumer-listed-twice.ndjson",
+    );
+    assert_eq!(status(&j, "transient double ownership"), Status::Found);
+    assert_eq!(
+        status(&j, "no queue consumed by two at once"),
+        Status::Violated
+    );
+    assert_eq!(status(&j, "converged when quiescent"), Status::Holds);
+    assert!(j.outcome.duplicates > 0);
+    assert!(explained(&j) > 0, "something after the warm-up is checked");
+    assert!(j.matches_model(), "{:?}", mismatches(&j));
+}
+
 #[test]
 fn a_restarted_broker_grants_a_lock_its_holder_still_trusts() {
     let j = judged(

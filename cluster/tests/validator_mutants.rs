@@ -179,6 +179,7 @@ fn source(trace: &str) -> Source {
         "random-15-leave.ndjson" => Source::Random(15),
         "cold-start-four.ndjson" => Source::Random(6),
         t if t.starts_with("broker-restart-orderly") => scenario("broker-restart", true),
+        t if t.starts_with("zombie-consumer") => scenario("zombie-consumer", false),
         t => scenario(t.trim_end_matches(".ndjson"), false),
     }
 }
