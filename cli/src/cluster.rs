@@ -177,6 +177,7 @@ fn json_of(judged: &Judged) -> serde_json::Value {
         "harms": harms_json(judged),
         "matches_model": judged.matches_model(),
         "mismatches": judged.mismatches,
+        "not_compared": judged.not_compared,
         "conformance": conformance_json(judged),
         "trace": judged.trace,
     })
@@ -294,6 +295,9 @@ fn print(judged: &Judged) {
         println!("    {line}");
     }
     print_harms(judged);
+    for n in &judged.not_compared {
+        println!("  not compared: {}: {}", n.property, n.reason);
+    }
     if judged.mismatches.is_empty() {
         println!("the real outcome matches the model");
     } else {

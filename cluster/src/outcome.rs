@@ -5,9 +5,10 @@ use rocketmq_rebalance_model::{Expectation, Report, Status};
 use serde::Serialize;
 
 use rocketmq_rebalance_model::{
-    AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, DUPLICATE_DELIVERY, FULL_CONVERGENCE,
+    AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, DUPLICATE_DELIVERY, EVERY_CALL_ENDS,
+    EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN, FULL_CONVERGENCE,
     NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK,
-    TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
+    PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
 };
 
 use crate::observe::{Observer, Sighting};
@@ -268,8 +269,56 @@ pub struct Mismatch {
     pub wrong: String,
 }
 
+/// A property of the model's report that the real run has no verdict on.
+#[derive(Clone, Debug, Serialize)]
+pub struct NotCompared {
+    /// The property, as the model's report names it.
+    pub property: String,
+    /// Why the run gives it no verdict.
+    pub reason: &'static str,
+}
+
+/// Why a real run gives no verdict on the model's property `name`, for
+/// every property the observer does not judge; `None` for one it judges
+/// (or one added to the model since, which [`not_compared`] then reports
+/// as having no real side yet).
+pub fn why_not_compared(name: &str) -> Option<&'static str> {
+    Some(match name {
+        EVERY_CALL_ENDS => {
+            "a guarantee of the model's own faithfulness: a real call always ends (its \
+             timeout, or its channel closing), which the model must not forget"
+        }
+        PAUSED_QUEUE => {
+            "not observed yet: a queue with messages waiting that nobody consumes shows \
+             only as an orphan (transient orphaned queue)"
+        }
+        CONVERGES | EVERY_MESSAGE_CONSUMED | EVERY_QUEUE_CONSUMED_AGAIN => {
+            "an eventually property under fairness: its counterexample is an infinite \
+             run, which a finite one cannot show (a run's settling is full convergence, \
+             its undelivered messages no message skipped)"
+        }
+        _ => return None,
+    })
+}
+
+/// The properties of the model's report that `compare` passes over, each
+/// with its reason.
+pub fn not_compared(model: &Report, real: &Outcome) -> Vec<NotCompared> {
+    model
+        .properties
+        .iter()
+        .filter(|p| real.status(&p.name).is_none())
+        .map(|p| NotCompared {
+            property: p.name.clone(),
+            reason: why_not_compared(&p.name)
+                .unwrap_or("no real side yet: the observer has no rule for it"),
+        })
+        .collect()
+}
+
 /// Compares the real outcome with the model's report, property by
-/// property, over the properties both judge:
+/// property, over the properties both judge (the others are
+/// [`not_compared`]):
 ///
 /// - an `always` property must have the same verdict: a real violation the
 ///   model rules out means the model misses a real behaviour; a model
@@ -328,4 +377,33 @@ pub fn compare(model: &Report, real: &Outcome, script: &Script) -> Vec<Mismatch>
         }
     }
     mismatches
+}
+
+#[cfg(test)]
+mod tests {
+    use rocketmq_rebalance_model::internals::{LIVENESS, PROPERTIES};
+
+    use super::*;
+
+    /// Every property the model may report (orderly, with messages, with
+    /// liveness) is judged by a real run or passed over with its own
+    /// reason, never both and never neither.
+    #[test]
+    fn every_model_property_is_compared_or_has_its_reason() {
+        let consumers = [("c1".to_owned(), "127.0.0.1@c1".to_owned())];
+        let obs = Observer::new("T", &["broker-a".to_owned()], 2, &consumers, 30_000, true);
+        let real = Outcome::judge(&obs, true, true);
+        let names = PROPERTIES
+            .iter()
+            .map(|p| p.name)
+            .chain(LIVENESS.iter().map(|&(name, _)| name));
+        for name in names {
+            assert!(
+                real.status(name).is_some() != why_not_compared(name).is_some(),
+                "{name}: judged {:?}, reason {:?}",
+                real.status(name),
+                why_not_compared(name)
+            );
+        }
+    }
 }

@@ -28,7 +28,7 @@ use rocketmq_rebalance_model::{
 use rocketmq_rebalance_properties::compare::HarmParameters;
 
 use crate::harms::{self, Harms};
-use crate::outcome::{compare, Mismatch, Outcome};
+use crate::outcome::{compare, not_compared, Mismatch, NotCompared, Outcome};
 use crate::random::random_script;
 use crate::run::{self, prepare, RunOptions, RunResult};
 use crate::script::{harms_path, scenario_path, Script};
@@ -200,6 +200,7 @@ impl Checked {
     pub fn judge(&self, result: RunResult, trace: Option<PathBuf>) -> Judged {
         let outcome = Outcome::judge(&result.observer, result.settled, self.script.orderly);
         let mismatches = compare(&self.report, &outcome, &self.script);
+        let not_compared = not_compared(&self.report, &outcome);
         let harms = harms::measure(&result.events, &result.observer, Script::TOPIC);
         let flags = self.script.conform_flags().to_vec();
         let validation = ModelArgs::config_from(&flags)
@@ -212,6 +213,7 @@ impl Checked {
             result,
             outcome,
             mismatches,
+            not_compared,
             harms,
             conformance: RunConformance { flags, validation },
             trace,
@@ -282,6 +284,8 @@ pub struct Judged {
     pub outcome: Outcome,
     /// Where the real verdicts and the model's disagree.
     pub mismatches: Vec<Mismatch>,
+    /// The model's properties the run gives no verdict on, and why.
+    pub not_compared: Vec<NotCompared>,
     /// The harms measured on the run.
     pub harms: Harms,
     /// What `rebalance compare` expects of the hand-overs, for a run under

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use rocketmq_rebalance_cluster::outcome::compare;
+use rocketmq_rebalance_cluster::outcome::{compare, why_not_compared};
 use rocketmq_rebalance_cluster::pipeline::{Checked, Judged, Plan, Source};
 use rocketmq_rebalance_cluster::run::RunResult;
 use rocketmq_rebalance_cluster::script::Script;
@@ -65,6 +65,20 @@ fn judged(source: Source, file: &str) -> Judged {
         validation.conformance
     );
     assert!(validation.translation.allocations > 0, "{file}");
+    // Every property of the model's report is compared, or passed over
+    // for a reason of its own.
+    for p in &judged.report.properties {
+        let compared = judged.outcome.status(&p.name).is_some();
+        let passed_over = judged.not_compared.iter().any(|n| n.property == p.name);
+        assert!(compared != passed_over, "{file}: {}", p.name);
+    }
+    for n in &judged.not_compared {
+        assert!(
+            why_not_compared(&n.property).is_some(),
+            "{file}: {}",
+            n.property
+        );
+    }
     judged
 }
 

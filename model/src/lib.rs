@@ -164,7 +164,7 @@ pub use shell::{Action, RebalanceModel, SystemState};
 pub mod internals {
     pub use crate::check::liveness::{fairness, timer_fairness, Fairness, RebalanceFairness};
     pub use crate::config::Route;
-    pub use crate::guarantees::{Group, PROPERTIES};
+    pub use crate::guarantees::{Group, LIVENESS, PROPERTIES};
     pub use crate::protocol::consumer::Query;
     pub use crate::protocol::message::NO_OFFSET;
     pub use crate::protocol::{
