@@ -73,11 +73,13 @@ fn real(scenario: &[&str]) -> serde_json::Value {
         "harms",
         "matches_model",
         "mismatches",
+        "not_compared",
         "conformance",
         "trace",
     ] {
         assert!(report.get(field).is_some(), "no {field} in {report:#}");
     }
+    numbering_orders_stamps(&report);
     assert_eq!(report["rocketmq_version"], "5.3.3");
     // Trace validation: the run is a behaviour of the model at its sizes,
     // and every allocation in it is the crate's.
@@ -91,6 +93,36 @@ fn real(scenario: &[&str]) -> serde_json::Value {
         "{conformance:#}"
     );
     report
+}
+
+/// The harness stamps and numbers an event at once: in every process of
+/// the run, the later number has the later stamp (no slack).
+fn numbering_orders_stamps(report: &serde_json::Value) {
+    let path = report["trace"].as_str().expect("the trace's path");
+    let text = std::fs::read_to_string(path).expect("the trace reads");
+    let mut last: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+    let mut events: Vec<(String, u64, u64)> = text
+        .lines()
+        .map(|l| {
+            let e: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+            let field = |k: &str| e[k].as_u64().unwrap_or_else(|| panic!("{k} in {l}"));
+            (
+                e["p"].as_str().unwrap_or_default().to_owned(),
+                field("seq"),
+                field("t"),
+            )
+        })
+        .collect();
+    events.sort();
+    for (process, seq, t) in events {
+        if let Some(&(before, stamped)) = last.get(&process) {
+            assert!(
+                t >= stamped,
+                "{path}: {process}'s event {seq} is stamped before its event {before}"
+            );
+        }
+        last.insert(process, (seq, t));
+    }
 }
 
 fn status<'a>(report: &'a serde_json::Value, property: &str) -> (&'a str, &'a str) {

@@ -6,9 +6,9 @@
 //!
 //! - **A process's own order** is its `seq` (the harness's counter, one a
 //!   process): its events are numbered 1, 2, ... with none missing or
-//!   repeated, and its stamps follow that order up to [`STAMP_SLACK_NS`]
-//!   (the stamp is taken just before the number, so two threads can take
-//!   them in opposite orders). The merged trace is ordered by stamp.
+//!   repeated, and its stamps follow that order (the harness takes both
+//!   under one lock; up to [`STAMP_SLACK_NS`] for traces recorded before
+//!   it did). The merged trace is ordered by stamp.
 //! - **Lives.** A consumer goes `ready`, `starting` (after the
 //!   orchestrator's `start` of it), `started`, `stopping` (after its
 //!   `shutdown`), `stopped`, and sends, allocates and changes its queues
@@ -34,12 +34,13 @@ use std::collections::BTreeMap;
 
 use crate::trace::{ConsumerState, Env, Event, GroupEvent, Kind, RequestCode, ServerState};
 
-/// How far a process's stamps may run against its own numbering: the
-/// harness stamps an event (`System.nanoTime`) and then numbers it, so two
-/// threads of one process may take the two in opposite orders. The
-/// recorded traces show inversions of at most 21 µs; 1 ms is fifty times
-/// that, and still far below the 300 ms a consumer's start takes to reach
-/// any broker's table.
+/// How far a process's stamps may run against its own numbering, for the
+/// traces recorded when the harness stamped an event (`System.nanoTime`)
+/// and then numbered it apart, so that two threads of one process could
+/// take the two in opposite orders: those show inversions of at most
+/// 21 µs. It now takes both under one lock, and a run's numbering orders
+/// its stamps exactly. 1 ms is still far below the 300 ms a consumer's
+/// start takes to reach any broker's table.
 pub const STAMP_SLACK_NS: u64 = 1_000_000;
 
 /// A trace contradicting itself: the line and what no run does there.
