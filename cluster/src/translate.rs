@@ -85,6 +85,9 @@ const STOP_FOR_GOOD: &str = "a stop never resumed is a death";
 const STOPPING_BROKER: &str = "a stopping broker lists nobody until it has started again";
 /// A broker that stops for good.
 const BROKER_GONE: &str = "a broker that stops and never starts again is no longer observed";
+/// A shutting-down consumer's last rebalance round.
+const LAST_ROUND: &str = "a queue change between a consumer's stopping and stopped is its last \
+     rebalance round's, which the shutdown's destroy discards (the model's leave is one step)";
 /// The retry topic of a model without one.
 const RETRY_LEFT_OUT: &str = "the group's retry topic is left out of a model without one";
 
@@ -295,6 +298,10 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
     // Brokers shutting down: each closed channel is unregistered on the
     // way, one by one, but the whole table is lost.
     let mut stopping: Vec<&str> = Vec::new();
+    // Consumers shutting down: the rebalance thread may still finish a
+    // round (`RebalanceService` stops only in `MQClientInstance.shutdown`),
+    // and `rebalanceImpl.destroy()` then drops its table.
+    let mut leaving: Vec<&str> = Vec::new();
     for (i, e) in events.iter().enumerate() {
         let line = i + 1;
         let mut seen = None;
@@ -344,6 +351,9 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     });
                 }
             }
+            Kind::QueuesChanged { .. } if leaving.contains(&e.p.as_str()) => {
+                fired(&mut out.rules_fired, LAST_ROUND, line);
+            }
             Kind::QueuesChanged { topic, divided } => {
                 // The group's retry topic is left out of a model without
                 // one; any other topic the model lacks is observed as it
@@ -376,8 +386,10 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     // longer running while it unregisters.
                     ConsumerState::Stopping => {
                         owns.retain(|(c, _), _| *c != e.p);
+                        leaving.push(&e.p);
                         observe(Observed::ShutDown { consumer })
                     }
+                    ConsumerState::Stopped => leaving.retain(|c| *c != e.p),
                     _ => {}
                 }
             }

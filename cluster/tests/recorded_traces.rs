@@ -417,6 +417,28 @@ fn a_leave_counts_its_hazards_from_the_balanced_group_not_from_its_cold_start() 
 /// consumer stopped, then killed, dies once), a broker leaving for good (no
 /// longer observed), and four consumers starting together
 /// (`--random 6`, validated from its cold start).
+/// A CI run of random seed 3: `c3` shuts down as soon as it has started,
+/// and its rebalance thread finishes a round after both brokers
+/// unregistered it, changing its queues (line 339) before `stopped`. The
+/// shutdown's `destroy` drops that table; the model's leave is one step,
+/// and the translator says so where the rule fires.
+#[test]
+fn a_leave_whose_last_round_ends_during_the_shutdown_conforms() {
+    let j = judged(
+        Source::Random(3),
+        "tests/traces/random-3-leave-last-round.ndjson",
+    );
+    let v = j.conformance.validation.as_ref().expect("validated");
+    let rule = v
+        .translation
+        .rules_fired
+        .iter()
+        .find(|r| r.rule.contains("last rebalance round"))
+        .expect("the rule fired");
+    assert_eq!(rule.lines, [339]);
+    assert!(j.matches_model(), "{:?}", mismatches(&j));
+}
+
 #[test]
 fn every_other_recorded_run_matches_the_model_and_conforms() {
     let runs = [
