@@ -276,7 +276,8 @@ impl Observer {
             }
             Kind::BrokerLife { broker, state, .. } => {
                 match state {
-                    ServerState::Started => {
+                    // Its table is live from `start()` on.
+                    ServerState::Starting | ServerState::Started => {
                         self.running_brokers.insert(broker.clone());
                     }
                     ServerState::Stopping => {

@@ -34,7 +34,8 @@ use serde_json::{Map, Value};
 /// The trace schema's version, written in the `topology` event and in the
 /// orchestrator's `run` event. Adding, removing or retyping a field makes
 /// a new version; this program reads the versions of [`Version::READ`].
-/// Version 2 added `c.consume.interrupted`; a version 1 trace has none.
+/// Version 2 added `c.consume.interrupted` and a broker's `b.life
+/// starting`; a version 1 trace has neither.
 pub const SCHEMA: u64 = 2;
 
 /// Why a line is not an event of this schema.
@@ -345,8 +346,11 @@ macro_rules! words {
 
 words! {
     /// A name server's or a broker's life (`ns.life`, `b.life`).
-    pub enum ServerState ("started, stopping or stopped") {
-        /// Serving.
+    pub enum ServerState ("starting, started, stopping or stopped") {
+        /// `start()` called (schema 2): a broker accepts connections, and
+        /// registers the heartbeats that come in, before it returns.
+        Starting = "starting",
+        /// `start()` returned: serving.
         Started = "started",
         /// `shutdown()` begun: it closes its channels, unregistering them.
         Stopping = "stopping",

@@ -328,9 +328,10 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     });
                 }
             }
+            // Its table is live again from `start()` on.
             Kind::BrokerLife {
                 broker,
-                state: ServerState::Started,
+                state: ServerState::Starting | ServerState::Started,
                 ..
             } => {
                 stopping.retain(|b| b != broker);

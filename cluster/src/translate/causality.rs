@@ -12,9 +12,11 @@
 //! - **Lives.** A consumer goes `ready`, `starting` (after the
 //!   orchestrator's `start` of it), `started`, `stopping` (after its
 //!   `shutdown`), `stopped`, and sends, allocates and changes its queues
-//!   only once it is starting; a broker goes `started`, `stopping`,
-//!   `stopped`, `started` again, and lists members only while started or
-//!   stopping.
+//!   only once it is starting; a broker goes `starting`, `started`,
+//!   `stopping`, `stopped`, `starting` again (traces from before
+//!   `starting` existed skip it), and lists members only from its
+//!   `starting` to its `stopped`: `start()` registers heartbeats before it
+//!   returns.
 //! - **Answers follow requests**: a response (`c.resp`, `b.resp`) answers
 //!   a request of the same process with its code, peer and opaque id, not
 //!   answered yet.
@@ -26,7 +28,10 @@
 //! - **A listing needs a heartbeat and a registration**: a broker lists a
 //!   client once more than before only after a `HEART_BEAT` of that client
 //!   to it, sent since the broker last dropped it (or stopped), and a
-//!   `CLIENT_REGISTER` of it that no listing has shown yet.
+//!   `CLIENT_REGISTER` of it that no listing has shown yet, or one that
+//!   comes before the broker answers a heartbeat of it it is handling
+//!   (another heartbeat thread's listing may show a channel before its
+//!   own thread records the registration).
 //! - **Only the orchestrator stops a broker**, and a consumer acknowledges
 //!   its start (its shutdown) once it has started (stopped).
 
@@ -234,7 +239,11 @@ fn lives(events: &[Event], found: &mut Vec<Contradiction>) {
                 Kind::BrokerLife { broker, state, .. } => {
                     let was = brokers.get(broker.as_str()).copied();
                     let ok = match state {
-                        ServerState::Started => matches!(was, None | Some(ServerState::Stopped)),
+                        ServerState::Starting => matches!(was, None | Some(ServerState::Stopped)),
+                        ServerState::Started => matches!(
+                            was,
+                            None | Some(ServerState::Stopped | ServerState::Starting)
+                        ),
                         ServerState::Stopping => was == Some(ServerState::Started),
                         ServerState::Stopped => was == Some(ServerState::Stopping),
                     };
@@ -243,7 +252,8 @@ fn lives(events: &[Event], found: &mut Vec<Contradiction>) {
                             found,
                             i,
                             format!(
-                                "{broker} is {} after {}: a broker goes started, stopping, stopped",
+                                "{broker} is {} after {}: a broker goes starting, started, \
+                                 stopping, stopped",
                                 state.word(),
                                 was.map_or("nothing", |s| s.word())
                             ),
@@ -438,13 +448,22 @@ fn listings(events: &[Event], found: &mut Vec<Contradiction>) {
             _ => None,
         })
         .collect();
+    let unregistered = |broker: &str, client: &str| {
+        format!("{broker} lists {client} once more with no registration of it")
+    };
     // The stamps of each client's heartbeats, by broker.
     let mut heartbeats: BTreeMap<(&str, &str), Vec<u64>> = BTreeMap::new();
+    // Per broker and client: the heartbeats it has received and not yet
+    // answered (their opaque ids).
+    let mut handling: BTreeMap<(&str, &str), Vec<i64>> = BTreeMap::new();
     // Per broker and client: how often it is listed, and since when a new
     // listing needs a new heartbeat.
     let mut listed: BTreeMap<(&str, &str), (usize, u64)> = BTreeMap::new();
     // Per broker and client: registrations no listing has shown yet.
     let mut registered: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    // Per broker and client: listings that showed it before its
+    // registration, each with the heartbeat being handled that owes it.
+    let mut owed: BTreeMap<(&str, &str), Vec<(usize, i64)>> = BTreeMap::new();
     let mut stopping: Vec<&str> = Vec::new();
     for (i, e) in events.iter().enumerate() {
         match &e.kind {
@@ -452,6 +471,30 @@ fn listings(events: &[Event], found: &mut Vec<Contradiction>) {
                 if let Some(&id) = ids.get(e.p.as_str()) {
                     heartbeats.entry((peer, id)).or_default().push(e.t);
                 }
+            }
+            Kind::BrokerRequest {
+                broker,
+                code,
+                client: Some(client),
+                opaque,
+                ..
+            } if *code == RequestCode::HEART_BEAT => {
+                handling.entry((broker, client)).or_default().push(*opaque);
+            }
+            Kind::BrokerResponse {
+                broker,
+                code,
+                client: Some(client),
+                opaque,
+                ..
+            } if *code == RequestCode::HEART_BEAT => {
+                let key = (broker.as_str(), client.as_str());
+                handling.entry(key).or_default().retain(|o| o != opaque);
+                let debts = owed.entry(key).or_default();
+                for &(line, _) in debts.iter().filter(|(_, o)| o == opaque) {
+                    at(found, line, unregistered(broker, client));
+                }
+                debts.retain(|(_, o)| o != opaque);
             }
             Kind::BrokerLife {
                 broker,
@@ -465,10 +508,12 @@ fn listings(events: &[Event], found: &mut Vec<Contradiction>) {
                     }
                 }
                 registered.retain(|(b, _), _| b != broker);
+                // A registration still on its way is lost with the table.
+                owed.retain(|(b, _), _| b != broker);
             }
             Kind::BrokerLife {
                 broker,
-                state: ServerState::Started,
+                state: ServerState::Starting | ServerState::Started,
                 ..
             } => stopping.retain(|b| b != broker),
             // A stopping broker's unregistrations are its table's loss.
@@ -480,7 +525,13 @@ fn listings(events: &[Event], found: &mut Vec<Contradiction>) {
                 ..
             } if !stopping.contains(&broker.as_str()) => {
                 if let (GroupEvent::ClientRegister, Some(client)) = (kind, client) {
-                    *registered.entry((broker, client)).or_default() += 1;
+                    let key = (broker.as_str(), client.as_str());
+                    let debts = owed.entry(key).or_default();
+                    if debts.is_empty() {
+                        *registered.entry(key).or_default() += 1;
+                    } else {
+                        debts.remove(0);
+                    }
                 }
                 let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
                 for m in members {
@@ -495,22 +546,33 @@ fn listings(events: &[Event], found: &mut Vec<Contradiction>) {
                     counts.entry(client).or_insert(0);
                 }
                 for (client, n) in counts {
-                    let (was, since) = listed.get(&(broker, client)).copied().unwrap_or((0, 0));
-                    // Each channel joins the table by its own registration
-                    // (its snapshot may lag it: the listing after it shows
-                    // it).
-                    let unclaimed = registered.entry((broker, client)).or_default();
-                    if n > was && *unclaimed < n - was {
-                        at(
-                            found,
-                            i,
-                            format!("{broker} lists {client} once more with no registration of it"),
-                        );
-                    }
+                    let key = (broker.as_str(), client);
+                    let (was, since) = listed.get(&key).copied().unwrap_or((0, 0));
                     if n > was {
-                        *unclaimed = unclaimed.saturating_sub(n - was);
+                        // Each channel joins the table by its own
+                        // registration: one already recorded (its snapshot
+                        // may lag it: the listing after it shows it), or one
+                        // a heartbeat being handled is about to record.
+                        let unclaimed = registered.entry(key).or_default();
+                        let claimed = (n - was).min(*unclaimed);
+                        *unclaimed -= claimed;
+                        let debts = owed.entry(key).or_default();
+                        let free: Vec<i64> = handling
+                            .get(&key)
+                            .into_iter()
+                            .flatten()
+                            .filter(|o| !debts.iter().any(|(_, d)| d == *o))
+                            .copied()
+                            .collect();
+                        let mut free = free.into_iter();
+                        for _ in claimed..n - was {
+                            match free.next() {
+                                Some(opaque) => debts.push((i, opaque)),
+                                None => at(found, i, unregistered(broker, client)),
+                            }
+                        }
                         let sent = heartbeats
-                            .get(&(broker, client))
+                            .get(&key)
                             .is_some_and(|ts| ts.iter().any(|&t| t > since && t <= e.t));
                         if !sent {
                             at(
@@ -528,10 +590,16 @@ fn listings(events: &[Event], found: &mut Vec<Contradiction>) {
                         }
                     }
                     let since = if n < was { e.t } else { since };
-                    listed.insert((broker, client), (n, since));
+                    listed.insert(key, (n, since));
                 }
             }
             _ => {}
+        }
+    }
+    // A registration owed at the end of the trace never came.
+    for ((broker, client), debts) in owed {
+        for (line, _) in debts {
+            at(found, line, unregistered(broker, client));
         }
     }
 }
@@ -585,6 +653,126 @@ mod tests {
         assert_eq!(
             problems(&[up, listing]),
             ["line 3: broker-a lists x@ghost with no heartbeat of it since the run began"]
+        );
+    }
+
+    /// `lines` numbered in their order, each process from 1 (the
+    /// orchestrator from 2, after the run).
+    fn numbered(lines: &[&str]) -> Vec<String> {
+        let mut next: BTreeMap<String, u64> = BTreeMap::from([("orchestrator".to_owned(), 2)]);
+        lines
+            .iter()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).expect("json");
+                let p = v["p"].as_str().expect("p").to_owned();
+                let seq = next.entry(p).or_insert(1);
+                v["seq"] = (*seq).into();
+                *seq += 1;
+                v.to_string()
+            })
+            .collect()
+    }
+
+    /// A broker registers heartbeats on several threads: the listing of
+    /// one may show a channel another has just put in the table before
+    /// that one records its registration, which then comes before its
+    /// heartbeat is answered (a CI run of a healthy join).
+    #[test]
+    fn a_registration_may_follow_a_listing_while_its_heartbeat_is_handled() {
+        let up = r#"{"t":2,"p":"cluster","ev":"b.life","broker":"broker-a","state":"started"}"#;
+        let lives = [
+            r#"{"t":3,"p":"c1","ev":"c.life","client":"x@c1","state":"ready"}"#,
+            r#"{"t":4,"p":"c2","ev":"c.life","client":"x@c2","state":"ready"}"#,
+            r#"{"t":5,"p":"orchestrator","ev":"env","action":"start","consumer":"c1"}"#,
+            r#"{"t":6,"p":"orchestrator","ev":"env","action":"start","consumer":"c2"}"#,
+            r#"{"t":7,"p":"c1","ev":"c.life","client":"x@c1","state":"starting"}"#,
+            r#"{"t":8,"p":"c2","ev":"c.life","client":"x@c2","state":"starting"}"#,
+            r#"{"t":9,"p":"c1","ev":"c.req","code":34,"opaque":1,"peer":"broker-a"}"#,
+            r#"{"t":10,"p":"c2","ev":"c.req","code":34,"opaque":1,"peer":"broker-a"}"#,
+        ];
+        let received = |c: &str, t: u64| {
+            format!(
+                r#"{{"t":{t},"p":"cluster","ev":"b.req","broker":"broker-a","code":34,"client":"x@{c}","addr":"/127.0.0.1:1","opaque":1}}"#
+            )
+        };
+        let registered = |c: &str, t: u64| {
+            format!(
+                r#"{{"t":{t},"p":"cluster","ev":"b.member","broker":"broker-a","kind":"CLIENT_REGISTER","client":"x@{c}","members":["x@c1","x@c2"]}}"#
+            )
+        };
+        let answered = |c: &str, t: u64| {
+            format!(
+                r#"{{"t":{t},"p":"cluster","ev":"b.resp","broker":"broker-a","code":34,"client":"x@{c}","opaque":1,"status":0}}"#
+            )
+        };
+        let run = |tail: &[String]| {
+            let all: Vec<&str> = std::iter::once(up)
+                .chain(lives)
+                .chain(tail.iter().map(String::as_str))
+                .collect();
+            let all = numbered(&all);
+            problems(&all.iter().map(String::as_str).collect::<Vec<_>>())
+        };
+        let c1_first = [
+            received("c1", 11),
+            received("c2", 12),
+            registered("c1", 13),
+            registered("c2", 14),
+            answered("c1", 15),
+            answered("c2", 16),
+        ];
+        assert_eq!(run(&c1_first), Vec::<String>::new());
+        // Its registration missing: owed until the answer, then refused.
+        let never = [
+            c1_first[0].clone(),
+            c1_first[1].clone(),
+            c1_first[2].clone(),
+            c1_first[4].clone(),
+            c1_first[5].clone(),
+        ];
+        assert_eq!(
+            run(&never),
+            ["line 13: broker-a lists x@c2 once more with no registration of it"]
+        );
+        // Its heartbeat not yet received: refused at once.
+        let unasked = [
+            received("c1", 11),
+            registered("c1", 12),
+            received("c2", 13),
+            registered("c2", 14),
+            answered("c1", 15),
+            answered("c2", 16),
+        ];
+        assert_eq!(
+            run(&unasked),
+            ["line 12: broker-a lists x@c2 once more with no registration of it"]
+        );
+    }
+
+    /// `start()` opens the broker's port and registers heartbeats before it
+    /// returns: a listing between `starting` and `started` is the table's.
+    #[test]
+    fn a_broker_lists_members_from_its_start_on() {
+        let starting =
+            r#"{"t":2,"p":"cluster","seq":1,"ev":"b.life","broker":"broker-a","state":"starting"}"#;
+        let ready = r#"{"t":3,"p":"c1","seq":1,"ev":"c.life","client":"x@c1","state":"ready"}"#;
+        let start =
+            r#"{"t":4,"p":"orchestrator","seq":2,"ev":"env","action":"start","consumer":"c1"}"#;
+        let begun = r#"{"t":5,"p":"c1","seq":2,"ev":"c.life","client":"x@c1","state":"starting"}"#;
+        let beat =
+            r#"{"t":6,"p":"c1","seq":3,"ev":"c.req","code":34,"opaque":1,"peer":"broker-a"}"#;
+        let listing = r#"{"t":7,"p":"cluster","seq":2,"ev":"b.member","broker":"broker-a","kind":"CLIENT_REGISTER","client":"x@c1","members":["x@c1"]}"#;
+        let started =
+            r#"{"t":8,"p":"cluster","seq":3,"ev":"b.life","broker":"broker-a","state":"started"}"#;
+        assert_eq!(
+            problems(&[starting, ready, start, begun, beat, listing, started]),
+            Vec::<String>::new()
+        );
+        let unstarted = listing.replace(r#""seq":2"#, r#""seq":1"#);
+        let late = started.replace(r#""seq":3"#, r#""seq":2"#);
+        assert_eq!(
+            problems(&[ready, start, begun, beat, &unstarted, &late]),
+            ["line 6: broker-a lists members while it is down"]
         );
     }
 }

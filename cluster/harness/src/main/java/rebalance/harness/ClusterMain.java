@@ -182,6 +182,8 @@ public final class ClusterMain {
                 controller.getTopicConfigManager().updateTopicConfig(topic);
             }
         }
+        // start() opens the port first: heartbeats register before it returns.
+        Trace.emit("b.life", "broker", name, "state", "starting", "port", b.getIntValue("port"));
         controller.start();
         brokers.put(name, controller);
         Trace.emit("b.life", "broker", name, "state", "started", "port", b.getIntValue("port"));
