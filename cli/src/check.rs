@@ -67,6 +67,13 @@ pub struct CheckArgs {
     /// depth).
     #[arg(long)]
     liveness: bool,
+    /// With messages: also check the property "no stall past the bound",
+    /// violated when a queue with a message waits more than K ticks of the
+    /// orderly clock (without it, K steps of its owner) while a live
+    /// consumer owns it; the counterexample is the longest stall
+    /// (`harms.max_stall_ticks`).
+    #[arg(long, value_name = "K")]
+    max_stall: Option<usize>,
     /// Where `rebalance explore` (run with the same model flags) serves: each
     /// counterexample is printed with the URL that opens its path there.
     #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:3000")]
@@ -141,6 +148,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Ok(config) => config,
         Err(message) => return bad_input(message),
     };
+    if args.max_stall.is_some() && config.sizes.messages == 0 {
+        return bad_input("--max-stall measures stalls of messages: it needs --messages N");
+    }
     let summary = summary(&config);
     // Created now, so that a bad path is refused before a long check.
     let html = match args.html.as_ref().filter(|_| first_process) {
@@ -169,6 +179,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         reduction: !args.no_reduction,
         fingerprint_bits,
         workers: workers.clone(),
+        max_stall: args.max_stall,
     };
     let model = checked_model(config, &options);
     if let Some(Workers::Cluster { process, .. }) = &workers {

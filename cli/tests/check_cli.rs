@@ -137,6 +137,38 @@ fn consume_failures_without_messages_are_refused() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
 }
 
+/// `--max-stall K` bounds the stalls of messages: refused without them,
+/// exit 1 with the longest stall as its counterexample when one is longer,
+/// and the JSON harms give both waits and their unit.
+#[test]
+fn max_stall_needs_messages_and_fails_past_its_bound() {
+    let out = rebalance(&["--max-stall", "1"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--max-stall"));
+    let out = rebalance(&[
+        "--scenario",
+        "broker-disk-loss",
+        "--max-stall",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let report = json(&out);
+    let harms = &report["harms"];
+    assert_eq!(harms["max_stall_ticks"]["value"], 2);
+    assert_eq!(harms["max_lock_wait_ticks"]["value"], 0);
+    assert_eq!(harms["stall_unit"], "owner steps");
+    let bound = report["properties"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["name"] == "no stall past the bound"))
+        .expect("reported");
+    assert_eq!(bound["status"], "violated");
+    assert_eq!(
+        bound["explorer_path"],
+        harms["max_stall_ticks"]["explorer_path"]
+    );
+}
+
 /// RocketMQ's orderly consumers always allocate on the client, so the
 /// checker refuses to model them with server-side assignment.
 #[test]

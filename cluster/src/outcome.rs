@@ -7,8 +7,8 @@ use serde::Serialize;
 use rocketmq_rebalance_model::{
     AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, DUPLICATE_DELIVERY, EVERY_CALL_ENDS,
     EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN, FULL_CONVERGENCE,
-    NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK,
-    PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
+    NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_LONG_STALL, NO_MESSAGE_SKIPPED,
+    ONE_LIVE_LOCK, PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
 };
 
 use crate::observe::{Observer, Sighting};
@@ -292,6 +292,10 @@ pub fn why_not_compared(name: &str) -> Option<&'static str> {
             "not observed yet: a queue with messages waiting that nobody consumes shows \
              only as an orphan (transient orphaned queue)"
         }
+        NO_LONG_STALL => {
+            "not observed yet: a stall is a wait of an owned queue measured in the \
+             model's ticks or its owner's steps, which the observer does not count"
+        }
         CONVERGES | EVERY_MESSAGE_CONSUMED | EVERY_QUEUE_CONSUMED_AGAIN => {
             "an eventually property under fairness: its counterexample is an infinite \
              run, which a finite one cannot show (a run's settling is full convergence, \
@@ -381,7 +385,7 @@ pub fn compare(model: &Report, real: &Outcome, script: &Script) -> Vec<Mismatch>
 
 #[cfg(test)]
 mod tests {
-    use rocketmq_rebalance_model::internals::{LIVENESS, PROPERTIES};
+    use rocketmq_rebalance_model::internals::{LIVENESS, MEASURED, PROPERTIES};
 
     use super::*;
 
@@ -396,7 +400,7 @@ mod tests {
         let names = PROPERTIES
             .iter()
             .map(|p| p.name)
-            .chain(LIVENESS.iter().map(|&(name, _)| name));
+            .chain(LIVENESS.iter().chain(MEASURED).map(|&(name, _)| name));
         for name in names {
             assert!(
                 real.status(name).is_some() != why_not_compared(name).is_some(),

@@ -172,6 +172,7 @@ impl Plan {
             reduction: true,
             fingerprint_bits: FingerprintBits::B64,
             workers: None,
+            max_stall: None,
         };
         let report = check_model(checked_model(self.model, &options), &options, |_| {});
         Checked {

@@ -95,6 +95,7 @@
 //! | `no message skipped` ([`NO_MESSAGE_SKIPPED`]) | always (`--messages`) | every message below its queue's committed offset was delivered at least once |
 //! | `duplicate delivery` ([`DUPLICATE_DELIVERY`]) | sometimes (`--messages`) | some message is delivered twice |
 //! | `paused queue` ([`PAUSED_QUEUE`]) | sometimes (`--messages`) | some queue with a message waiting is consumed by nobody, after a subscriber rebalanced |
+//! | `no stall past the bound` ([`NO_LONG_STALL`]) | always (`--messages`, with `--max-stall K`) | no queue with a message waits more than K (ticks of the orderly clock, else steps of its owner) while a live consumer owns it; decided on the harms' graph |
 //! | `every message consumed` ([`EVERY_MESSAGE_CONSUMED`]) | eventually (`--messages`) | every fair run delivers every message of every topic a live consumer subscribes to |
 //! | `no queue consumed by two at once` ([`NO_CONCURRENT_CONSUMPTION`]) | always (`--orderly`) | in every state, no queue has a batch running at two live consumers |
 //! | `one live lock per queue` ([`ONE_LIVE_LOCK`]) | always (`--orderly`) | no two live consumers trust a lock of one queue at once |
@@ -149,8 +150,8 @@ pub use explorer::{sequence_svg, Svg};
 pub use guarantees::{
     AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, DUPLICATE_DELIVERY, EVERY_CALL_ENDS,
     EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN, FULL_CONVERGENCE,
-    NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK,
-    PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
+    NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_LONG_STALL, NO_MESSAGE_SKIPPED,
+    ONE_LIVE_LOCK, PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
 };
 pub use model::build_model;
 pub use search::dataflow::Workers;
@@ -164,7 +165,7 @@ pub use shell::{Action, RebalanceModel, SystemState};
 pub mod internals {
     pub use crate::check::liveness::{fairness, timer_fairness, Fairness, RebalanceFairness};
     pub use crate::config::Route;
-    pub use crate::guarantees::{Group, LIVENESS, PROPERTIES};
+    pub use crate::guarantees::{Group, LIVENESS, MEASURED, PROPERTIES};
     pub use crate::protocol::consumer::Query;
     pub use crate::protocol::message::NO_OFFSET;
     pub use crate::protocol::{

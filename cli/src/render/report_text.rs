@@ -171,23 +171,41 @@ pub fn run_lines(report: &Report) -> Vec<String> {
         ));
     }
     if let Some(harms) = &report.harms {
-        for (name, harm) in [
-            ("most deliveries of one message", &harms.max_deliveries),
+        let wait = format!(" {}", harms.stall_unit);
+        for (name, harm, unit) in [
+            ("most deliveries of one message", &harms.max_deliveries, ""),
             (
                 "most messages of one queue delivered twice",
                 &harms.max_duplicates_per_handover,
+                "",
             ),
             (
                 "most messages delivered twice, all queues",
                 &harms.max_duplicated_messages,
+                "",
             ),
-            ("most queues paused at once", &harms.max_paused_queues),
+            ("most queues paused at once", &harms.max_paused_queues, ""),
+            (
+                "longest stall of an owned queue",
+                &harms.max_stall_ticks,
+                &wait,
+            ),
+            (
+                "longest wait for a lock given to another",
+                &harms.max_lock_wait_ticks,
+                &wait,
+            ),
         ] {
             let reached = harm
                 .explorer_path
                 .as_ref()
                 .map_or(String::new(), |path| format!(" (explorer {path})"));
-            lines.push(format!("harm: {name}: {}{reached}", harm.value));
+            let value = if harm.unbounded {
+                format!("unbounded ({}{unit} a round of its cycle)", harm.value)
+            } else {
+                format!("{}{unit}", harm.value)
+            };
+            lines.push(format!("harm: {name}: {value}{reached}"));
         }
     }
     lines

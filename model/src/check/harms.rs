@@ -17,10 +17,27 @@
 //!   measure, and times the length of a rebalance (up to the 20 s of the
 //!   periodic rebalance when a notification is lost) it gives the
 //!   throughput lost.
+//! - `max_stall_ticks`: the longest a queue with a message not yet
+//!   delivered waits, no batch of it running, while a live consumer owns it
+//!   and can pull it (orderly: trusting its lock of it).
+//! - `max_lock_wait_ticks`, orderly only: the longest a queue's owner waits
+//!   for a lock that its broker still gives another client.
+//!
+//! Both waits count ticks of the orderly clock (10 s each), each taken
+//! where nothing is on its way and no consumer has a woken rebalance to
+//! run (`urgent`): time that passes, not a step left for later. Without it they
+//! count the steps of the waiting owner (`stall_unit`: `owner steps`): how
+//! many things it does meanwhile, not how long it waits. A wait that a
+//! cycle of counted steps can repeat for ever is `unbounded`, and its path
+//! goes once round the cycle.
 
 use serde::Serialize;
 
+use crate::config::{MAX_CONSUMERS, MAX_MESSAGE_QUEUES};
 use crate::guarantees::Group;
+use crate::protocol::{Message, Peer, Timer};
+use crate::search::graph::Edge;
+use crate::search::longest::{longest_stretch, Stretch};
 use crate::search::{encode_path, explorer_indices, Classify, Cutoff, Graph, Limits, StateId};
 use crate::shell::{Action, RebalanceModel, SystemState};
 
@@ -33,6 +50,20 @@ pub struct Harm {
     /// that reaches it, with the fewest steps.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explorer_path: Option<String>,
+    /// A wait that a cycle repeats without end; `value` is then one
+    /// round of it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unbounded: bool,
+    /// The same path as Explorer action indices.
+    #[serde(skip)]
+    pub path: Option<Vec<u32>>,
+}
+
+impl Harm {
+    /// Whether it passes `bound`: unbounded, or above it.
+    pub fn exceeds(&self, bound: usize) -> bool {
+        self.unbounded || self.value > bound
+    }
 }
 
 /// The harms of a run with messages.
@@ -46,14 +77,54 @@ pub struct Harms {
     pub max_duplicated_messages: Harm,
     /// The most queues paused at once.
     pub max_paused_queues: Harm,
+    /// The longest a queue waits while a live consumer owns it.
+    pub max_stall_ticks: Harm,
+    /// Orderly: the longest an owner waits for a lock given to another.
+    pub max_lock_wait_ticks: Harm,
+    /// What the two waits count: `ticks` of the orderly clock, or, without
+    /// it, `owner steps`.
+    pub stall_unit: &'static str,
 }
 
-/// Judges no state: the exploration only measures.
+/// Judges no state: the exploration only measures. Its classes mark the
+/// steps a wait counts or ends: a tick, a step that consumes a queue, a
+/// consumer's mail and its own steps.
 struct Measure;
 
+/// The class of a tick of the orderly clock.
+const TICK: u64 = 1;
+/// The class of a step that consumes queue `q` (a pull or a batch's end,
+/// or a call of it delivered: its offset read, a pull request, their
+/// answers): `CONSUME + q`.
+const CONSUME: u64 = 2;
+/// The class of a message to or from consumer `c` delivered: `MAIL + c`.
+const MAIL: u64 = CONSUME + MAX_MESSAGE_QUEUES as u64;
+/// The class of consumer `c`'s own other steps (its timers): `OWN + c`.
+const OWN: u64 = MAIL + MAX_CONSUMERS as u64;
+
 impl Classify<RebalanceModel> for Measure {
-    fn class(&self, _: &RebalanceModel, _: &SystemState, _: &Action) -> Option<u64> {
-        None
+    fn class(&self, _: &RebalanceModel, _: &SystemState, action: &Action) -> Option<u64> {
+        let consumes = |queue: u8| Some(CONSUME + u64::from(queue));
+        match action {
+            Action::Elapse { .. } => Some(TICK),
+            Action::Timeout(Peer::Consumer(_), Timer::Pull { queue } | Timer::Done { queue }) => {
+                consumes(*queue)
+            }
+            Action::Deliver(env) => match (&env.msg, env.src, env.dst) {
+                (
+                    Message::QueryOffset { queue, .. }
+                    | Message::Offset { queue, .. }
+                    | Message::PullMessage { queue, .. }
+                    | Message::PullResult { queue, .. },
+                    _,
+                    _,
+                ) => consumes(*queue),
+                (_, Peer::Consumer(c), _) | (_, _, Peer::Consumer(c)) => Some(MAIL + u64::from(c)),
+                _ => None,
+            },
+            Action::Timeout(Peer::Consumer(c), _) => Some(OWN + u64::from(*c)),
+            Action::Timeout(..) | Action::Fault(..) => None,
+        }
     }
 
     fn good(&self, _: &RebalanceModel, _: &SystemState) -> bool {
@@ -61,13 +132,47 @@ impl Classify<RebalanceModel> for Measure {
     }
 }
 
+/// Whether a consumer has a step to take at once that the clock must not
+/// outrun: a rebalance it was woken for, or a connection to open. A
+/// message takes milliseconds and a rebalance runs on its wake-up, while a
+/// tick is 10 s: a tick taken while one waits is the scheduler leaving it
+/// for later, which the model may do to explore every order but which is
+/// no time a user waits. Counting such ticks would also make a wait that
+/// a woken consumer ends look unbounded.
+fn urgent(model: &RebalanceModel, state: &SystemState) -> bool {
+    let brokers = 0..model.cfg.broker_names.len() as u8;
+    let first = model.index_of(Peer::Consumer(0));
+    state.timers[first..].iter().any(|timers| {
+        brokers.clone().any(|broker| {
+            [
+                Timer::Rebalance { broker },
+                Timer::Connect { broker },
+                Timer::ChannelActive { broker },
+            ]
+            .into_iter()
+            .any(|t| timers.contains(t))
+        })
+    })
+}
+
+/// Consumer `c`'s bit of every queue, in [`Group::stalled_owners`]' layout.
+fn every_queue(c: u8) -> u128 {
+    (0..MAX_MESSAGE_QUEUES).fold(0, |set, q| set | 1u128 << (16 * q + usize::from(c)))
+}
+
 /// Measures the harms of `model` (with messages) over every reachable
 /// state, within `limits`; why not, when the exploration was cut short.
 pub fn measure(model: &RebalanceModel, limits: Limits) -> Result<Harms, Cutoff> {
     // Value and the first state (fewest steps: BFS order) reaching it.
     let mut worst = [(0usize, 0 as StateId); 4];
-    // Parents only: no state is bad, so the exploration is whole.
-    let graph = Graph::explore_paths(model, &Measure, limits, &mut |_, id, state| {
+    // Per state, what waits: the stalled queues' owners, the lock waits.
+    let mut stalls: Vec<u128> = Vec::new();
+    let mut lock_waits: Vec<u8> = Vec::new();
+    // Per state, whether a tick from it is time that passes: nothing is on
+    // its way and no consumer has a rebalance to run.
+    let mut idle: Vec<bool> = Vec::new();
+    // The whole graph: a wait is a stretch of a path, not a state.
+    let graph = Graph::explore_observing(model, &Measure, limits, &mut |_, id, state| {
         let group = Group::of(model, state);
         let values = [
             usize::from(group.max_deliveries()),
@@ -80,24 +185,80 @@ pub fn measure(model: &RebalanceModel, limits: Limits) -> Result<Harms, Cutoff> 
                 *slot = (value, id);
             }
         }
+        // An owner with mail on its way is not idle: what it waits for is
+        // delivered within a tick.
+        let busy = state.network.iter().fold(0u128, |busy, env| {
+            [env.src, env.dst]
+                .iter()
+                .fold(busy, |busy, peer| match peer {
+                    Peer::Consumer(c) => busy | every_queue(*c),
+                    _ => busy,
+                })
+        });
+        stalls.push(group.stalled_owners() & !busy);
+        lock_waits.push(group.lock_waits() as u8);
+        idle.push(state.network.is_empty() && !urgent(model, state));
     });
     if let Some(cutoff) = graph.cutoff {
         return Err(cutoff);
     }
-    let harm = |(value, id): (usize, StateId)| Harm {
-        value,
-        explorer_path: (value > 0).then(|| {
-            format!(
-                "#/steps/{}",
-                encode_path(&explorer_indices(model, &graph.path_to(id)))
-            )
-        }),
+    let indices = |path: &[u32]| explorer_indices(model, path);
+    let harm = |(value, id): (usize, StateId)| {
+        let path = (value > 0).then(|| indices(&graph.path_to(id)));
+        Harm {
+            value,
+            explorer_path: path.as_ref().map(|p| format!("#/steps/{}", encode_path(p))),
+            unbounded: false,
+            path,
+        }
+    };
+    let clock = model.cfg.orderly().is_some();
+    let tick = |s: StateId, edge: &Edge| edge.class == Some(TICK) && idle[s as usize];
+    let queues = 0..model.cfg.queues.len();
+    let stall = queues.clone().filter_map(|q| {
+        let owners = |s: StateId| (stalls[s as usize] >> (16 * q)) as u16;
+        let of_owner = |s: StateId, class: Option<u64>, base: u64| {
+            class
+                .and_then(|class| class.checked_sub(base))
+                .is_some_and(|c| c < MAX_CONSUMERS as u64 && owners(s) >> c & 1 == 1)
+        };
+        let owner_step =
+            |s: StateId, edge: &Edge| of_owner(s, edge.class, MAIL) || of_owner(s, edge.class, OWN);
+        // A queue whose consumption can go on at once is not stalled: a
+        // step left untaken while time passes is the scheduler's choice,
+        // not a wait.
+        let inside = |s: StateId| {
+            owners(s) != 0 && !graph.edges(s).any(|e| e.class == Some(CONSUME + q as u64))
+        };
+        if clock {
+            longest_stretch(&graph, inside, tick)
+        } else {
+            longest_stretch(&graph, inside, owner_step)
+        }
+    });
+    let lock_wait = queues
+        .filter(|_| clock)
+        .filter_map(|q| longest_stretch(&graph, |s| lock_waits[s as usize] & 1 << q != 0, tick));
+    let wait = |stretches: &mut dyn Iterator<Item = Stretch>| {
+        let worst = stretches.max_by_key(|s| (s.repeats, s.weight, std::cmp::Reverse(s.start)));
+        worst.map_or(harm((0, 0)), |s| {
+            let path = indices(&s.path(&graph));
+            Harm {
+                value: s.weight as usize,
+                explorer_path: Some(format!("#/steps/{}", encode_path(&path))),
+                unbounded: s.repeats,
+                path: Some(path),
+            }
+        })
     };
     Ok(Harms {
         max_deliveries: harm(worst[0]),
         max_duplicates_per_handover: harm(worst[1]),
         max_duplicated_messages: harm(worst[2]),
         max_paused_queues: harm(worst[3]),
+        max_stall_ticks: wait(&mut stall.into_iter()),
+        max_lock_wait_ticks: wait(&mut lock_wait.into_iter()),
+        stall_unit: if clock { "ticks" } else { "owner steps" },
     })
 }
 

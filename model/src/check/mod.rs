@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use stateright::{Checker, Model, Path, Property, UniformChooser};
 
 use crate::config::Config;
+use crate::guarantees::NO_LONG_STALL;
 use crate::model::build_model;
 use crate::search::bfs;
 use crate::search::dataflow::{self, Failed, Workers};
@@ -69,6 +70,10 @@ pub struct CheckOptions {
     /// process's threads: the same states, verdicts and paths. Not with
     /// `liveness`, whose graph is built in one process.
     pub workers: Option<Workers>,
+    /// With messages: the longest a queue may stall
+    /// ([`Harms::max_stall_ticks`](harms::Harms), in its unit), checked as
+    /// the property [`NO_LONG_STALL`]. None: the stall is measured only.
+    pub max_stall: Option<usize>,
 }
 
 /// The width of the safety search's fingerprints.
@@ -106,6 +111,7 @@ impl Default for CheckOptions {
             reduction: true,
             fingerprint_bits: FingerprintBits::B64,
             workers: None,
+            max_stall: None,
         }
     }
 }
@@ -163,7 +169,12 @@ pub fn check_model(
     };
     if model.cfg.messages() && report.complete() {
         match harms::measure(&model, graph_limits(options, start)) {
-            Ok(harms) => report.harms = Some(harms),
+            Ok(harms) => {
+                if let Some(bound) = options.max_stall {
+                    report.properties.push(stall_report(&model, &harms, bound));
+                }
+                report.harms = Some(harms);
+            }
             Err(cutoff) => report.stopped = Stopped::HarmsCut(cutoff),
         }
     }
@@ -498,6 +509,42 @@ fn new_report(
         properties,
         liveness: None,
         harms: None,
+    }
+}
+
+/// The verdict on [`NO_LONG_STALL`] with `bound`: violated, with the
+/// longest stall's path, when it is longer.
+fn stall_report(model: &RebalanceModel, harms: &harms::Harms, bound: usize) -> PropertyReport {
+    let stall = &harms.max_stall_ticks;
+    let violated = stall.exceeds(bound);
+    let path = stall.path.clone().filter(|_| violated);
+    let mut trace = path
+        .as_ref()
+        .and_then(|indices| path_of(model, indices))
+        .map(|path| describe_path(model, &path));
+    if let Some(lines) = trace.as_mut() {
+        let length = if stall.unbounded {
+            format!("without end ({} {} a round)", stall.value, harms.stall_unit)
+        } else {
+            format!("{} {}", stall.value, harms.stall_unit)
+        };
+        lines.insert(
+            0,
+            format!("a queue stalls {length}, past the bound of {bound}"),
+        );
+    }
+    PropertyReport {
+        name: NO_LONG_STALL.to_string(),
+        expectation: Expectation::Always,
+        status: if violated {
+            Status::Violated
+        } else {
+            Status::Holds
+        },
+        trace,
+        explorer_path: stall.explorer_path.clone().filter(|_| violated),
+        path,
+        cycle_start: None,
     }
 }
 

@@ -304,6 +304,49 @@ impl<'a> Group<'a> {
             })
     }
 
+    /// Stalled queues, with the consumers they wait on: bits `16 q ..
+    /// 16 q + 16` are the live consumers that own queue `q` and can pull
+    /// it (orderly: trusting their lock of it) while it has a message not
+    /// yet delivered and no batch of it runs. A queue nobody owns is
+    /// paused ([`Group::paused_queues`]), not stalled.
+    pub fn stalled_owners(&self) -> u128 {
+        let timing = self.cfg.orderly();
+        let running = self.consumers().fold(0u64, |set, c| {
+            set | set_of(c.queues.len(), |q| c.queues[q].running())
+        });
+        let waiting = set_of(self.cfg.queues.len(), |q| {
+            (0..self.cfg.sizes.messages).any(|o| self.deliveries(q, o) == 0)
+        }) & !running;
+        self.consumed().fold(0, |owners, (i, consumed)| {
+            let c = &self.state.consumers[i];
+            members_of(consumed & waiting)
+                .filter(|&q| timing.map_or(true, |t| c.queues[q].lock_trusted(t.validity)))
+                .fold(owners, |owners, q| owners | 1u128 << (16 * q + i))
+        })
+    }
+
+    /// Orderly: queues whose owner waits for a lock that their broker, up,
+    /// still gives another client.
+    pub fn lock_waits(&self) -> QueueSet {
+        let Some(timing) = self.cfg.orderly() else {
+            return 0;
+        };
+        self.consumers()
+            .enumerate()
+            .filter(|(_, c)| c.phase == Phase::Running)
+            .fold(0, |set, (i, c)| {
+                let key = self.cfg.lock_key(i);
+                set | members_of(c.owned)
+                    .filter(|&q| {
+                        let broker = &self.state.brokers[usize::from(self.cfg.broker_of(q))];
+                        !c.queues[q].lock_trusted(timing.validity)
+                            && broker.down.is_none()
+                            && broker.memory.locks.holder(q).is_some_and(|h| h != key)
+                    })
+                    .fold(0, |set, q| set | 1 << q)
+            })
+    }
+
     /// Settled: no consumer has a rebalance due or in flight, and every
     /// message in flight would change nothing when delivered. This is where
     /// the model stops: it runs a rebalance only when woken (see

@@ -53,6 +53,10 @@ pub const DUPLICATE_DELIVERY: &str = "duplicate delivery";
 /// Name of the example of a queue with messages waiting that nobody
 /// consumes.
 pub const PAUSED_QUEUE: &str = "paused queue";
+/// Name of the bound on stalls (`--max-stall K`, checked with the harms):
+/// no queue with a message waits longer than K, in the stall's unit, while
+/// a live consumer owns it.
+pub const NO_LONG_STALL: &str = "no stall past the bound";
 /// Name of the liveness property of messages (the liveness check runs it).
 pub const EVERY_MESSAGE_CONSUMED: &str = "every message consumed";
 /// Name of orderly consumption's promise: never two batches of one queue at
@@ -73,6 +77,10 @@ pub const LIVENESS: &[(&str, Layer)] = &[
     (EVERY_MESSAGE_CONSUMED, Layer::Messages),
     (EVERY_QUEUE_CONSUMED_AGAIN, Layer::Orderly),
 ];
+
+/// The properties the harms measure decides after an exhaustive check,
+/// when asked (`--max-stall K` bounds the longest stall).
+pub const MEASURED: &[(&str, Layer)] = &[(NO_LONG_STALL, Layer::Messages)];
 
 /// The properties `model` checks: those of the parts it models.
 pub fn checked(model: &RebalanceModel) -> impl Iterator<Item = &'static ModelProperty> + '_ {
@@ -178,7 +186,7 @@ pub const PROPERTIES: &[ModelProperty] = &[
 mod tests {
     use std::collections::BTreeSet;
 
-    use super::{LIVENESS, PROPERTIES};
+    use super::{LIVENESS, MEASURED, PROPERTIES};
 
     /// The names declared here (`pub const NAME: &str = "name";`), read
     /// from the source so that a new one cannot be left out of the lists.
@@ -216,7 +224,7 @@ mod tests {
         let reported: BTreeSet<&str> = PROPERTIES
             .iter()
             .map(|p| p.name)
-            .chain(LIVENESS.iter().map(|&(name, _)| name))
+            .chain(LIVENESS.iter().chain(MEASURED).map(|&(name, _)| name))
             .collect();
         assert_eq!(declared(), reported, "declared names against the report's");
         assert_eq!(

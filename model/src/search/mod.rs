@@ -1,8 +1,9 @@
 //! Searches over any Stateright [`Model`](stateright::Model) that
 //! Stateright does not do itself: the safety search with sleep sets
 //! ([`bfs`]) and its distributed form ([`dataflow`]), the reachable graph
-//! stored compactly ([`graph`]) with shortest paths to a bad state, and
-//! fair cycles for liveness under weak fairness ([`fair_cycle`]).
+//! stored compactly ([`graph`]) with shortest paths to a bad state,
+//! fair cycles for liveness under weak fairness ([`fair_cycle`]), and the
+//! longest stretch a condition lasts ([`longest`]).
 //! Nothing here knows the rebalance model.
 //!
 //! What the engines share is a toolbox of its own: fingerprints
@@ -18,9 +19,11 @@ pub mod fair_cycle;
 pub mod fingerprint;
 pub mod graph;
 pub mod intern;
+pub mod longest;
 pub mod packed;
 mod pages;
 pub mod path;
+mod scc;
 pub mod visited;
 
 pub use budget::{Cutoff, Limits};
