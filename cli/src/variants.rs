@@ -10,10 +10,12 @@ use rocketmq_rebalance_model::{Dense, Variant};
 #[derive(Debug, clap::Args)]
 pub struct VariantsArgs {
     /// Print the catalogue as one JSON array: each entry's name, kind
-    /// (historical, remedy, client), reference, versions, changes, the
-    /// finding it answers, what it needs (nothing, orderly, messages) and
-    /// its demonstration (the model flags, and each affected property's
-    /// verdict without and with it).
+    /// (historical, remedy, client), reference, versions, releases (a
+    /// historical variant's `since` and `fixed_in`, which --rocketmq reads),
+    /// changes, the finding it answers, what it needs (nothing, orderly,
+    /// messages) and its demonstration (the model flags, each affected
+    /// property's verdict and each affected harm's figure without and with
+    /// it).
     #[arg(long)]
     json: bool,
 }
@@ -51,8 +53,17 @@ fn text(entries: &[Entry]) -> String {
             e.demonstration.flags.join(" "),
             e.name
         );
+        if let Some(r) = e.releases {
+            out += &format!(
+                "  releases: {} up to {} (--rocketmq selects it)\n",
+                r.since, r.fixed_in
+            );
+        }
         for v in e.demonstration.verdicts {
             out += &format!("    {}: {} -> {}\n", v.property, v.without, v.with);
+        }
+        for h in e.demonstration.harms {
+            out += &format!("    harm {}: {} -> {}\n", h.harm, h.without, h.with);
         }
     }
     out

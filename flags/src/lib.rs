@@ -23,7 +23,7 @@ use clap::Args;
 use rocketmq_rebalance::StrategySpec;
 use rocketmq_rebalance_model::{
     Allocator, ClientChoices, Commit, Config, ConfigError, ConsumeFrom, Dense, LockTiming,
-    NetworkKind, ProtocolOptions, Scenario, Size, Variant,
+    NetworkKind, ProtocolOptions, Release, Scenario, Size, Variant,
 };
 
 /// Scenario, sizes, strategy, network and fault budgets.
@@ -91,6 +91,18 @@ pub struct ModelArgs {
             .try_map(|name| name.parse::<Variant>()),
     )]
     pub variants: Vec<Variant>,
+    /// The RocketMQ release to model: 4.9.4, 5.0.0, 5.1.4, 5.2.0 or 5.3.3
+    /// (the default, the release the model follows). An older one switches
+    /// on every historical variant it still has (`rebalance variants`
+    /// gives each one's releases), beside any --variant.
+    #[arg(
+        long,
+        value_name = "RELEASE",
+        default_value = "5.3.3",
+        value_parser = PossibleValuesParser::new(Release::PRESETS.map(|r| r.to_string()))
+            .try_map(|name| name.parse::<Release>()),
+    )]
+    pub rocketmq: Release,
     /// Network semantics: ordered (per connection, as TCP), unordered,
     /// duplicating.
     #[arg(long, default_value = "ordered")]
@@ -421,8 +433,15 @@ impl ModelArgs {
                 .with_interruptible_listeners(names)
                 .map_err(|e| format!("--interruptible: {e}"))?;
         }
+        let release = config.variants_of_release(self.rocketmq);
         config
-            .with_variants(self.variants.iter().copied().collect())
+            .with_variants(
+                self.variants
+                    .iter()
+                    .copied()
+                    .chain(release.iter())
+                    .collect(),
+            )
             .map_err(|e| format!("--variant: {e}"))
     }
 }

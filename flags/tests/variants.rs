@@ -6,7 +6,9 @@
 
 use rocketmq_rebalance_flags::ModelArgs;
 use rocketmq_rebalance_model::variants::Demonstration;
-use rocketmq_rebalance_model::{check, CheckOptions, Dense, Report, Status, Variant, VariantKind};
+use rocketmq_rebalance_model::{
+    check, CheckOptions, Dense, Release, Report, Status, Variant, VariantKind,
+};
 
 /// The report of `flags`, bounded as the demonstration says.
 fn report(flags: &[String], demonstration: &Demonstration) -> Report {
@@ -70,6 +72,30 @@ fn every_demonstration_shows_its_verdicts_both_ways() {
                 entry.name
             );
         }
+        for h in demo.harms {
+            let figure = |r: &Report| {
+                let harms = r.harms.as_ref().unwrap_or_else(|| {
+                    panic!("{}: no harms measured ({:?})", entry.name, r.stopped)
+                });
+                let harm = harms
+                    .get(h.harm)
+                    .unwrap_or_else(|| panic!("{}: no harm {:?}", entry.name, h.harm));
+                assert!(!harm.unbounded, "{}: {} unbounded", entry.name, h.harm);
+                harm.value
+            };
+            assert_eq!(
+                (figure(&plain), figure(&changed)),
+                (h.without, h.with),
+                "{}: {} without and with it",
+                entry.name,
+                h.harm
+            );
+        }
+        assert!(
+            !demo.verdicts.is_empty() || !demo.harms.is_empty(),
+            "{}: a demonstration shows something",
+            entry.name
+        );
     }
 }
 
@@ -79,16 +105,17 @@ fn every_demonstration_shows_its_verdicts_both_ways() {
 fn historical_variants_break_and_remedies_mend() {
     for variant in Variant::all() {
         let entry = variant.entry();
-        let breaks = entry
-            .demonstration
+        let demo = entry.demonstration;
+        let breaks = demo
             .verdicts
             .iter()
-            .any(|v| v.with == "violated" || v.with == "found" && v.without == "not-found");
-        let mends = entry
-            .demonstration
+            .any(|v| v.with == "violated" || v.with == "found" && v.without == "not-found")
+            || demo.harms.iter().any(|h| h.with > h.without);
+        let mends = demo
             .verdicts
             .iter()
-            .any(|v| v.without == "violated" || v.without == "found" && v.with == "not-found");
+            .any(|v| v.without == "violated" || v.without == "found" && v.with == "not-found")
+            || demo.harms.iter().any(|h| h.with < h.without);
         match entry.kind {
             VariantKind::Historical | VariantKind::Client => assert!(breaks, "{}", entry.name),
             VariantKind::Remedy => {
@@ -96,6 +123,13 @@ fn historical_variants_break_and_remedies_mend() {
                 assert!(entry.answers.is_some(), "{}: which finding", entry.name);
             }
         }
+        // Only a historical variant belongs to releases of RocketMQ.
+        assert_eq!(
+            entry.releases.is_some(),
+            entry.kind == VariantKind::Historical,
+            "{}: releases",
+            entry.name
+        );
     }
 }
 
@@ -121,4 +155,34 @@ fn unknown_and_incompatible_variants_are_refused() {
     ]))
     .unwrap_err();
     assert!(err.contains("cannot go together"), "{err}");
+}
+
+/// `--rocketmq RELEASE` switches on the historical variants that release
+/// still has, and no other: the default release none; an unknown release
+/// is refused, naming those it takes.
+#[test]
+fn a_release_selects_the_historical_variants_it_still_has() {
+    let flags = |list: &[&str]| -> Vec<String> { list.iter().map(|f| f.to_string()).collect() };
+    let layers: [&[&str]; 3] = [&[], &["--messages", "1"], &["--orderly"]];
+    for (release, layer) in Release::PRESETS
+        .into_iter()
+        .flat_map(|r| layers.map(|l| (r, l)))
+    {
+        let name = release.to_string();
+        let config = ModelArgs::config_from(&flags(&[&["--rocketmq", &name], layer].concat()))
+            .unwrap_or_else(|e| panic!("{release}: {e}"));
+        let expected: Vec<Variant> = Variant::all()
+            .filter(|&v| {
+                v.entry()
+                    .releases
+                    .is_some_and(|r| r.since <= release && release < r.fixed_in)
+                    && config.lacks(v).is_none()
+            })
+            .collect();
+        let selected: Vec<Variant> = Variant::all().filter(|&v| config.has(v)).collect();
+        assert_eq!(selected, expected, "{release} {layer:?}");
+    }
+    assert!(Variant::of_release(Release::DEFAULT).is_empty());
+    let err = ModelArgs::config_from(&flags(&["--rocketmq", "4.2.0"])).unwrap_err();
+    assert!(err.contains("4.9.4") && err.contains("5.3.3"), "{err}");
 }

@@ -137,13 +137,13 @@ pub use check::{
 pub use config::{
     shown_id, Allocator, Call, CallSet, Client, ClientChoice, ClientChoices, ClientKind, Commit,
     Config, ConfigError, ConsumeFrom, Dense, DenseIter, Effect, Fault, FaultSpec, Layer,
-    LockTiming, NetworkKind, Pick, ProtocolOptions, Scenario, Size, Sizes, Target,
-    UnknownAllocator, UnknownCommit, UnknownConsumeFrom, UnknownNetwork, UnknownScenario,
-    UnknownVariant, Variant, VariantKind, VariantSet,
+    LockTiming, NetworkKind, Pick, ProtocolOptions, Release, Scenario, Size, Sizes, Target,
+    UnknownAllocator, UnknownCommit, UnknownConsumeFrom, UnknownNetwork, UnknownRelease,
+    UnknownScenario, UnknownVariant, Variant, VariantKind, VariantSet,
 };
 /// The protocol variants' catalogue: each entry and its demonstration.
 pub mod variants {
-    pub use crate::config::{Demonstration, Entry, Needs, Verdicts};
+    pub use crate::config::{Demonstration, Entry, HarmFigures, Needs, Releases, Verdicts};
 }
 pub use conform::{conform, Bounds, Conformance, Observation, Observed, Verdict, CONFORMS};
 pub use explorer::{sequence_svg, Svg};

@@ -86,6 +86,31 @@ pub struct Harms {
     pub stall_unit: &'static str,
 }
 
+impl Harms {
+    /// Every harm under its JSON name, in report order.
+    pub fn named(&self) -> [(&'static str, &Harm); 6] {
+        [
+            ("max_deliveries", &self.max_deliveries),
+            (
+                "max_duplicates_per_handover",
+                &self.max_duplicates_per_handover,
+            ),
+            ("max_duplicated_messages", &self.max_duplicated_messages),
+            ("max_paused_queues", &self.max_paused_queues),
+            ("max_stall_ticks", &self.max_stall_ticks),
+            ("max_lock_wait_ticks", &self.max_lock_wait_ticks),
+        ]
+    }
+
+    /// The harm named `name` in the JSON report.
+    pub fn get(&self, name: &str) -> Option<&Harm> {
+        self.named()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, harm)| harm)
+    }
+}
+
 /// Judges no state: the exploration only measures. Its classes mark the
 /// steps a wait counts or ends: a tick, a step that consumes a queue, a
 /// consumer's mail and its own steps.

@@ -40,7 +40,8 @@ pub use scenario::{Scenario, UnknownScenario};
 pub use sizes::{Size, Sizes};
 pub use universe::{ConsumerSpec, Layout, QueueInfo, Route, RouteStep};
 pub use variant::{
-    Demonstration, Entry, Needs, UnknownVariant, Variant, VariantKind, VariantSet, Verdicts,
+    Demonstration, Entry, HarmFigures, Needs, Release, Releases, UnknownRelease, UnknownVariant,
+    Variant, VariantKind, VariantSet, Verdicts,
 };
 
 /// The most route changes a run may make.

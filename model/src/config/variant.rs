@@ -87,6 +87,99 @@ pub struct Verdicts {
     pub with: &'static str,
 }
 
+/// One harm's figure without the variant and with it, as the check's JSON
+/// `harms` names it (`max_stall_ticks`, `max_deliveries`, ...): a bug that
+/// shows as a cost rather than a broken promise, or a remedy's price.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct HarmFigures {
+    /// The harm, by its JSON name.
+    pub harm: &'static str,
+    /// Its value on the demonstration's flags alone.
+    pub without: usize,
+    /// Its value with the variant added.
+    pub with: usize,
+}
+
+/// A RocketMQ release, `major.minor.patch`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Release(pub u8, pub u8, pub u8);
+
+impl Release {
+    /// The releases `--rocketmq` takes, oldest first: one a line of
+    /// releases that the catalogue's historical variants tell apart. The
+    /// last is the model's default, the version it follows.
+    pub const PRESETS: [Release; 5] = [
+        Release(4, 9, 4),
+        Release(5, 0, 0),
+        Release(5, 1, 4),
+        Release(5, 2, 0),
+        Release(5, 3, 3),
+    ];
+
+    /// The release the model follows when none is asked for.
+    pub const DEFAULT: Release = Release(5, 3, 3);
+}
+
+impl fmt::Display for Release {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(&format!("{}.{}.{}", self.0, self.1, self.2))
+    }
+}
+
+impl serde::Serialize for Release {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// A release `--rocketmq` does not take.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownRelease(pub String);
+
+impl fmt::Display for UnknownRelease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let presets: Vec<String> = Release::PRESETS.iter().map(Release::to_string).collect();
+        write!(
+            f,
+            "unknown RocketMQ release '{}', expected one of: {}",
+            self.0,
+            presets.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownRelease {}
+
+impl FromStr for Release {
+    type Err = UnknownRelease;
+
+    /// One of [`Release::PRESETS`], written `major.minor.patch`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Release::PRESETS
+            .into_iter()
+            .find(|r| r.to_string() == s)
+            .ok_or_else(|| UnknownRelease(s.to_owned()))
+    }
+}
+
+/// The releases of RocketMQ that behave as a historical variant does:
+/// from `since` (the first release the catalogue knows of, when the
+/// behaviour is older) up to, not including, `fixed_in`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Releases {
+    /// The first release that behaves so.
+    pub since: Release,
+    /// The first release that no longer does.
+    pub fixed_in: Release,
+}
+
+impl Releases {
+    /// Whether `release` behaves so.
+    pub fn contain(&self, release: Release) -> bool {
+        self.since <= release && release < self.fixed_in
+    }
+}
+
 /// What a variant does, shown: the model flags where it matters (as
 /// `rebalance check` takes them) and the verdicts it changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -95,6 +188,8 @@ pub struct Demonstration {
     pub flags: &'static [&'static str],
     /// Each affected property's verdict without and with the variant.
     pub verdicts: &'static [Verdicts],
+    /// Each affected harm's figure without and with the variant.
+    pub harms: &'static [HarmFigures],
     /// Where the exhaustive check takes more than seconds: the unique
     /// states the catalogue's test explores, in which a `violated` must be
     /// found and a `holds` may only be undecided (the command decides it).
@@ -123,8 +218,11 @@ pub struct Entry {
     /// The upstream issue, pull request or commit, the setting, or
     /// "proposed here".
     pub reference: &'static str,
-    /// The RocketMQ or client versions that behave so.
+    /// The RocketMQ or client versions that behave so, in words.
     pub versions: &'static str,
+    /// A historical variant: the releases that behave so, which
+    /// `--rocketmq` selects it by.
+    pub releases: Option<Releases>,
     /// What it changes, in one sentence.
     pub changes: &'static str,
     /// The finding it answers (a remedy), by the scenario that shows it.
@@ -151,6 +249,7 @@ const SHUTDOWN_BESIDE_THE_NEXT_OWNER: Demonstration = Demonstration {
             with: "not-found",
         },
     ],
+    harms: &[],
     test_bound: None,
 };
 
@@ -163,6 +262,7 @@ impl Variant {
                 kind: VariantKind::Remedy,
                 reference: "proposed here",
                 versions: "none yet",
+                releases: None,
                 changes: "a broker that has just started answers LOCK_BATCH_MQ with no queue \
                           locked until a client's trust in a lock the stopped process granted \
                           has lapsed (the client's lockMaxLiveTime)",
@@ -182,6 +282,7 @@ impl Variant {
                             with: "holds",
                         },
                     ],
+                    harms: &[],
                     test_bound: Some(1_000_000),
                 },
             },
@@ -191,6 +292,7 @@ impl Variant {
                 reference: "setting: awaitTerminationMillisWhenShutdown (DefaultMQPushConsumer, \
                             0 by default) longer than the longest batch",
                 versions: "4.7.1 and later (the setting was added then, apache/rocketmq#2085)",
+                releases: None,
                 changes: "a graceful shutdown lets the batches its listeners run end, and \
                           their offsets move on, before it unlocks, persists and unregisters",
                 answers: Some("graceful-shutdown --orderly"),
@@ -203,6 +305,7 @@ impl Variant {
                 reference: "proposed here (the application's listener returns when \
                             Thread.interrupted())",
                 versions: "every 5.x",
+                releases: None,
                 changes: "every listener ends its batch unconsumed when the shutdown \
                           interrupts its thread (as --interruptible all)",
                 answers: Some("graceful-shutdown --orderly"),
@@ -214,6 +317,7 @@ impl Variant {
                 kind: VariantKind::Remedy,
                 reference: "setting: consumeFromWhere = CONSUME_FROM_FIRST_OFFSET",
                 versions: "every 4.x and 5.x",
+                releases: None,
                 changes: "a queue the broker has no offset for is consumed from its first \
                           stored message, not its last (as --consume-from first)",
                 answers: Some("broker-disk-loss"),
@@ -225,6 +329,7 @@ impl Variant {
                         without: "violated",
                         with: "holds",
                     }],
+                    harms: &[],
                     test_bound: None,
                 },
             },
@@ -234,6 +339,7 @@ impl Variant {
                 reference: "setting: instanceName unique per process (the default since 4.9.0, \
                             pid#nanoTime, commit 44736c3760)",
                 versions: "every 4.x and 5.x",
+                releases: None,
                 changes: "every consumer's client id is its own, so no two members of the \
                           group compute the same share",
                 answers: Some("duplicate-client-id"),
@@ -252,6 +358,7 @@ impl Variant {
                             with: "holds",
                         },
                     ],
+                    harms: &[],
                     test_bound: None,
                 },
             },
@@ -261,6 +368,10 @@ impl Variant {
                 reference: "apache/rocketmq#4504, commit 13ffac8926 (only QUERY_NOT_FOUND \
                             means no offset, OffsetNotFoundException)",
                 versions: "4.x (through 4.9.8); fixed in 5.0.0",
+                releases: Some(Releases {
+                    since: Release(4, 5, 0),
+                    fixed_in: Release(5, 0, 0),
+                }),
                 changes: "an offset read that fails (a busy or unreachable broker) is taken \
                           for a group with no offset, so the queue starts where ConsumeFromWhere \
                           says (its last message) instead of being left for the next round",
@@ -280,6 +391,7 @@ impl Variant {
                         without: "holds",
                         with: "violated",
                     }],
+                    harms: &[],
                     test_bound: None,
                 },
             },
@@ -289,6 +401,10 @@ impl Variant {
                 reference: "commit 44736c3760 (the default instance name becomes \
                             pid#nanoTime)",
                 versions: "up to 4.8.0; fixed in 4.9.0",
+                releases: Some(Releases {
+                    since: Release(4, 5, 0),
+                    fixed_in: Release(4, 9, 0),
+                }),
                 changes: "a consumer left at the default instance name is ip@pid, so the last \
                           consumer, in a container of the same pid on the same address, shares \
                           its neighbour's client id",
@@ -308,6 +424,7 @@ impl Variant {
                             with: "violated",
                         },
                     ],
+                    harms: &[],
                     test_bound: None,
                 },
             },
@@ -317,6 +434,7 @@ impl Variant {
                 reference: "setting: rocketmq.client.unlockDelayTimeMills (20 s by default) \
                             longer than the longest batch and a lock renewal period together",
                 versions: "every 5.x",
+                releases: None,
                 changes: "a dropped orderly queue whose batch still runs is unlocked without \
                           waiting for it only after the longest batch and one renewal period \
                           (in the model, --unlock-delay set to --batch-ticks plus --lock-renew)",
@@ -329,6 +447,7 @@ impl Variant {
                         without: "violated",
                         with: "holds",
                     }],
+                    harms: &[],
                     test_bound: None,
                 },
             },
@@ -338,6 +457,22 @@ impl Variant {
     /// Its name on the command line.
     pub fn name(self) -> &'static str {
         self.entry().name
+    }
+
+    /// The historical variants `release` still has: what `--rocketmq
+    /// RELEASE` switches on.
+    ///
+    /// ```
+    /// use rocketmq_rebalance_model::{Release, Variant, VariantSet};
+    ///
+    /// assert_eq!(Variant::of_release(Release::DEFAULT), VariantSet::EMPTY);
+    /// let old = Variant::of_release(Release(4, 9, 4));
+    /// assert!(old.contains(Variant::OffsetErrorAsNewGroup));
+    /// ```
+    pub fn of_release(release: Release) -> VariantSet {
+        Variant::all()
+            .filter(|v| v.entry().releases.is_some_and(|r| r.contain(release)))
+            .collect()
     }
 }
 
@@ -383,14 +518,7 @@ impl Config {
     /// ```
     pub fn with_variants(mut self, variants: VariantSet) -> Result<Self, ConfigError> {
         for v in variants.iter() {
-            let needs = match v.entry().needs {
-                Needs::Orderly if self.orderly().is_none() => {
-                    Some("orderly consumption (--orderly)")
-                }
-                Needs::Messages if !self.messages() => Some("messages (--messages)"),
-                _ => None,
-            };
-            if let Some(needs) = needs {
+            if let Some(needs) = self.lacks(v) {
                 return Err(ConfigError::VariantNeeds {
                     variant: v.name(),
                     needs,
@@ -426,19 +554,36 @@ impl Config {
         }
         if variants.contains(Variant::ClientIdPidOnly) {
             let mut ids: Vec<String> = self.consumers.iter().map(|c| c.client_id.clone()).collect();
-            match ids.len() {
-                0 | 1 => {
-                    return Err(ConfigError::VariantNeeds {
-                        variant: Variant::ClientIdPidOnly.name(),
-                        needs: "two consumers or more (--consumers)",
-                    })
-                }
-                n => ids[n - 1] = ids[n - 2].clone(),
-            }
+            let n = ids.len();
+            ids[n - 1] = ids[n - 2].clone();
             self = self.with_client_ids(&ids)?;
         }
         self.protocol.variants = variants;
         Ok(self)
+    }
+
+    /// What this configuration lacks for variant `v` to mean anything, in
+    /// words (`orderly consumption (--orderly)`); none when it has it.
+    pub fn lacks(&self, v: Variant) -> Option<&'static str> {
+        match v.entry().needs {
+            Needs::Orderly if self.orderly().is_none() => Some("orderly consumption (--orderly)"),
+            Needs::Messages if !self.messages() => Some("messages (--messages)"),
+            _ if v == Variant::ClientIdPidOnly && self.consumers.len() < 2 => {
+                Some("two consumers or more (--consumers)")
+            }
+            _ => None,
+        }
+    }
+
+    /// The historical variants of `release` (as [`Variant::of_release`])
+    /// that mean something here: `--rocketmq RELEASE`'s, which leaves out
+    /// the behaviour of a part of the model this configuration does not
+    /// have.
+    pub fn variants_of_release(&self, release: Release) -> VariantSet {
+        Variant::of_release(release)
+            .iter()
+            .filter(|&v| self.lacks(v).is_none())
+            .collect()
     }
 
     /// Whether the protocol variant `v` is switched on.
