@@ -29,7 +29,11 @@ fn an_orderly_hand_over_waits_no_tick() {
         .harms
         .expect("measured");
     assert_eq!(harms.stall_unit, "ticks");
-    for wait in [&harms.max_stall_ticks, &harms.max_lock_wait_ticks] {
+    for wait in [
+        &harms.max_stall_ticks,
+        &harms.max_pause_ticks,
+        &harms.max_lock_wait_ticks,
+    ] {
         assert_eq!((wait.value, wait.unbounded), (0, false));
         assert_eq!(wait.explorer_path, None);
     }
@@ -68,4 +72,22 @@ fn a_stall_is_counted_in_the_owners_steps_and_bounded_by_max_stall() {
         Some(Status::Holds)
     );
     assert!(report(&flags, None).property(NO_LONG_STALL).is_none());
+}
+
+/// An orderly queue whose holder dies waits out the broker's lease of
+/// its lock (6 ticks at this scenario's scale), and is paused a tick
+/// longer: the survivor learns of the death first. These are the clock's
+/// own waits, counted however the scheduler orders the steps around them.
+#[test]
+fn a_dead_holders_queue_waits_out_the_lease() {
+    let harms = report(&["--scenario", "crash", "--orderly"], None)
+        .harms
+        .expect("measured");
+    let figure = |name: &str| {
+        let harm = harms.get(name).expect("a harm of the report");
+        (harm.value, harm.unbounded)
+    };
+    assert_eq!(figure("max_lock_wait_ticks"), (6, false));
+    assert_eq!(figure("max_pause_ticks"), (7, false));
+    assert_eq!(figure("max_stall_ticks"), (0, false));
 }

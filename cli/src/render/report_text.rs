@@ -172,30 +172,55 @@ pub fn run_lines(report: &Report) -> Vec<String> {
     }
     if let Some(harms) = &report.harms {
         let wait = format!(" {}", harms.stall_unit);
-        for (name, harm, unit) in [
-            ("most deliveries of one message", &harms.max_deliveries, ""),
+        // The pause's length and the lock wait need the orderly clock.
+        let timed = harms.stall_unit == "ticks";
+        for (name, harm, unit, _) in [
+            (
+                "most deliveries of one message",
+                &harms.max_deliveries,
+                "",
+                true,
+            ),
             (
                 "most messages of one queue delivered twice",
                 &harms.max_duplicates_per_handover,
                 "",
+                true,
             ),
             (
                 "most messages delivered twice, all queues",
                 &harms.max_duplicated_messages,
                 "",
+                true,
             ),
-            ("most queues paused at once", &harms.max_paused_queues, ""),
+            (
+                "most queues paused at once",
+                &harms.max_paused_queues,
+                "",
+                true,
+            ),
             (
                 "longest stall of an owned queue",
                 &harms.max_stall_ticks,
                 &wait,
+                true,
+            ),
+            (
+                "longest pause of a queue",
+                &harms.max_pause_ticks,
+                &wait,
+                timed,
             ),
             (
                 "longest wait for a lock given to another",
                 &harms.max_lock_wait_ticks,
                 &wait,
+                timed,
             ),
-        ] {
+        ]
+        .into_iter()
+        .filter(|&(.., shown)| shown)
+        {
             let reached = harm
                 .explorer_path
                 .as_ref()

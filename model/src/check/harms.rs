@@ -20,16 +20,20 @@
 //! - `max_stall_ticks`: the longest a queue with a message not yet
 //!   delivered waits, no batch of it running, while a live consumer owns it
 //!   and can pull it (orderly: trusting its lock of it).
+//! - `max_pause_ticks`, orderly only: the longest a queue with a message
+//!   not yet delivered waits with no live consumer consuming it (paused),
+//!   once a subscriber has rebalanced: a pause's length, where
+//!   `max_paused_queues` is its width.
 //! - `max_lock_wait_ticks`, orderly only: the longest a queue's owner waits
 //!   for a lock that its broker still gives another client.
 //!
-//! Both waits count ticks of the orderly clock (10 s each), each taken
-//! where nothing is on its way and no consumer has a woken rebalance to
-//! run (`urgent`): time that passes, not a step left for later. Without it they
-//! count the steps of the waiting owner (`stall_unit`: `owner steps`): how
-//! many things it does meanwhile, not how long it waits. A wait that a
-//! cycle of counted steps can repeat for ever is `unbounded`, and its path
-//! goes once round the cycle.
+//! The waits count ticks of the orderly clock (10 s each), each taken
+//! where no step of milliseconds is left for later (`urgent`): the time
+//! the protocol's clocks make a wait last, its least. Without the clock
+//! the stall counts the steps of the waiting owner (`stall_unit`: `owner
+//! steps`): how many things it does meanwhile, not how long it waits. A
+//! wait that a fair cycle of counted steps can repeat for ever is
+//! `unbounded`, and its path goes once round the cycle.
 
 use serde::Serialize;
 
@@ -79,6 +83,8 @@ pub struct Harms {
     pub max_paused_queues: Harm,
     /// The longest a queue waits while a live consumer owns it.
     pub max_stall_ticks: Harm,
+    /// Orderly: the longest a queue with a message is consumed by nobody.
+    pub max_pause_ticks: Harm,
     /// Orderly: the longest an owner waits for a lock given to another.
     pub max_lock_wait_ticks: Harm,
     /// What the two waits count: `ticks` of the orderly clock, or, without
@@ -88,7 +94,7 @@ pub struct Harms {
 
 impl Harms {
     /// Every harm under its JSON name, in report order.
-    pub fn named(&self) -> [(&'static str, &Harm); 6] {
+    pub fn named(&self) -> [(&'static str, &Harm); 7] {
         [
             ("max_deliveries", &self.max_deliveries),
             (
@@ -98,6 +104,7 @@ impl Harms {
             ("max_duplicated_messages", &self.max_duplicated_messages),
             ("max_paused_queues", &self.max_paused_queues),
             ("max_stall_ticks", &self.max_stall_ticks),
+            ("max_pause_ticks", &self.max_pause_ticks),
             ("max_lock_wait_ticks", &self.max_lock_wait_ticks),
         ]
     }
@@ -126,6 +133,8 @@ const CONSUME: u64 = 2;
 const MAIL: u64 = CONSUME + MAX_MESSAGE_QUEUES as u64;
 /// The class of consumer `c`'s own other steps (its timers): `OWN + c`.
 const OWN: u64 = MAIL + MAX_CONSUMERS as u64;
+/// The class of consumer `c`'s rebalance: `REBALANCE + c`.
+const REBALANCE: u64 = OWN + MAX_CONSUMERS as u64;
 
 impl Classify<RebalanceModel> for Measure {
     fn class(&self, _: &RebalanceModel, _: &SystemState, action: &Action) -> Option<u64> {
@@ -147,6 +156,9 @@ impl Classify<RebalanceModel> for Measure {
                 (_, Peer::Consumer(c), _) | (_, _, Peer::Consumer(c)) => Some(MAIL + u64::from(c)),
                 _ => None,
             },
+            Action::Timeout(Peer::Consumer(c), Timer::Rebalance { .. }) => {
+                Some(REBALANCE + u64::from(*c))
+            }
             Action::Timeout(Peer::Consumer(c), _) => Some(OWN + u64::from(*c)),
             Action::Timeout(..) | Action::Fault(..) => None,
         }
@@ -157,27 +169,63 @@ impl Classify<RebalanceModel> for Measure {
     }
 }
 
-/// Whether a consumer has a step to take at once that the clock must not
-/// outrun: a rebalance it was woken for, or a connection to open. A
-/// message takes milliseconds and a rebalance runs on its wake-up, while a
-/// tick is 10 s: a tick taken while one waits is the scheduler leaving it
-/// for later, which the model may do to explore every order but which is
-/// no time a user waits. Counting such ticks would also make a wait that
-/// a woken consumer ends look unbounded.
-fn urgent(model: &RebalanceModel, state: &SystemState) -> bool {
+/// Whether a step must come before the clock moves on: a message on its
+/// way, a connection a consumer opens, or a rebalance a consumer was
+/// woken for. Each takes milliseconds where a tick is 10 s, so a tick
+/// taken while one waits is the scheduler leaving it for later (which the
+/// model may, to explore every order), no time anyone waits. A later
+/// round a consumer owes itself (20 s in RocketMQ, untimed here) counts
+/// as coming before the next tick too, so a wait that only it ends is
+/// measured at its least. The one exception is a consumer's retry of what
+/// only time can end: an orderly queue whose lock another client holds,
+/// allocated from the member list its brokers still give
+/// (`rebalanceLater`, a round a second), or the removal of a dropped
+/// queue whose batch still runs (every round): its rounds go on while the
+/// clock runs, and are the wait itself. A due rebalance left untaken for
+/// ever is judged by fairness instead ([`due_rebalances`]).
+fn urgent(model: &RebalanceModel, state: &SystemState, group: &Group) -> bool {
+    let first = model.index_of(Peer::Consumer(0));
+    // A round that would find another member list is progress, not a
+    // retry: the lock it waits for may no longer be its to want.
+    let current = |c: usize| {
+        let consumer = &state.consumers[c];
+        consumer.subscribed().all(|t| {
+            consumer
+                .targets(&model.cfg, c)
+                .all(|b| consumer.views[t] == Some(state.brokers[usize::from(b)].memory.members))
+        })
+    };
+    let retrying = |c: usize| {
+        let consumer = &state.consumers[c];
+        (group.lock_waits_of(c) != 0 && current(c))
+            || consumer.queues.iter().any(|pq| pq.dropped && pq.running())
+    };
+    let woken = due_rebalances(model, state);
+    state.network.iter().any(|env| match (env.src, env.dst) {
+        (Peer::Consumer(a), Peer::Consumer(b)) if a == b => !retrying(usize::from(a)),
+        _ => true,
+    }) || (0..state.consumers.len()).any(|c| {
+        let timers = state.timers[first + c];
+        (0..model.cfg.broker_names.len() as u8).any(|broker| {
+            timers.contains(Timer::Connect { broker })
+                || timers.contains(Timer::ChannelActive { broker })
+        }) || (woken & 1 << c != 0 && !retrying(c))
+    })
+}
+
+/// The consumers whose rebalance is due in `state`, one bit each.
+fn due_rebalances(model: &RebalanceModel, state: &SystemState) -> u16 {
     let brokers = 0..model.cfg.broker_names.len() as u8;
     let first = model.index_of(Peer::Consumer(0));
-    state.timers[first..].iter().any(|timers| {
-        brokers.clone().any(|broker| {
-            [
-                Timer::Rebalance { broker },
-                Timer::Connect { broker },
-                Timer::ChannelActive { broker },
-            ]
-            .into_iter()
-            .any(|t| timers.contains(t))
+    state.timers[first..]
+        .iter()
+        .enumerate()
+        .filter(|(_, timers)| {
+            brokers
+                .clone()
+                .any(|broker| timers.contains(Timer::Rebalance { broker }))
         })
-    })
+        .fold(0, |set, (c, _)| set | 1 << c)
 }
 
 /// Consumer `c`'s bit of every queue, in [`Group::stalled_owners`]' layout.
@@ -193,9 +241,12 @@ pub fn measure(model: &RebalanceModel, limits: Limits) -> Result<Harms, Cutoff> 
     // Per state, what waits: the stalled queues' owners, the lock waits.
     let mut stalls: Vec<u128> = Vec::new();
     let mut lock_waits: Vec<u8> = Vec::new();
+    let mut pauses: Vec<u8> = Vec::new();
     // Per state, whether a tick from it is time that passes: nothing is on
     // its way and no consumer has a rebalance to run.
     let mut idle: Vec<bool> = Vec::new();
+    // Per state, the consumers whose rebalance is due.
+    let mut due: Vec<u16> = Vec::new();
     // The whole graph: a wait is a stretch of a path, not a state.
     let graph = Graph::explore_observing(model, &Measure, limits, &mut |_, id, state| {
         let group = Group::of(model, state);
@@ -222,7 +273,9 @@ pub fn measure(model: &RebalanceModel, limits: Limits) -> Result<Harms, Cutoff> 
         });
         stalls.push(group.stalled_owners() & !busy);
         lock_waits.push(group.lock_waits() as u8);
-        idle.push(state.network.is_empty() && !urgent(model, state));
+        pauses.push(group.paused_queues() as u8);
+        idle.push(!urgent(model, state, &group));
+        due.push(due_rebalances(model, state));
     });
     if let Some(cutoff) = graph.cutoff {
         return Err(cutoff);
@@ -239,6 +292,27 @@ pub fn measure(model: &RebalanceModel, limits: Limits) -> Result<Harms, Cutoff> 
     };
     let clock = model.cfg.orderly().is_some();
     let tick = |s: StateId, edge: &Edge| edge.class == Some(TICK) && idle[s as usize];
+    // Weak fairness of a due rebalance: a component in all of whose states
+    // a consumer's rebalance is due, and in which it never rebalances, is
+    // that rebalance left for later, not a wait that repeats.
+    let fair = |members: &[StateId]| {
+        let always_due = members
+            .iter()
+            .fold(u16::MAX, |set, &m| set & due[m as usize]);
+        if always_due == 0 {
+            return true;
+        }
+        let mut sorted = members.to_vec();
+        sorted.sort_unstable();
+        let rebalanced = members
+            .iter()
+            .flat_map(|&m| graph.edges(m))
+            .filter(|e| sorted.binary_search(&e.target).is_ok())
+            .filter_map(|e| e.class.and_then(|c| c.checked_sub(REBALANCE)))
+            .filter(|&c| c < MAX_CONSUMERS as u64)
+            .fold(0u16, |set, c| set | 1 << c);
+        always_due & !rebalanced == 0
+    };
     let queues = 0..model.cfg.queues.len();
     let stall = queues.clone().filter_map(|q| {
         let owners = |s: StateId| (stalls[s as usize] >> (16 * q)) as u16;
@@ -247,8 +321,11 @@ pub fn measure(model: &RebalanceModel, limits: Limits) -> Result<Harms, Cutoff> 
                 .and_then(|class| class.checked_sub(base))
                 .is_some_and(|c| c < MAX_CONSUMERS as u64 && owners(s) >> c & 1 == 1)
         };
-        let owner_step =
-            |s: StateId, edge: &Edge| of_owner(s, edge.class, MAIL) || of_owner(s, edge.class, OWN);
+        let owner_step = |s: StateId, edge: &Edge| {
+            [MAIL, OWN, REBALANCE]
+                .into_iter()
+                .any(|base| of_owner(s, edge.class, base))
+        };
         // A queue whose consumption can go on at once is not stalled: a
         // step left untaken while time passes is the scheduler's choice,
         // not a wait.
@@ -256,14 +333,22 @@ pub fn measure(model: &RebalanceModel, limits: Limits) -> Result<Harms, Cutoff> 
             owners(s) != 0 && !graph.edges(s).any(|e| e.class == Some(CONSUME + q as u64))
         };
         if clock {
-            longest_stretch(&graph, inside, tick)
+            longest_stretch(&graph, inside, tick, fair)
         } else {
-            longest_stretch(&graph, inside, owner_step)
+            longest_stretch(&graph, inside, owner_step, fair)
         }
     });
+    let waiting_in = |of: &[u8], q: usize| {
+        let of = &of;
+        longest_stretch(&graph, move |s| of[s as usize] & 1 << q != 0, tick, fair)
+    };
     let lock_wait = queues
+        .clone()
         .filter(|_| clock)
-        .filter_map(|q| longest_stretch(&graph, |s| lock_waits[s as usize] & 1 << q != 0, tick));
+        .filter_map(|q| waiting_in(&lock_waits, q));
+    let pause = queues
+        .filter(|_| clock)
+        .filter_map(|q| waiting_in(&pauses, q));
     let wait = |stretches: &mut dyn Iterator<Item = Stretch>| {
         let worst = stretches.max_by_key(|s| (s.repeats, s.weight, std::cmp::Reverse(s.start)));
         worst.map_or(harm((0, 0)), |s| {
@@ -282,6 +367,7 @@ pub fn measure(model: &RebalanceModel, limits: Limits) -> Result<Harms, Cutoff> 
         max_duplicated_messages: harm(worst[2]),
         max_paused_queues: harm(worst[3]),
         max_stall_ticks: wait(&mut stall.into_iter()),
+        max_pause_ticks: wait(&mut pause.into_iter()),
         max_lock_wait_ticks: wait(&mut lock_wait.into_iter()),
         stall_unit: if clock { "ticks" } else { "owner steps" },
     })

@@ -46,6 +46,10 @@ dense_enum! {
         /// A dropped orderly queue is unlocked without its batch only once
         /// a batch and a renewal could have ended.
         UnlockDelayBeyondBatches,
+        /// RocketMQ 5.0.x: a broker answers "not found" for a queue the
+        /// group has no offset of, even when its first message is in
+        /// memory.
+        OffsetNotFoundIsNotFound,
     }
 }
 
@@ -446,6 +450,47 @@ impl Variant {
                         property: "no queue consumed by two at once",
                         without: "violated",
                         with: "holds",
+                    }],
+                    harms: &[],
+                    test_bound: None,
+                },
+            },
+            Self::OffsetNotFoundIsNotFound => Entry {
+                name: "offset-not-found-is-not-found",
+                kind: VariantKind::Historical,
+                reference: "ConsumerManageProcessor.queryConsumerOffset: 5.1.0 answers 0 for a \
+                            queue without an offset whose first message is still in memory \
+                            (as 4.x did); 5.0.x answers QUERY_NOT_FOUND",
+                versions: "5.0.x; 5.1.0 answers 0 again",
+                releases: Some(Releases {
+                    since: Release(5, 0, 0),
+                    fixed_in: Release(5, 1, 0),
+                }),
+                changes: "a broker asked for the offset of a queue the group has never \
+                          committed answers not found even while the queue's first message is \
+                          in memory, so a new group consuming from last starts at the queue's \
+                          end and skips what was sent before it started",
+                answers: None,
+                needs: Needs::Messages,
+                demonstration: Demonstration {
+                    flags: &[
+                        "--scenario",
+                        "healthy",
+                        "--consumers",
+                        "1",
+                        "--joins",
+                        "1",
+                        "--brokers",
+                        "1",
+                        "--queues",
+                        "1",
+                        "--messages",
+                        "2",
+                    ],
+                    verdicts: &[Verdicts {
+                        property: "no message skipped",
+                        without: "holds",
+                        with: "violated",
                     }],
                     harms: &[],
                     test_bound: None,

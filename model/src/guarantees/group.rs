@@ -325,26 +325,44 @@ impl<'a> Group<'a> {
         })
     }
 
-    /// Orderly: queues whose owner waits for a lock that their broker, up,
-    /// still gives another client.
+    /// The queues consumer `i` allocates itself from the member lists of
+    /// its last rounds: those it consumes, and those it wants but has not
+    /// yet locked (orderly, a refused lock leaves no trace of the queue in
+    /// its table until the next round).
+    fn wanted(&self, i: usize, c: &ConsumerState) -> QueueSet {
+        c.subscribed().fold(c.owned, |set, t| {
+            let allocated =
+                c.views[t].and_then(|members| self.cfg.allocate(c.route, t, members, 0, i));
+            set | allocated.unwrap_or(0)
+        })
+    }
+
+    /// Orderly: queues whose owner (a consumer that consumes them, or that
+    /// allocated them itself and asks for their lock) waits for a lock that
+    /// their broker, up, still gives another client.
     pub fn lock_waits(&self) -> QueueSet {
+        (0..self.state.consumers.len()).fold(0, |set, i| set | self.lock_waits_of(i))
+    }
+
+    /// Orderly: the queues consumer `i`, running, waits for the lock of
+    /// ([`Group::lock_waits`]).
+    pub fn lock_waits_of(&self, i: usize) -> QueueSet {
         let Some(timing) = self.cfg.orderly() else {
             return 0;
         };
-        self.consumers()
-            .enumerate()
-            .filter(|(_, c)| c.phase == Phase::Running)
-            .fold(0, |set, (i, c)| {
-                let key = self.cfg.lock_key(i);
-                set | members_of(c.owned)
-                    .filter(|&q| {
-                        let broker = &self.state.brokers[usize::from(self.cfg.broker_of(q))];
-                        !c.queues[q].lock_trusted(timing.validity)
-                            && broker.down.is_none()
-                            && broker.memory.locks.holder(q).is_some_and(|h| h != key)
-                    })
-                    .fold(0, |set, q| set | 1 << q)
+        let c = &self.state.consumers[i];
+        if c.phase != Phase::Running {
+            return 0;
+        }
+        let key = self.cfg.lock_key(i);
+        members_of(self.wanted(i, c))
+            .filter(|&q| {
+                let broker = &self.state.brokers[usize::from(self.cfg.broker_of(q))];
+                !c.queues[q].lock_trusted(timing.validity)
+                    && broker.down.is_none()
+                    && broker.memory.locks.holder(q).is_some_and(|h| h != key)
             })
+            .fold(0, |set, q| set | 1 << q)
     }
 
     /// Settled: no consumer has a rebalance due or in flight, and every

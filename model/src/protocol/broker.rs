@@ -536,7 +536,8 @@ impl BrokerState {
                 let answer = Message::Offset {
                     queue: *queue,
                     stored: current.offset(usize::from(*queue)),
-                    in_memory: !current.disk.evicted,
+                    // 5.0.x says nothing of memory: "not found" is all.
+                    in_memory: !current.disk.evicted && !cfg.has(Variant::OffsetNotFoundIsNotFound),
                     epoch,
                 };
                 Some((current, vec![Output::Send(from, answer)]))

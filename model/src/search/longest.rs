@@ -41,11 +41,17 @@ const NONE: u32 = u32::MAX;
 /// The longest stretch through the states for which `inside` holds, an
 /// edge counting one when `weighs(source, edge)`; `None` when no state is
 /// inside or no stretch weighs anything. A weighted cycle found is
-/// returned at once, whatever else weighs more: it is without end.
+/// returned at once, whatever else weighs more: it is without end. But
+/// only a cycle a fair run can go round for ever counts: a component for
+/// which `fair(members)` is false (a step enabled in every one of its
+/// states is never taken inside it) is no run anyone sees, only the
+/// scheduler leaving that step for later, and its steps inside weigh
+/// nothing.
 pub fn longest_stretch(
     graph: &Graph,
     inside: impl Fn(StateId) -> bool,
     weighs: impl Fn(StateId, &Edge) -> bool,
+    fair: impl Fn(&[StateId]) -> bool,
 ) -> Option<Stretch> {
     let n = graph.len();
     let label: Vec<AtomicU32> = (0..n)
@@ -66,6 +72,8 @@ pub fn longest_stretch(
             component[m as usize] = id;
         }
         let mut best = (0u32, (0, 0, 0));
+        // Judged once, and only for a component with a weighted step.
+        let mut fairness = None;
         for &m in members {
             for edge in graph.edges(m) {
                 let t = edge.target as usize;
@@ -74,7 +82,7 @@ pub fn longest_stretch(
                 }
                 let w = u32::from(weighs(m, &edge));
                 if component[t] == id {
-                    if w == 1 && cycle.is_none() {
+                    if w == 1 && cycle.is_none() && *fairness.get_or_insert_with(|| fair(members)) {
                         cycle = Some((m, edge));
                     }
                 } else if w + weight[component[t] as usize] > best.0 {
@@ -179,11 +187,21 @@ mod tests {
     /// The stretch through the states `inside` of `table`, with the states
     /// its path visits.
     fn stretch(table: Table, inside: &[u8]) -> Option<(u32, bool, Vec<u8>)> {
+        stretch_fair(table, inside, &[])
+    }
+
+    /// [`stretch`], where a component holding a state of `unfair` is not
+    /// fair.
+    fn stretch_fair(table: Table, inside: &[u8], unfair: &[u8]) -> Option<(u32, bool, Vec<u8>)> {
         let graph = Graph::explore(&table, &Weighs, Limits::default());
+        let unfair: Vec<StateId> = (0..graph.len() as StateId)
+            .filter(|&s| unfair.contains(&state_of(&table, &graph, s)))
+            .collect();
         let stretch = longest_stretch(
             &graph,
             |s| inside.contains(&state_of(&table, &graph, s)),
             |_, e| e.class == Some(1),
+            |members| !unfair.iter().any(|u| members.contains(u)),
         )?;
         let mut at = 0u8;
         let mut seen = Vec::new();
@@ -236,5 +254,20 @@ mod tests {
         );
         assert_eq!(stretch(cycle(false), &[1, 2]), None, "nothing weighs");
         assert_eq!(stretch(cycle(true), &[]), None, "nothing is inside");
+    }
+
+    #[test]
+    fn an_unfair_cycle_weighs_nothing() {
+        // 1 <-> 2 weighs 1 round, but no fair run stays in it; 2 -> 3
+        // weighs 1 on the way out.
+        let table = Table(vec![
+            (0, 1, false),
+            (1, 2, true),
+            (2, 1, false),
+            (2, 3, true),
+        ]);
+        let (weight, repeats, seen) = stretch_fair(table, &[1, 2, 3], &[1]).expect("a stretch");
+        assert_eq!((weight, repeats), (1, false));
+        assert_eq!(seen, vec![1, 2, 3]);
     }
 }
