@@ -7,7 +7,7 @@ use std::sync::RwLock;
 use rocketmq_rebalance::{rebalance_allocate_in, MessageQueue};
 
 use super::bits::{listed, members_of, ConsumerSet, QueueSet};
-use super::{Config, Route};
+use super::{Config, Route, Variant};
 
 /// Allocation memo key: route, topic, members, members listed twice,
 /// consumer.
@@ -34,6 +34,11 @@ impl Config {
         twice: ConsumerSet,
         consumer: usize,
     ) -> Option<QueueSet> {
+        // The Go client reads the broker's "no consumer for this group" as
+        // an empty list, and allocates nothing from it; Java's call fails.
+        if members == 0 && self.has(Variant::GoEmptyListReleasesAll) {
+            return Some(0);
+        }
         let key = (route, topic as u8, members, twice, consumer as u8);
         if let Some(hit) = self.memo.0.read().ok().and_then(|m| m.get(&key).copied()) {
             return hit;

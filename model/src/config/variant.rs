@@ -50,6 +50,18 @@ dense_enum! {
         /// group has no offset of, even when its first message is in
         /// memory.
         OffsetNotFoundIsNotFound,
+        /// The Go client: a dropped orderly queue leaves at once and is
+        /// never unlocked, and a refused lock waits for the next round.
+        GoOrderlyDrop,
+        /// The Go client before v2.1.2: an orderly shutdown unlocks
+        /// nothing.
+        GoShutdownKeepsLocks,
+        /// The Go client v2.1.1: the broker's "no offset stored" is an
+        /// error, so the queue is never added.
+        GoOffsetNotFoundIsError,
+        /// The Go client: the broker's "no consumer for this group" is an
+        /// empty member list, from which it allocates nothing.
+        GoEmptyListReleasesAll,
     }
 }
 
@@ -493,6 +505,179 @@ impl Variant {
                         with: "violated",
                     }],
                     harms: &[],
+                    test_bound: None,
+                },
+            },
+            Self::GoOrderlyDrop => Entry {
+                name: "go-orderly-drop",
+                kind: VariantKind::Client,
+                reference:
+                    "rocketmq-client-go consumer.go: removeUnnecessaryMessageQueue persists \
+                            and removes a dropped queue in the same round (pushConsumer's orderly \
+                            branch is a TODO), no UNLOCK_BATCH_MQ; a new queue whose lock fails \
+                            is skipped without rebalanceLater (open pull requests #1212, #1220)",
+                versions: "rocketmq-client-go v2.0.0 to v2.1.2 and master",
+                releases: None,
+                changes: "a dropped orderly queue leaves the consumer's table at once, its \
+                          running batch left to end, and is never unlocked, so the broker gives \
+                          its lock to the next owner only when the lease runs out; a refused \
+                          lock is asked again at the next periodic round",
+                answers: None,
+                needs: Needs::Orderly,
+                demonstration: Demonstration {
+                    flags: &["--scenario", "healthy", "--orderly"],
+                    verdicts: &[],
+                    harms: &[
+                        HarmFigures {
+                            harm: "max_lock_wait_ticks",
+                            without: 0,
+                            with: 6,
+                        },
+                        HarmFigures {
+                            harm: "max_pause_ticks",
+                            without: 0,
+                            with: 7,
+                        },
+                    ],
+                    test_bound: None,
+                },
+            },
+            Self::GoShutdownKeepsLocks => Entry {
+                name: "go-shutdown-keeps-locks",
+                kind: VariantKind::Client,
+                reference: "rocketmq-client-go issue #994, pull request #1015, commit 9bca88d \
+                            (pushConsumer.Shutdown calls unlockAll)",
+                versions: "rocketmq-client-go v2.0.0 to v2.1.1; fixed in v2.1.2",
+                releases: None,
+                changes: "an orderly consumer's graceful shutdown sends no UNLOCK_BATCH_MQ: its \
+                          queues stay locked at the broker until the lease runs out, so the \
+                          next owner waits for it",
+                answers: None,
+                needs: Needs::Orderly,
+                demonstration: Demonstration {
+                    flags: &["--scenario", "graceful-shutdown", "--orderly"],
+                    verdicts: &[Verdicts {
+                        property: "no queue consumed by two at once",
+                        without: "violated",
+                        with: "holds",
+                    }],
+                    harms: &[
+                        HarmFigures {
+                            harm: "max_lock_wait_ticks",
+                            without: 0,
+                            with: 6,
+                        },
+                        HarmFigures {
+                            harm: "max_pause_ticks",
+                            without: 0,
+                            with: 7,
+                        },
+                    ],
+                    test_bound: None,
+                },
+            },
+            Self::GoOffsetNotFoundIsError => Entry {
+                name: "go-offset-not-found-is-error",
+                kind: VariantKind::Client,
+                reference: "rocketmq-client-go pull request #886, commit ffd7241 (QUERY_NOT_FOUND \
+                            read as no offset, not as an error)",
+                versions: "rocketmq-client-go v2.1.1; fixed in v2.1.2",
+                releases: None,
+                changes: "the broker's answer that the group has no offset of a queue (its first \
+                          message no longer in memory) is taken for a failed read: the queue is \
+                          left out of the table at every round, and never consumed",
+                answers: None,
+                needs: Needs::Messages,
+                demonstration: Demonstration {
+                    flags: &[
+                        "--scenario",
+                        "healthy",
+                        "--consumers",
+                        "1",
+                        "--joins",
+                        "1",
+                        "--brokers",
+                        "1",
+                        "--queues",
+                        "1",
+                        "--messages",
+                        "2",
+                        "--evictions",
+                        "1",
+                    ],
+                    verdicts: &[
+                        Verdicts {
+                            property: "transient orphaned queue",
+                            without: "not-found",
+                            with: "found",
+                        },
+                        Verdicts {
+                            property: "paused queue",
+                            without: "not-found",
+                            with: "found",
+                        },
+                        Verdicts {
+                            property: "no message skipped",
+                            without: "violated",
+                            with: "holds",
+                        },
+                    ],
+                    harms: &[HarmFigures {
+                        harm: "max_paused_queues",
+                        without: 0,
+                        with: 1,
+                    }],
+                    test_bound: None,
+                },
+            },
+            Self::GoEmptyListReleasesAll => Entry {
+                name: "go-empty-list-releases-all",
+                kind: VariantKind::Client,
+                reference: "rocketmq-client-go consumer.go: findConsumerList ignores the answer's \
+                            code, so SYSTEM_ERROR \"no consumer for this group\" is an empty list, \
+                            and every strategy allocates nothing from it",
+                versions: "rocketmq-client-go v2.0.0 to v2.1.2 and master",
+                releases: None,
+                changes: "a consumer that asks a broker where no member of its group is \
+                          registered (just restarted, or not yet heartbeated) drops every queue \
+                          of the topic, on every broker, where Java keeps them",
+                answers: None,
+                needs: Needs::Nothing,
+                demonstration: Demonstration {
+                    flags: &[
+                        "--scenario",
+                        "broker-restart",
+                        "--consumers",
+                        "1",
+                        "--joins",
+                        "0",
+                        "--messages",
+                        "1",
+                    ],
+                    verdicts: &[
+                        Verdicts {
+                            property: "paused queue",
+                            without: "not-found",
+                            with: "found",
+                        },
+                        Verdicts {
+                            property: "duplicate delivery",
+                            without: "not-found",
+                            with: "found",
+                        },
+                    ],
+                    harms: &[
+                        HarmFigures {
+                            harm: "max_paused_queues",
+                            without: 0,
+                            with: 2,
+                        },
+                        HarmFigures {
+                            harm: "max_deliveries",
+                            without: 1,
+                            with: 2,
+                        },
+                    ],
                     test_bound: None,
                 },
             },

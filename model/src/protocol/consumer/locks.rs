@@ -7,7 +7,7 @@
 //! Without orderly consumption every hook is a no-op.
 
 use super::{ConsumerState, Phase};
-use crate::config::{members_of, Config, Fault, LockTiming, QueueSet};
+use crate::config::{members_of, Config, Fault, LockTiming, QueueSet, Variant};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 use crate::protocol::process_queue::ProcessQueue;
 
@@ -129,7 +129,10 @@ impl ConsumerState {
         outputs: &mut Vec<Output>,
     ) -> bool {
         let pq = self.queues[q];
-        let forced = pq.lock_age > timing.unlock_delay;
+        // The Go client removes a dropped queue at once, its batch left to
+        // run, and never unlocks it: the broker's lease frees it.
+        let go = cfg.has(Variant::GoOrderlyDrop);
+        let forced = pq.lock_age > timing.unlock_delay || go;
         if pq.running() && !forced {
             return false;
         }
@@ -138,7 +141,7 @@ impl ConsumerState {
         let broker = cfg.broker_of(q);
         if self.faults.contains(Fault::LoseUnlock) {
             self.faults.remove(Fault::LoseUnlock);
-        } else if self.target_set(cfg, me) & 1 << broker != 0 {
+        } else if !go && self.target_set(cfg, me) & 1 << broker != 0 {
             let unlock = Message::UnlockBatch {
                 queues: 1 << q,
                 epoch: self.epoch(broker),
@@ -208,6 +211,12 @@ impl ConsumerState {
                     next.owned |= 1 << q;
                     outputs.push(next.read_offset(cfg, q));
                     next.queues[q].locked = true;
+                } else if cfg.has(Variant::GoOrderlyDrop) {
+                    // Go skips the queue and leaves it to the next
+                    // periodic round: no `rebalanceLater`.
+                    let mut later = next;
+                    outputs.extend(self.retry_later(&mut later, cfg, me));
+                    next = later;
                 } else {
                     next.due |= next.topics;
                 }

@@ -4,7 +4,7 @@
 //! (`RebalanceService`, `RebalanceImpl`, `MQClientInstance`).
 
 use super::{locks, with_epoch, ConsumerState, Phase, Query};
-use crate::config::{members_of, Allocator, Call, Config, ConsumerSet, Fault, Route};
+use crate::config::{members_of, Allocator, Call, Config, ConsumerSet, Fault, Route, Variant};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 use crate::protocol::process_queue::ProcessQueue;
 use rocketmq_rebalance::plan_update;
@@ -43,7 +43,10 @@ impl ConsumerState {
     /// The rest of the shutdown, once the batches it waits for (if any)
     /// have ended.
     fn shut_down(&self, cfg: &Config, me: usize, mut outputs: Vec<Output>) -> (Self, Vec<Output>) {
-        outputs.extend(self.unlock_all(cfg, me));
+        // The Go client before v2.1.2 unlocked nothing at shutdown.
+        if !cfg.has(Variant::GoShutdownKeepsLocks) {
+            outputs.extend(self.unlock_all(cfg, me));
+        }
         // `persistConsumerOffset` first.
         outputs.extend(
             self.offset_updates(cfg, me)

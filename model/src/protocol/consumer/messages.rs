@@ -404,6 +404,14 @@ impl ConsumerState {
             // RocketMQ 4.x read any broker error as no offset stored; no
             // answer came, so none said the first message is in memory.
             (NO_OFFSET, false)
+        } else if stored == NO_OFFSET && !in_memory && cfg.has(Variant::GoOffsetNotFoundIsError) {
+            // The Go client v2.1.1 took the broker's "not found" for an
+            // error: the queue stays out of the table until the next
+            // periodic round, which fails the same way, for ever.
+            next.owned &= !(1 << q);
+            next.queues[q].reading_offset = false;
+            let outputs = self.retry_later(&mut next, cfg, me);
+            return Some((next, outputs));
         } else {
             (stored, in_memory)
         };
