@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::RwLock;
 
-use rocketmq_rebalance::{rebalance_allocate_in, MessageQueue};
+use rocketmq_rebalance::{rebalance_allocate_in, MessageQueue, SortOrder};
 
 use super::bits::{listed, members_of, ConsumerSet, QueueSet};
 use super::{Config, Route, Variant};
@@ -49,8 +49,13 @@ impl Config {
             .map(|c| self.consumers[c].client_id.clone())
             .collect();
         let client = &self.clients[consumer];
+        let order = if self.has(Variant::ClientsSortAsJava) {
+            SortOrder::Java
+        } else {
+            client.order()
+        };
         let result = rebalance_allocate_in(
-            client.order(),
+            order,
             client.strategy.as_ref(),
             &self.group,
             &self.consumers[consumer].client_id,

@@ -62,6 +62,13 @@ dense_enum! {
         /// The Go client: the broker's "no consumer for this group" is an
         /// empty member list, from which it allocates nothing.
         GoEmptyListReleasesAll,
+        /// Every client sorts the member list and the queues as the Java
+        /// client does.
+        ClientsSortAsJava,
+        /// A client times its trust in a lock with its monotonic clock.
+        ClientLockTrustMonotonic,
+        /// A broker times its lock leases with its monotonic clock.
+        BrokerLeaseMonotonic,
     }
 }
 
@@ -470,9 +477,10 @@ impl Variant {
             Self::OffsetNotFoundIsNotFound => Entry {
                 name: "offset-not-found-is-not-found",
                 kind: VariantKind::Historical,
-                reference: "ConsumerManageProcessor.queryConsumerOffset: 5.1.0 answers 0 for a \
-                            queue without an offset whose first message is still in memory \
-                            (as 4.x did); 5.0.x answers QUERY_NOT_FOUND",
+                reference: "apache/rocketmq#4909, commit 244959c (5.0.0: setZeroIfNotFound \
+                            false, ConsumerManageProcessor.queryConsumerOffset answers \
+                            QUERY_NOT_FOUND); commit d5e6fb6 (5.1.0: 0 again while the queue's \
+                            first message is in memory, as 4.x answered)",
                 versions: "5.0.x; 5.1.0 answers 0 again",
                 releases: Some(Releases {
                     since: Release(5, 0, 0),
@@ -679,6 +687,94 @@ impl Variant {
                         },
                     ],
                     test_bound: None,
+                },
+            },
+            Self::ClientsSortAsJava => Entry {
+                name: "clients-sort-as-java",
+                kind: VariantKind::Remedy,
+                reference: "proposed here: the Go client and rocketmq-rust sort client ids and \
+                            queues by UTF-16 code units, as Java's String.compareTo does",
+                versions: "none yet",
+                releases: None,
+                changes: "every consumer, whatever its client, sorts the member list and the \
+                          queues in Java's order before it allocates, so a group of mixed clients \
+                          computes one allocation",
+                answers: Some("mixed-clients"),
+                needs: Needs::Nothing,
+                demonstration: Demonstration {
+                    flags: &["--scenario", "mixed-clients"],
+                    verdicts: &[
+                        Verdicts {
+                            property: "no queue stays double-owned",
+                            without: "violated",
+                            with: "holds",
+                        },
+                        Verdicts {
+                            property: "converged when quiescent",
+                            without: "violated",
+                            with: "holds",
+                        },
+                    ],
+                    harms: &[],
+                    test_bound: None,
+                },
+            },
+            Self::ClientLockTrustMonotonic => Entry {
+                name: "client-lock-trust-monotonic",
+                kind: VariantKind::Remedy,
+                reference: "proposed here: ProcessQueue.isLockExpired compares System.nanoTime, \
+                            not System.currentTimeMillis, with the last lock",
+                versions: "none yet",
+                releases: None,
+                changes: "a consumer measures how long it may trust a lock on its monotonic \
+                          clock, so a wall clock stepped back leaves its trust as long as the \
+                          lease allows and no longer",
+                answers: Some("clock-drift"),
+                needs: Needs::Orderly,
+                demonstration: Demonstration {
+                    flags: &["--scenario", "clock-drift"],
+                    verdicts: &[Verdicts {
+                        property: "one live lock per queue",
+                        without: "violated",
+                        with: "holds",
+                    }],
+                    harms: &[],
+                    test_bound: Some(600_000),
+                },
+            },
+            Self::BrokerLeaseMonotonic => Entry {
+                name: "broker-lease-monotonic",
+                kind: VariantKind::Remedy,
+                reference: "proposed here: the broker's LockEntry.isExpired compares \
+                            System.nanoTime, not System.currentTimeMillis, with the last update",
+                versions: "none yet",
+                releases: None,
+                changes: "a broker measures its lock leases on its monotonic clock, so its wall \
+                          clock stepped forward lets no lease lapse early",
+                answers: Some("healthy --orderly --broker-clock-steps 1"),
+                needs: Needs::Orderly,
+                demonstration: Demonstration {
+                    flags: &[
+                        "--scenario",
+                        "healthy",
+                        "--orderly",
+                        "--broker-clock-steps",
+                        "1",
+                    ],
+                    verdicts: &[
+                        Verdicts {
+                            property: "no queue consumed by two at once",
+                            without: "violated",
+                            with: "holds",
+                        },
+                        Verdicts {
+                            property: "one live lock per queue",
+                            without: "violated",
+                            with: "holds",
+                        },
+                    ],
+                    harms: &[],
+                    test_bound: Some(600_000),
                 },
             },
         }
