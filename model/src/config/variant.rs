@@ -62,6 +62,9 @@ dense_enum! {
         /// The Go client: the broker's "no consumer for this group" is an
         /// empty member list, from which it allocates nothing.
         GoEmptyListReleasesAll,
+        /// rocketmq-rust up to v0.7.0: an orderly queue's progress is never
+        /// committed while the consumer holds it.
+        RustOrderlyOffsetFrozen,
         /// Every client sorts the member list and the queues as the Java
         /// client does.
         ClientsSortAsJava,
@@ -775,6 +778,43 @@ impl Variant {
                     ],
                     harms: &[],
                     test_bound: Some(600_000),
+                },
+            },
+            Self::RustOrderlyOffsetFrozen => Entry {
+                name: "rust-orderly-offset-frozen",
+                kind: VariantKind::Client,
+                reference: "rocketmq-rust pull request #5784, commit 5064358c8 \
+                            (ConsumeMessageOrderlyService::process_consume_result moved the \
+                            offset only when the process queue was dropped)",
+                versions: "rocketmq-rust v0.3.0 to v0.7.0; fixed in v0.8.0",
+                releases: None,
+                changes: "an orderly consumer's offset stays where it was read when the queue was \
+                          added, so its persists and commits tell the broker nothing new (the \
+                          model sends none) and every hand-over delivers again all it consumed",
+                answers: None,
+                needs: Needs::Orderly,
+                demonstration: Demonstration {
+                    flags: &[
+                        "--scenario",
+                        "graceful-shutdown",
+                        "--orderly",
+                        "--messages",
+                        "2",
+                    ],
+                    verdicts: &[],
+                    harms: &[
+                        HarmFigures {
+                            harm: "max_duplicates_per_handover",
+                            without: 1,
+                            with: 2,
+                        },
+                        HarmFigures {
+                            harm: "max_duplicated_messages",
+                            without: 1,
+                            with: 2,
+                        },
+                    ],
+                    test_bound: None,
                 },
             },
         }

@@ -49,7 +49,11 @@ impl ConsumerState {
                 Message::PullMessage {
                     queue: q as u8,
                     offset: pq.cursor,
-                    commit: if pq.cursor > 0 { pq.cursor } else { NO_OFFSET },
+                    commit: if pq.cursor > 0 && progress_reported(cfg) {
+                        pq.cursor
+                    } else {
+                        NO_OFFSET
+                    },
                     generation: pq.generation,
                     epoch: self.epoch(broker),
                 },
@@ -302,7 +306,11 @@ impl ConsumerState {
         } else {
             ProcessQueue::with_batch_of(ProcessQueue::default(), pq.finished())
         };
-        if owned && !pq.reading_offset && cfg.protocol.commit == Commit::Sync {
+        if owned
+            && !pq.reading_offset
+            && cfg.protocol.commit == Commit::Sync
+            && progress_reported(cfg)
+        {
             let broker = cfg.broker_of(q);
             outputs.push(Output::Send(
                 Peer::Broker(broker),
@@ -366,16 +374,18 @@ impl ConsumerState {
     ) -> Option<(Peer, Message)> {
         let pq = &self.queues[q];
         let broker = cfg.broker_of(q);
-        (cfg.messages() && !pq.reading_offset && self.target_set(cfg, me) & 1 << broker != 0).then(
-            || {
-                let msg = Message::UpdateOffset {
-                    queue: q as u8,
-                    offset: pq.local_offset(),
-                    epoch: self.epoch(broker),
-                };
-                (Peer::Broker(broker), msg)
-            },
-        )
+        (cfg.messages()
+            && !pq.reading_offset
+            && self.target_set(cfg, me) & 1 << broker != 0
+            && progress_reported(cfg))
+        .then(|| {
+            let msg = Message::UpdateOffset {
+                queue: q as u8,
+                offset: pq.local_offset(),
+                epoch: self.epoch(broker),
+            };
+            (Peer::Broker(broker), msg)
+        })
     }
 
     /// The broker's answer to an offset read
@@ -531,4 +541,13 @@ impl ConsumerState {
 pub(super) fn consumption_timers(cfg: &Config) -> impl Iterator<Item = Timer> {
     let queues = if cfg.messages() { cfg.queues.len() } else { 0 };
     (0..queues as u8).flat_map(|queue| [Timer::Pull { queue }, Timer::Done { queue }])
+}
+
+/// Whether a consumer tells its broker how far it has consumed. rocketmq-rust
+/// up to v0.7.0 moved an orderly queue's offset only for a dropped queue
+/// (a condition inverted), so every commit and persist of a live one
+/// carried the offset read when it was added: the broker's own, which the
+/// model sends as nothing.
+fn progress_reported(cfg: &Config) -> bool {
+    cfg.orderly().is_none() || !cfg.has(Variant::RustOrderlyOffsetFrozen)
 }
