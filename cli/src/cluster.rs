@@ -6,10 +6,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use rocketmq_rebalance_cluster::harms::Figures;
 use rocketmq_rebalance_cluster::pipeline::{self, Judged, Request, Source, Stage};
 use rocketmq_rebalance_cluster::trace::{short_queue, Event};
+use rocketmq_rebalance_model::{Dense, Variant};
 use serde_json::json;
 
 use crate::input::{bad_input, EXIT_FAILED};
@@ -60,6 +62,20 @@ pub struct ClusterArgs {
     /// one under the temporary directory).
     #[arg(long, value_name = "DIR")]
     run_dir: Option<PathBuf>,
+    /// A protocol variant to replay (repeatable): the scenario's own
+    /// script for it where it names one (a broker rule standing in for a
+    /// broker-side change, `lock-grace-after-start` of the orderly broker
+    /// restart), else the setting that makes RocketMQ behave so
+    /// (`unique-instance-names`, `consume-from-first`,
+    /// `listeners-stop-on-interrupt`); the model is checked with the
+    /// variant too. Another variant exits 2.
+    #[arg(
+        long = "variant",
+        value_name = "NAME",
+        value_parser = PossibleValuesParser::new(Variant::all().map(Variant::name))
+            .try_map(|name| name.parse::<Variant>()),
+    )]
+    variants: Vec<Variant>,
     /// Print one JSON object on stdout instead of text.
     #[arg(long)]
     json: bool,
@@ -91,6 +107,7 @@ pub fn run_cluster(args: ClusterArgs) -> ExitCode {
         restart_downtime_ms: (args.restart_downtime * 1000.0) as u64,
         run_dir: args.run_dir.clone(),
         trace: args.trace.clone(),
+        variants: args.variants.clone(),
     };
     let progress = |stage: Stage<'_>| match stage {
         Stage::Checking { flags } => eprintln!("model: rebalance check {}", flags.join(" ")),

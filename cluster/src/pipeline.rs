@@ -23,7 +23,7 @@ use std::time::Duration;
 use rocketmq_rebalance_flags::ModelArgs;
 use rocketmq_rebalance_model::{
     check_model, checked_model, Bounds, CheckOptions, Config, FingerprintBits, Observation, Report,
-    Search,
+    Search, Variant,
 };
 use rocketmq_rebalance_properties::compare::HarmParameters;
 
@@ -72,6 +72,8 @@ pub struct Request {
     pub run_dir: Option<PathBuf>,
     /// A file to write the merged trace to, besides the run directory's.
     pub trace: Option<PathBuf>,
+    /// Protocol variants the run replays ([`Plan::load_with`]).
+    pub variants: Vec<Variant>,
 }
 
 /// What the pipeline is about to do, for a caller that reports progress.
@@ -111,6 +113,18 @@ impl Plan {
     /// `conform` flags at other sizes than the script's own, are bad
     /// input.
     pub fn load(source: &Source, default_timers: bool) -> Result<Plan, ClusterError> {
+        Self::load_with(source, default_timers, &[])
+    }
+
+    /// [`Plan::load`], the script replaying protocol variants `variants`:
+    /// each one by the script its scenario names for it (a script's
+    /// `variants`), or by the setting that makes RocketMQ behave so
+    /// ([`Script::with_variant`]); one with neither is bad input.
+    pub fn load_with(
+        source: &Source,
+        default_timers: bool,
+        variants: &[Variant],
+    ) -> Result<Plan, ClusterError> {
         let from_file = |path: Result<PathBuf, String>| {
             let path = path.map_err(ClusterError::BadInput)?;
             Ok::<_, ClusterError>((Script::load(&path)?, path.display().to_string()))
@@ -125,6 +139,31 @@ impl Plan {
                 (script, format!("--random {seed}"))
             }
         };
+        let (mut script, mut origin) = (script, origin);
+        for &v in variants {
+            match script.variants.get(v.name()) {
+                Some(name) => {
+                    let path = Path::new(&origin).with_file_name(name);
+                    script = Script::load(&path)?;
+                    if !script
+                        .model
+                        .windows(2)
+                        .any(|f| f == ["--variant", v.name()])
+                    {
+                        return Err(ClusterError::BadInput(format!(
+                            "{}: named for the variant {v}, its model flags lack it",
+                            path.display()
+                        )));
+                    }
+                    origin = path.display().to_string();
+                }
+                None => {
+                    script = script
+                        .with_variant(v)
+                        .map_err(|e| ClusterError::BadInput(format!("{origin}: {e}")))?;
+                }
+            }
+        }
         Plan::new(script, origin, default_timers)
     }
 
@@ -323,7 +362,7 @@ impl Judged {
 /// written to the run directory (and `request.trace`), and the judgement.
 /// `progress` hears of the check and the run before each begins.
 pub fn run(request: &Request, mut progress: impl FnMut(Stage<'_>)) -> Result<Judged, ClusterError> {
-    let plan = Plan::load(&request.source, request.default_timers)?;
+    let plan = Plan::load_with(&request.source, request.default_timers, &request.variants)?;
     let run_dir = request.run_dir.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!(
             "rebalance-cluster-{}-{}",
@@ -355,4 +394,57 @@ pub fn run(request: &Request, mut progress: impl FnMut(Stage<'_>)) -> Result<Jud
         })?;
     }
     Ok(checked.judge(result, traces.pop()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    fn scenario(name: &str, orderly: bool) -> Source {
+        Source::Scenario {
+            name: name.into(),
+            orderly,
+        }
+    }
+
+    /// A variant is replayed by the script its scenario names for it, or
+    /// by RocketMQ's own setting, the model checked with it either way;
+    /// one with neither is bad input.
+    #[test]
+    fn a_variant_is_replayed_by_its_script_or_its_setting() {
+        let grace = Plan::load_with(
+            &scenario("broker-restart", true),
+            false,
+            &[Variant::LockGraceAfterStart],
+        )
+        .expect("the orderly broker restart names its script");
+        assert!(grace
+            .origin
+            .ends_with("broker-restart-orderly-lock-grace.json"));
+        let unique = Plan::load_with(
+            &scenario("duplicate-client-id", false),
+            false,
+            &[Variant::UniqueInstanceNames],
+        )
+        .expect("a setting");
+        let ids: BTreeSet<String> = unique
+            .script
+            .consumers
+            .iter()
+            .map(|c| c.client_id())
+            .collect();
+        assert_eq!(ids.len(), unique.script.consumers.len(), "every id its own");
+        assert!(unique
+            .script
+            .model
+            .ends_with(&["--variant".into(), "unique-instance-names".into()]));
+        let none = Plan::load_with(
+            &scenario("healthy", false),
+            false,
+            &[Variant::GoOrderlyDrop],
+        );
+        assert_eq!(none.err().map(|e| e.exit_code()), Some(2));
+    }
 }

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
+use rocketmq_rebalance_model::Variant;
+
 use crate::trace::Pattern;
 use crate::ClusterError;
 
@@ -83,6 +85,12 @@ pub struct Script {
     /// Every timer the scenario scales, each by its RocketMQ name.
     #[serde(default)]
     pub timers: Timers,
+    /// Protocol variants whose real form is a drive of this scenario's
+    /// own (a broker rule standing in for a broker-side change): each
+    /// variant's name, and the script beside this one that replays the
+    /// scenario with it.
+    #[serde(default)]
+    pub variants: BTreeMap<String, String>,
     /// The steps, in order.
     pub steps: Vec<Step>,
 }
@@ -422,6 +430,42 @@ impl Script {
         let script: Script = serde_json::from_str(text).map_err(|e| e.to_string())?;
         script.validate()?;
         Ok(script)
+    }
+
+    /// This script with protocol variant `v` in its model and conform
+    /// flags and, on the real cluster, in the setting that makes RocketMQ
+    /// behave so: every consumer its own instance name
+    /// (`unique-instance-names`), consuming from the first offset
+    /// (`consume-from-first`), listeners that stop on the interrupt
+    /// (`listeners-stop-on-interrupt`). A variant with no such setting (a
+    /// protocol change, another client, an older release) is refused.
+    pub fn with_variant(mut self, v: Variant) -> Result<Script, String> {
+        match v {
+            Variant::UniqueInstanceNames => {
+                for c in self.consumers.iter_mut() {
+                    c.instance = None;
+                }
+            }
+            Variant::ConsumeFromFirst => self.consume_from = first_offset(),
+            Variant::ListenersStopOnInterrupt => {
+                for c in self.consumers.iter_mut() {
+                    c.listener = Listener::Stops;
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "variant {v} has no setting RocketMQ takes, and this scenario names no \
+                     script that replays it (a script's \"variants\")"
+                ))
+            }
+        }
+        let flags = ["--variant".to_owned(), v.name().to_owned()];
+        if let Some(conform) = self.conform.as_mut() {
+            conform.extend(flags.clone());
+        }
+        self.model.extend(flags);
+        self.what = format!("{}, with the variant {v}", self.what);
+        Ok(self)
     }
 
     /// The broker names, `broker-a`, `broker-b`, ...
