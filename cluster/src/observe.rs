@@ -129,6 +129,11 @@ pub struct Observer {
     pub deliveries: BTreeMap<(String, i64), u32>,
     /// Messages sent (queue, offset).
     pub produced: BTreeSet<(String, i64)>,
+    /// Per queue, the first offset its broker still stores after an
+    /// eviction (`b.store`): the messages below it were deleted by the
+    /// store, the script's stand-in for messages that left memory, and no
+    /// consumer can be given them.
+    pub first_stored: BTreeMap<String, i64>,
     /// Each queue's owners over time.
     pub ownership: BTreeMap<String, Vec<Span>>,
     /// The first and last stamp seen.
@@ -190,6 +195,7 @@ impl Observer {
             two_live_locks: Vec::new(),
             deliveries: BTreeMap::new(),
             produced: BTreeSet::new(),
+            first_stored: BTreeMap::new(),
             ownership: BTreeMap::new(),
             span: None,
             double_now: BTreeSet::new(),
@@ -359,6 +365,15 @@ impl Observer {
                 ..
             } if topic(t) => {
                 self.produced.insert((queue.clone(), *offset));
+                false
+            }
+            Kind::Store {
+                topic: t,
+                queue,
+                min,
+                ..
+            } if topic(t) => {
+                self.first_stored.insert(queue.clone(), *min);
                 false
             }
             _ => false,
@@ -762,11 +777,28 @@ impl Observer {
         })
     }
 
-    /// Every message sent has been delivered at least once.
+    /// Every message sent has been delivered at least once, but those the
+    /// store deleted first.
     pub fn all_delivered(&self) -> bool {
+        self.never_delivered().next().is_none()
+    }
+
+    /// The messages sent and never delivered, but those the store deleted
+    /// first ([`Observer::deleted`]).
+    pub fn never_delivered(&self) -> impl Iterator<Item = &(String, i64)> {
         self.produced
             .iter()
-            .all(|m| self.deliveries.contains_key(m))
+            .filter(|m| !self.deliveries.contains_key(*m) && !self.deleted(m))
+    }
+
+    /// Whether message `(queue, offset)` is below the first offset the
+    /// store kept after an eviction, and never delivered: gone before any
+    /// consumer could be given it.
+    pub fn deleted(&self, (queue, offset): &(String, i64)) -> bool {
+        self.first_stored
+            .get(queue)
+            .is_some_and(|&min| *offset < min)
+            && !self.deliveries.contains_key(&(queue.clone(), *offset))
     }
 
     /// The queues owned by two running consumers now.

@@ -187,11 +187,8 @@ impl Outcome {
             ));
         }
         let duplicates = obs.deliveries.values().filter(|&&n| n > 1).count();
-        let never_delivered = obs
-            .produced
-            .iter()
-            .filter(|m| !obs.deliveries.contains_key(*m))
-            .count();
+        let never_delivered = obs.never_delivered().count();
+        let deleted = obs.produced.iter().filter(|m| obs.deleted(m)).count();
         properties.push(RealProperty {
             name: NO_MESSAGE_SKIPPED,
             expectation: Expectation::Always,
@@ -200,10 +197,19 @@ impl Outcome {
                 (0, true) => Status::Holds,
                 _ => Status::Violated,
             },
-            detail: format!(
-                "{never_delivered} of {} messages never delivered",
-                obs.produced.len()
-            ),
+            detail: if deleted == 0 {
+                format!(
+                    "{never_delivered} of {} messages never delivered",
+                    obs.produced.len()
+                )
+            } else {
+                format!(
+                    "{never_delivered} of {} messages never delivered, besides {deleted} the \
+                     store deleted before any delivery (the script's stand-in for messages \
+                     that left memory, which the model's consumer reads from disk)",
+                    obs.produced.len()
+                )
+            },
         });
         properties.push(RealProperty {
             name: DUPLICATE_DELIVERY,

@@ -316,9 +316,25 @@ public final class ClusterMain {
                 Thread.sleep(100);
             }
             Trace.emit("b.store", "broker", broker, "topic", topic, "queue", broker + ":" + q,
-                    "min", store.getMinOffsetInQueue(topic, q),
+                    "min", firstReadable(store, topic, q),
                     "max", store.getMaxOffsetInQueue(topic, q));
         }
+    }
+
+    /**
+     * The first offset of a queue whose message the store still has: the consume queue keeps
+     * entries for deleted commit-log files until its own cleaning runs, so its minimum may
+     * still name messages no pull can return.
+     */
+    private static long firstReadable(org.apache.rocketmq.store.MessageStore store, String topic,
+            int q) throws Exception {
+        long offset = store.getMinOffsetInQueue(topic, q);
+        long max = store.getMaxOffsetInQueue(topic, q);
+        long minPhy = store.getMinPhyOffset();
+        while (offset < max && store.getCommitLogOffsetInQueue(topic, q, offset) < minPhy) {
+            offset++;
+        }
+        return offset;
     }
 
     /**
