@@ -62,6 +62,14 @@ dense_enum! {
         /// The Go client: the broker's "no consumer for this group" is an
         /// empty member list, from which it allocates nothing.
         GoEmptyListReleasesAll,
+        /// RocketMQ 4.5.0 to 4.7.0: a graceful shutdown interrupts no
+        /// running batch.
+        ShutdownInterruptsNothing,
+        /// The Go client up to v2.1.0: a failed offset read is taken for a
+        /// group without an offset.
+        GoOffsetErrorAsNewGroup,
+        /// The Go client: its default client id is `ip@pid`.
+        GoClientIdIpPid,
         /// rocketmq-rust up to v0.7.0: an orderly queue's progress is never
         /// committed while the consumer holds it.
         RustOrderlyOffsetFrozen,
@@ -253,6 +261,9 @@ pub struct Entry {
     pub changes: &'static str,
     /// The finding it answers (a remedy), by the scenario that shows it.
     pub answers: Option<&'static str>,
+    /// Another entry whose switch this one is: the same behaviour, in
+    /// another client or release line.
+    pub switch_of: Option<&'static str>,
     /// What the model must have for it.
     pub needs: Needs,
     /// Where it matters.
@@ -293,6 +304,7 @@ impl Variant {
                           locked until a client's trust in a lock the stopped process granted \
                           has lapsed (the client's lockMaxLiveTime)",
                 answers: Some("broker-restart --orderly"),
+                switch_of: None,
                 needs: Needs::Orderly,
                 demonstration: Demonstration {
                     flags: &["--scenario", "broker-restart", "--orderly"],
@@ -322,6 +334,7 @@ impl Variant {
                 changes: "a graceful shutdown lets the batches its listeners run end, and \
                           their offsets move on, before it unlocks, persists and unregisters",
                 answers: Some("graceful-shutdown --orderly"),
+                switch_of: None,
                 needs: Needs::Messages,
                 demonstration: SHUTDOWN_BESIDE_THE_NEXT_OWNER,
             },
@@ -335,6 +348,7 @@ impl Variant {
                 changes: "every listener ends its batch unconsumed when the shutdown \
                           interrupts its thread (as --interruptible all)",
                 answers: Some("graceful-shutdown --orderly"),
+                switch_of: None,
                 needs: Needs::Messages,
                 demonstration: SHUTDOWN_BESIDE_THE_NEXT_OWNER,
             },
@@ -347,6 +361,7 @@ impl Variant {
                 changes: "a queue the broker has no offset for is consumed from its first \
                           stored message, not its last (as --consume-from first)",
                 answers: Some("broker-disk-loss"),
+                switch_of: None,
                 needs: Needs::Messages,
                 demonstration: Demonstration {
                     flags: &["--scenario", "broker-disk-loss"],
@@ -369,6 +384,7 @@ impl Variant {
                 changes: "every consumer's client id is its own, so no two members of the \
                           group compute the same share",
                 answers: Some("duplicate-client-id"),
+                switch_of: None,
                 needs: Needs::Nothing,
                 demonstration: Demonstration {
                     flags: &["--scenario", "duplicate-client-id"],
@@ -402,6 +418,7 @@ impl Variant {
                           for a group with no offset, so the queue starts where ConsumeFromWhere \
                           says (its last message) instead of being left for the next round",
                 answers: None,
+                switch_of: None,
                 needs: Needs::Messages,
                 demonstration: Demonstration {
                     flags: &[
@@ -435,6 +452,7 @@ impl Variant {
                           consumer, in a container of the same pid on the same address, shares \
                           its neighbour's client id",
                 answers: None,
+                switch_of: None,
                 needs: Needs::Nothing,
                 demonstration: Demonstration {
                     flags: &["--scenario", "healthy"],
@@ -465,6 +483,7 @@ impl Variant {
                           waiting for it only after the longest batch and one renewal period \
                           (in the model, --unlock-delay set to --batch-ticks plus --lock-renew)",
                 answers: Some("slow-batch --orderly"),
+                switch_of: None,
                 needs: Needs::Orderly,
                 demonstration: Demonstration {
                     flags: &["--scenario", "slow-batch"],
@@ -494,6 +513,7 @@ impl Variant {
                           in memory, so a new group consuming from last starts at the queue's \
                           end and skips what was sent before it started",
                 answers: None,
+                switch_of: None,
                 needs: Needs::Messages,
                 demonstration: Demonstration {
                     flags: &[
@@ -534,6 +554,7 @@ impl Variant {
                           its lock to the next owner only when the lease runs out; a refused \
                           lock is asked again at the next periodic round",
                 answers: None,
+                switch_of: None,
                 needs: Needs::Orderly,
                 demonstration: Demonstration {
                     flags: &["--scenario", "healthy", "--orderly"],
@@ -564,6 +585,7 @@ impl Variant {
                           queues stay locked at the broker until the lease runs out, so the \
                           next owner waits for it",
                 answers: None,
+                switch_of: None,
                 needs: Needs::Orderly,
                 demonstration: Demonstration {
                     flags: &["--scenario", "graceful-shutdown", "--orderly"],
@@ -598,6 +620,7 @@ impl Variant {
                           message no longer in memory) is taken for a failed read: the queue is \
                           left out of the table at every round, and never consumed",
                 answers: None,
+                switch_of: None,
                 needs: Needs::Messages,
                 demonstration: Demonstration {
                     flags: &[
@@ -653,6 +676,7 @@ impl Variant {
                           registered (just restarted, or not yet heartbeated) drops every queue \
                           of the topic, on every broker, where Java keeps them",
                 answers: None,
+                switch_of: None,
                 needs: Needs::Nothing,
                 demonstration: Demonstration {
                     flags: &[
@@ -703,6 +727,7 @@ impl Variant {
                           queues in Java's order before it allocates, so a group of mixed clients \
                           computes one allocation",
                 answers: Some("mixed-clients"),
+                switch_of: None,
                 needs: Needs::Nothing,
                 demonstration: Demonstration {
                     flags: &["--scenario", "mixed-clients"],
@@ -733,6 +758,7 @@ impl Variant {
                           clock, so a wall clock stepped back leaves its trust as long as the \
                           lease allows and no longer",
                 answers: Some("clock-drift"),
+                switch_of: None,
                 needs: Needs::Orderly,
                 demonstration: Demonstration {
                     flags: &["--scenario", "clock-drift"],
@@ -755,6 +781,7 @@ impl Variant {
                 changes: "a broker measures its lock leases on its monotonic clock, so its wall \
                           clock stepped forward lets no lease lapse early",
                 answers: Some("healthy --orderly --broker-clock-steps 1"),
+                switch_of: None,
                 needs: Needs::Orderly,
                 demonstration: Demonstration {
                     flags: &[
@@ -792,6 +819,7 @@ impl Variant {
                           added, so its persists and commits tell the broker nothing new (the \
                           model sends none) and every hand-over delivers again all it consumed",
                 answers: None,
+                switch_of: None,
                 needs: Needs::Orderly,
                 demonstration: Demonstration {
                     flags: &[
@@ -817,12 +845,96 @@ impl Variant {
                     test_bound: None,
                 },
             },
+            Self::ShutdownInterruptsNothing => Entry {
+                name: "shutdown-interrupts-nothing",
+                kind: VariantKind::Historical,
+                reference: "apache/rocketmq#2085, pull request #2084, commit 2c49e6b129 (the \
+                            consume services' shutdown becomes ThreadUtils.shutdownGracefully, \
+                            shutdownNow when awaitTerminationMillisWhenShutdown is 0)",
+                versions: "4.5.0 to 4.7.0; 4.7.1 interrupts",
+                releases: Some(Releases {
+                    since: Release(4, 5, 0),
+                    fixed_in: Release(4, 7, 1),
+                }),
+                changes: "a graceful shutdown shuts its consume pool down without interrupting \
+                          it (ExecutorService.shutdown), so every running batch runs on beside \
+                          the next owner, whatever its listener does with an interrupt",
+                answers: None,
+                switch_of: None,
+                needs: Needs::Messages,
+                demonstration: Demonstration {
+                    flags: &[
+                        "--scenario",
+                        "graceful-shutdown",
+                        "--orderly",
+                        "--interruptible",
+                        "all",
+                    ],
+                    verdicts: &[
+                        Verdicts {
+                            property: "no queue consumed by two at once",
+                            without: "holds",
+                            with: "violated",
+                        },
+                        Verdicts {
+                            property: "duplicate delivery",
+                            without: "not-found",
+                            with: "found",
+                        },
+                    ],
+                    harms: &[HarmFigures {
+                        harm: "max_deliveries",
+                        without: 1,
+                        with: 2,
+                    }],
+                    test_bound: None,
+                },
+            },
+            Self::GoOffsetErrorAsNewGroup => Entry {
+                name: "go-offset-error-as-new-group",
+                kind: VariantKind::Client,
+                reference: "rocketmq-client-go issue #832, commit 16443e2 \
+                            (readWithException, computePullFromWhereWithException)",
+                versions: "rocketmq-client-go up to v2.1.0; fixed in v2.1.1",
+                releases: None,
+                changes: "as offset-error-as-new-group, in the Go client: an offset read that \
+                          fails is taken for a group with no offset, so the queue starts at its \
+                          last message",
+                answers: None,
+                switch_of: Some("offset-error-as-new-group"),
+                needs: Needs::Messages,
+                demonstration: Variant::OffsetErrorAsNewGroup.entry().demonstration,
+            },
+            Self::GoClientIdIpPid => Entry {
+                name: "go-client-id-ip-pid",
+                kind: VariantKind::Client,
+                reference: "rocketmq-client-go: rmqClient.ClientID turns the client options' \
+                            instance name DEFAULT into the pid; ChangeInstanceNameToPID changes \
+                            only the consumer's copy of the options (issue #536)",
+                versions: "rocketmq-client-go v2.0.0 to v2.1.2 and master, by default",
+                releases: None,
+                changes: "as client-id-pid-only, in the Go client: two consumers in containers \
+                          of one address and one pid share a client id",
+                answers: None,
+                switch_of: Some("client-id-pid-only"),
+                needs: Needs::Nothing,
+                demonstration: Variant::ClientIdPidOnly.entry().demonstration,
+            },
         }
     }
 
     /// Its name on the command line.
     pub fn name(self) -> &'static str {
         self.entry().name
+    }
+
+    /// The variant whose switch this one turns on: itself, or the entry
+    /// it is the same behaviour as ([`Entry::switch_of`]).
+    pub fn switch(self) -> Variant {
+        self.entry()
+            .switch_of
+            .and_then(|name| name.parse().ok())
+            .unwrap_or(self)
     }
 
     /// The historical variants `release` still has: what `--rocketmq
@@ -850,6 +962,16 @@ impl fmt::Display for Variant {
 
 /// Variants that answer one finding in two ways that exclude each other.
 const EXCLUSIVE: &[(Variant, Variant, &str)] = &[
+    (
+        Variant::ShutdownInterruptsNothing,
+        Variant::ListenersStopOnInterrupt,
+        "a shutdown that interrupts nothing stops no listener",
+    ),
+    (
+        Variant::ShutdownInterruptsNothing,
+        Variant::ShutdownAwaitsBatches,
+        "the setting that makes a shutdown wait came with the interrupt, in 4.7.1",
+    ),
     (
         Variant::ShutdownAwaitsBatches,
         Variant::ListenersStopOnInterrupt,
@@ -883,6 +1005,7 @@ impl Config {
     /// assert!(concurrent.unwrap_err().to_string().contains("--orderly"));
     /// ```
     pub fn with_variants(mut self, variants: VariantSet) -> Result<Self, ConfigError> {
+        let variants: VariantSet = variants.iter().flat_map(|v| [v, v.switch()]).collect();
         for v in variants.iter() {
             if let Some(needs) = self.lacks(v) {
                 return Err(ConfigError::VariantNeeds {
@@ -904,6 +1027,11 @@ impl Config {
         if variants.contains(Variant::ListenersStopOnInterrupt) {
             for c in self.consumers.iter_mut() {
                 c.interruptible = true;
+            }
+        }
+        if variants.contains(Variant::ShutdownInterruptsNothing) {
+            for c in self.consumers.iter_mut() {
+                c.interruptible = false;
             }
         }
         if variants.contains(Variant::ConsumeFromFirst) {
