@@ -61,19 +61,19 @@ fn every_demonstration_shows_its_verdicts_both_ways() {
                     .unwrap_or_else(|| panic!("{}: no property {:?}", entry.name, v.property))
             };
             assert!(
-                agrees(status(&plain), v.without, bounded),
+                agrees(status(plain), v.without, bounded),
                 "{}: {} is {:?} without it, the catalogue says {}",
                 entry.name,
                 v.property,
-                status(&plain),
+                status(plain),
                 v.without
             );
             assert!(
-                agrees(status(&changed), v.with, bounded),
+                agrees(status(changed), v.with, bounded),
                 "{}: {} is {:?} with it, the catalogue says {}",
                 entry.name,
                 v.property,
-                status(&changed),
+                status(changed),
                 v.with
             );
             assert_ne!(
@@ -94,7 +94,7 @@ fn every_demonstration_shows_its_verdicts_both_ways() {
                 harm.value
             };
             assert_eq!(
-                (figure(&plain), figure(&changed)),
+                (figure(plain), figure(changed)),
                 (h.without, h.with),
                 "{}: {} without and with it",
                 entry.name,
