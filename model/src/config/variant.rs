@@ -70,6 +70,9 @@ dense_enum! {
         GoOffsetErrorAsNewGroup,
         /// The Go client: its default client id is `ip@pid`.
         GoClientIdIpPid,
+        /// RocketMQ before 4.9.5: a new orderly queue is marked locked
+        /// only by the next renewal.
+        LockedAtNextRenewal,
         /// rocketmq-rust up to v0.7.0: an orderly queue's progress is never
         /// committed while the consumer holds it.
         RustOrderlyOffsetFrozen,
@@ -919,6 +922,34 @@ impl Variant {
                 switch_of: Some("client-id-pid-only"),
                 needs: Needs::Nothing,
                 demonstration: Variant::ClientIdPidOnly.entry().demonstration,
+            },
+            Self::LockedAtNextRenewal => Entry {
+                name: "locked-at-next-renewal",
+                kind: VariantKind::Historical,
+                reference: "pull request #5466, commit eeecef3506 (4.9.5; issues #2621, #4451); \
+                            5.0.0 sets the new process queue locked in \
+                            updateProcessQueueTableInRebalance (commit 9d8f4c2cc0)",
+                versions: "4.5.0 to 4.9.4; fixed in 4.9.5 and 5.0.0",
+                releases: Some(Releases {
+                    since: Release(4, 5, 0),
+                    fixed_in: Release(4, 9, 5),
+                }),
+                changes: "a new orderly queue is locked at its broker before its process queue \
+                          is in the table, so the process queue is not marked locked and its \
+                          pulls wait until the next renewal (lockAll, 20 s) marks it",
+                answers: None,
+                switch_of: None,
+                needs: Needs::Orderly,
+                demonstration: Demonstration {
+                    flags: &["--scenario", "graceful-shutdown", "--orderly"],
+                    verdicts: &[],
+                    harms: &[HarmFigures {
+                        harm: "max_stall_ticks",
+                        without: 0,
+                        with: 2,
+                    }],
+                    test_bound: None,
+                },
             },
         }
     }

@@ -306,9 +306,10 @@ impl<'a> Group<'a> {
 
     /// Stalled queues, with the consumers they wait on: bits `16 q ..
     /// 16 q + 16` are the live consumers that own queue `q` and can pull
-    /// it (orderly: trusting their lock of it) while it has a message not
-    /// yet delivered and no batch of it runs. A queue nobody owns is
-    /// paused ([`Group::paused_queues`]), not stalled.
+    /// it (orderly: trusting their lock of it, or holding it at its broker,
+    /// so that no one else may consume it) while it has a message not yet
+    /// delivered and no batch of it runs. A queue nobody owns is paused
+    /// ([`Group::paused_queues`]), not stalled.
     pub fn stalled_owners(&self) -> u128 {
         let timing = self.cfg.orderly();
         let running = self.consumers().fold(0u64, |set, c| {
@@ -319,8 +320,15 @@ impl<'a> Group<'a> {
         }) & !running;
         self.consumed().fold(0, |owners, (i, consumed)| {
             let c = &self.state.consumers[i];
+            let key = self.cfg.lock_key(i);
+            let held = |q: usize| {
+                let broker = &self.state.brokers[usize::from(self.cfg.broker_of(q))];
+                broker.down.is_none() && broker.memory.locks.holder(q) == Some(key)
+            };
             members_of(consumed & waiting)
-                .filter(|&q| timing.map_or(true, |t| c.queues[q].lock_trusted(t.validity)))
+                .filter(|&q| {
+                    timing.map_or(true, |t| c.queues[q].lock_trusted(t.validity) || held(q))
+                })
                 .fold(owners, |owners, q| owners | 1u128 << (16 * q + i))
         })
     }

@@ -49,9 +49,14 @@ impl ConsumerState {
     }
 
     /// `lockOneMQ`: a pull without a lock it trusts locks its queue again
-    /// instead, unless a lock call for it is in flight.
+    /// instead, unless a lock call for it is in flight. Before 4.9.5 a
+    /// queue never marked locked only waited for the renewal to mark it
+    /// (`pullMessage` put its request off 3 s at a time).
     pub(super) fn lock_one(&self, cfg: &Config, me: usize, q: usize) -> Step<Self> {
-        if self.locking & 1 << q != 0 || self.faults.contains(Fault::FailLocks) {
+        if self.locking & 1 << q != 0
+            || self.faults.contains(Fault::FailLocks)
+            || (!self.queues[q].locked && cfg.has(Variant::LockedAtNextRenewal))
+        {
             return None;
         }
         let mut next = *self;
@@ -210,7 +215,10 @@ impl ConsumerState {
                 if ok {
                     next.owned |= 1 << q;
                     outputs.push(next.read_offset(cfg, q));
-                    next.queues[q].locked = true;
+                    // Before 4.9.5 the lock was taken before the process
+                    // queue was in the table: it learns of it at the next
+                    // renewal.
+                    next.queues[q].locked = !cfg.has(Variant::LockedAtNextRenewal);
                 } else if cfg.has(Variant::GoOrderlyDrop) {
                     // Go skips the queue and leaves it to the next
                     // periodic round: no `rebalanceLater`.
