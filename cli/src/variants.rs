@@ -49,8 +49,13 @@ fn text(entries: &[Entry]) -> String {
             out += &format!("  answers: {finding}\n");
         }
         out += &format!(
-            "  shown by: rebalance check {} --variant {}\n",
+            "  shown by: rebalance check {}{} --variant {}\n",
             e.demonstration.flags.join(" "),
+            if e.demonstration.liveness {
+                " --liveness"
+            } else {
+                ""
+            },
             e.name
         );
         if let Some(r) = e.releases {

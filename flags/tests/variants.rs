@@ -18,6 +18,7 @@ fn report(flags: &[String], demonstration: &Demonstration) -> Report {
     let options = CheckOptions {
         threads: 2,
         max_states: demonstration.test_bound,
+        liveness: demonstration.liveness,
         ..CheckOptions::default()
     };
     check(config, &options, |_| {})

@@ -73,6 +73,9 @@ dense_enum! {
         /// RocketMQ before 4.9.5: a new orderly queue is marked locked
         /// only by the next renewal.
         LockedAtNextRenewal,
+        /// RocketMQ before 5.3.3: an Error in a pull ends the pull thread,
+        /// and no queue of the consumer is pulled again.
+        PullThreadDiesOnError,
         /// rocketmq-rust up to v0.7.0: an orderly queue's progress is never
         /// committed while the consumer holds it.
         RustOrderlyOffsetFrozen,
@@ -227,6 +230,9 @@ pub struct Demonstration {
     pub verdicts: &'static [Verdicts],
     /// Each affected harm's figure without and with the variant.
     pub harms: &'static [HarmFigures],
+    /// Whether the check runs with `--liveness`, for a verdict only a fair
+    /// run decides (`every message consumed`, ...).
+    pub liveness: bool,
     /// Where the exhaustive check takes more than seconds: the unique
     /// states the catalogue's test explores, in which a `violated` must be
     /// found and a `holds` may only be undecided (the command decides it).
@@ -290,6 +296,7 @@ const SHUTDOWN_BESIDE_THE_NEXT_OWNER: Demonstration = Demonstration {
         },
     ],
     harms: &[],
+    liveness: false,
     test_bound: None,
 };
 
@@ -324,6 +331,7 @@ impl Variant {
                         },
                     ],
                     harms: &[],
+                    liveness: false,
                     test_bound: Some(1_000_000),
                 },
             },
@@ -374,6 +382,7 @@ impl Variant {
                         with: "holds",
                     }],
                     harms: &[],
+                    liveness: false,
                     test_bound: None,
                 },
             },
@@ -404,6 +413,7 @@ impl Variant {
                         },
                     ],
                     harms: &[],
+                    liveness: false,
                     test_bound: None,
                 },
             },
@@ -438,6 +448,7 @@ impl Variant {
                         with: "violated",
                     }],
                     harms: &[],
+                    liveness: false,
                     test_bound: None,
                 },
             },
@@ -472,6 +483,7 @@ impl Variant {
                         },
                     ],
                     harms: &[],
+                    liveness: false,
                     test_bound: None,
                 },
             },
@@ -496,6 +508,7 @@ impl Variant {
                         with: "holds",
                     }],
                     harms: &[],
+                    liveness: false,
                     test_bound: None,
                 },
             },
@@ -539,6 +552,7 @@ impl Variant {
                         with: "violated",
                     }],
                     harms: &[],
+                    liveness: false,
                     test_bound: None,
                 },
             },
@@ -574,6 +588,7 @@ impl Variant {
                             with: 7,
                         },
                     ],
+                    liveness: false,
                     test_bound: None,
                 },
             },
@@ -609,6 +624,7 @@ impl Variant {
                             with: 7,
                         },
                     ],
+                    liveness: false,
                     test_bound: None,
                 },
             },
@@ -664,6 +680,7 @@ impl Variant {
                         without: 0,
                         with: 1,
                     }],
+                    liveness: false,
                     test_bound: None,
                 },
             },
@@ -716,6 +733,7 @@ impl Variant {
                             with: 2,
                         },
                     ],
+                    liveness: false,
                     test_bound: None,
                 },
             },
@@ -747,6 +765,7 @@ impl Variant {
                         },
                     ],
                     harms: &[],
+                    liveness: false,
                     test_bound: None,
                 },
             },
@@ -771,6 +790,7 @@ impl Variant {
                         with: "holds",
                     }],
                     harms: &[],
+                    liveness: false,
                     test_bound: Some(600_000),
                 },
             },
@@ -807,6 +827,7 @@ impl Variant {
                         },
                     ],
                     harms: &[],
+                    liveness: false,
                     test_bound: Some(600_000),
                 },
             },
@@ -845,6 +866,7 @@ impl Variant {
                             with: 2,
                         },
                     ],
+                    liveness: false,
                     test_bound: None,
                 },
             },
@@ -890,6 +912,7 @@ impl Variant {
                         without: 1,
                         with: 2,
                     }],
+                    liveness: false,
                     test_bound: None,
                 },
             },
@@ -948,6 +971,52 @@ impl Variant {
                         without: 0,
                         with: 2,
                     }],
+                    liveness: false,
+                    test_bound: None,
+                },
+            },
+            Self::PullThreadDiesOnError => Entry {
+                name: "pull-thread-dies-on-error",
+                kind: VariantKind::Historical,
+                reference: "apache/rocketmq#1918, pull request #9278, commit 17d57cac70 \
+                            (PullMessageService.run catches Throwable)",
+                versions: "4.5.0 to 5.3.2; fixed in 5.3.3",
+                releases: Some(Releases {
+                    since: Release(4, 5, 0),
+                    fixed_in: Release(5, 3, 3),
+                }),
+                changes:
+                    "a pull that stalls (--pull-stalls) is an Error, not an Exception, in the \
+                          pull thread, which ends: the consumer keeps its queues, heartbeats and \
+                          rebalances, and pulls none of them again (5.3.3 loses only that pull, \
+                          and the queue's pull expiry adds it again)",
+                answers: None,
+                switch_of: None,
+                needs: Needs::Messages,
+                demonstration: Demonstration {
+                    flags: &[
+                        "--scenario",
+                        "healthy",
+                        "--consumers",
+                        "1",
+                        "--joins",
+                        "0",
+                        "--brokers",
+                        "1",
+                        "--queues",
+                        "1",
+                        "--messages",
+                        "1",
+                        "--pull-stalls",
+                        "1",
+                    ],
+                    verdicts: &[Verdicts {
+                        property: "every message consumed",
+                        without: "holds",
+                        with: "violated",
+                    }],
+                    harms: &[],
+                    liveness: true,
                     test_bound: None,
                 },
             },

@@ -484,7 +484,11 @@ impl ConsumerState {
         // Pulls stalled over 120 s: every queue of the topic still
         // allocated has expired (`isPullExpired`), and is dropped and added
         // afresh.
-        let expired = if self.faults.contains(Fault::StallPulls) {
+        // Before 5.3.3 the stall was an Error that ended the pull thread:
+        // the queues added again are given to no one, and pulls never run.
+        let expired = if self.faults.contains(Fault::StallPulls)
+            && !cfg.has(Variant::PullThreadDiesOnError)
+        {
             next.faults.remove(Fault::StallPulls);
             self.owned & next.owned & cfg.topic_queues(topic)
         } else {
