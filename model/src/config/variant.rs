@@ -70,6 +70,9 @@ dense_enum! {
         GoOffsetErrorAsNewGroup,
         /// The Go client: its default client id is `ip@pid`.
         GoClientIdIpPid,
+        /// The Go client: a dropped queue's persist erases the offsets in
+        /// memory of every other queue.
+        GoPersistWipesOffsets,
         /// RocketMQ before 4.9.5: a new orderly queue is marked locked
         /// only by the next renewal.
         LockedAtNextRenewal,
@@ -79,6 +82,9 @@ dense_enum! {
         /// rocketmq-rust up to v0.7.0: an orderly queue's progress is never
         /// committed while the consumer holds it.
         RustOrderlyOffsetFrozen,
+        /// rocketmq-rust up to v0.7.0: a batch sent back stays in the
+        /// process queue, and the queue's offset stays at it.
+        RustSendbackOffsetStuck,
         /// Every client sorts the member list and the queues as the Java
         /// client does.
         ClientsSortAsJava,
@@ -870,6 +876,54 @@ impl Variant {
                     test_bound: None,
                 },
             },
+            Self::RustSendbackOffsetStuck => Entry {
+                name: "rust-sendback-offset-stuck",
+                kind: VariantKind::Client,
+                reference: "rocketmq-rust pull request #6507, commit 80b0d8d22 \
+                            (ConsumeMessageConcurrentlyService::process_consume_result put the \
+                            messages sent back into the list it removes from the process queue \
+                            only when some send-back failed)",
+                versions: "rocketmq-rust v0.3.0 to v0.7.0; fixed in v0.8.0",
+                releases: None,
+                changes: "a failed batch that is sent back stays in the process queue, so the \
+                          queue's offset stays at it while the consumer holds the queue (the \
+                          model reports none), and the next owner consumes it and all after it \
+                          again, though the retry topic already redelivered it",
+                answers: None,
+                switch_of: None,
+                needs: Needs::Messages,
+                demonstration: Demonstration {
+                    flags: &[
+                        "--scenario",
+                        "graceful-shutdown",
+                        "--consumers",
+                        "2",
+                        "--queues",
+                        "1",
+                        "--messages",
+                        "2",
+                        "--consume-failures",
+                        "2",
+                        "--client-ids",
+                        "z,a",
+                    ],
+                    verdicts: &[],
+                    harms: &[
+                        HarmFigures {
+                            harm: "max_duplicates_per_handover",
+                            without: 1,
+                            with: 2,
+                        },
+                        HarmFigures {
+                            harm: "max_duplicated_messages",
+                            without: 1,
+                            with: 2,
+                        },
+                    ],
+                    liveness: false,
+                    test_bound: None,
+                },
+            },
             Self::ShutdownInterruptsNothing => Entry {
                 name: "shutdown-interrupts-nothing",
                 kind: VariantKind::Historical,
@@ -945,6 +999,46 @@ impl Variant {
                 switch_of: Some("client-id-pid-only"),
                 needs: Needs::Nothing,
                 demonstration: Variant::ClientIdPidOnly.entry().demonstration,
+            },
+            Self::GoPersistWipesOffsets => Entry {
+                name: "go-persist-wipes-offsets",
+                kind: VariantKind::Client,
+                reference:
+                    "rocketmq-client-go consumer/offset_store.go: remoteBrokerOffsetStore.persist \
+                            sends the queues it is given and deletes every other entry of its \
+                            table, and removeUnnecessaryMessageQueue calls it with the one queue \
+                            it drops (Java's drop persists that queue alone)",
+                versions: "rocketmq-client-go v2.0.0 to v2.1.2 and master",
+                releases: None,
+                changes: "a drop's persist erases the offsets in memory of every queue the \
+                          consumer keeps: until a kept queue's next batch ends, no persist, \
+                          commit or shutdown reports its progress, and its next owner consumes \
+                          again what it consumed since the last persist",
+                answers: None,
+                switch_of: None,
+                needs: Needs::Messages,
+                demonstration: Demonstration {
+                    flags: &[
+                        "--scenario",
+                        "rolling-upgrade",
+                        "--consumers",
+                        "2",
+                        "--brokers",
+                        "1",
+                        "--queues",
+                        "2",
+                        "--messages",
+                        "2",
+                    ],
+                    verdicts: &[],
+                    harms: &[HarmFigures {
+                        harm: "max_duplicated_messages",
+                        without: 3,
+                        with: 4,
+                    }],
+                    liveness: false,
+                    test_bound: None,
+                },
             },
             Self::LockedAtNextRenewal => Entry {
                 name: "locked-at-next-renewal",
@@ -1081,6 +1175,11 @@ const EXCLUSIVE: &[(Variant, Variant, &str)] = &[
         Variant::UniqueInstanceNames,
         Variant::ClientIdPidOnly,
         "one makes every client id unique, the other two of them equal",
+    ),
+    (
+        Variant::GoPersistWipesOffsets,
+        Variant::RustSendbackOffsetStuck,
+        "one client's behaviour and another's",
     ),
 ];
 

@@ -214,9 +214,9 @@ impl Hash for Envelope {
 // The consumer's pending faults fit the bits left in its first word.
 const _: () = assert!(Fault::COUNT <= 22);
 
-/// Three words, and four more when it holds a process queue. The first
-/// word says whether those follow, so distinct states write distinct
-/// sequences.
+/// Three words, four more when it holds a process queue, and a byte when
+/// it leaves queues' progress unreported. The first word says whether those
+/// follow, so distinct states write distinct sequences.
 impl Hash for ConsumerState {
     fn hash<H: Hasher>(&self, h: &mut H) {
         // Nothing to write without messages or orderly consumption.
@@ -232,6 +232,7 @@ impl Hash for ConsumerState {
                 | u128::from(self.route.dropped) << 24
                 | u128::from(self.topics) << 32
                 | u128::from(queues) << 40
+                | u128::from(self.unreported != 0) << 41
                 | u128::from(self.faults.bits()) << 42
                 | assigned << 64,
         );
@@ -239,6 +240,9 @@ impl Hash for ConsumerState {
             for pair in self.queues.chunks(2) {
                 h.write_u128(pair.iter().fold(0, |word, q| word << 64 | q.packed()));
             }
+        }
+        if self.unreported != 0 {
+            h.write_u8(self.unreported);
         }
         let orderly = u128::from(self.locking)
             | u128::from(self.adding) << 8

@@ -49,7 +49,10 @@ impl ConsumerState {
                 Message::PullMessage {
                     queue: q as u8,
                     offset: pq.cursor,
-                    commit: if pq.cursor > 0 && progress_reported(cfg) {
+                    commit: if pq.cursor > 0
+                        && progress_reported(cfg)
+                        && self.unreported & 1 << q == 0
+                    {
                         pq.cursor
                     } else {
                         NO_OFFSET
@@ -263,6 +266,12 @@ impl ConsumerState {
         (sent_to == broker).then(|| {
             let mut next = *self;
             let outputs = next.finish(cfg, q);
+            // rocketmq-rust up to v0.7.0 removed the batch from its process
+            // queue only when a send-back failed: the queue's offset stays
+            // at it while the consumer holds the queue.
+            if cfg.has(Variant::RustSendbackOffsetStuck) && self.owned & 1 << q != 0 {
+                next.unreported |= 1 << q;
+            }
             (next, outputs)
         })
     }
@@ -300,6 +309,10 @@ impl ConsumerState {
         let pq = self.queues[q];
         let mut outputs = Vec::new();
         let owned = self.owned & 1 << q != 0;
+        // Go's `update` puts the queue's offset back in its table.
+        if cfg.has(Variant::GoPersistWipesOffsets) {
+            self.unreported &= !(1 << q);
+        }
         // Orderly, a dropped queue stays in the table until unlocked.
         self.queues[q] = if owned || pq.dropped {
             pq.finished()
@@ -323,6 +336,20 @@ impl ConsumerState {
             self.queues[q].awaiting_ack = true;
         }
         outputs
+    }
+
+    /// The Go client's drop (`go-persist-wipes-offsets`): its persist of the
+    /// `removed` queues walks the whole offset table and deletes every
+    /// other entry, so the `kept` queues' progress since the last persist
+    /// is reported to no broker until their next batch ends. (Go persists
+    /// one removed queue at a time, each erasing the next; here every
+    /// removed queue's offset is sent.)
+    /// A queue that leaves takes its unreported progress with it.
+    pub(super) fn erase_offsets(&mut self, cfg: &Config, removed: QueueSet, kept: QueueSet) {
+        if cfg.has(Variant::GoPersistWipesOffsets) && removed != 0 {
+            self.unreported |= kept as u8;
+        }
+        self.unreported &= kept as u8;
     }
 
     /// `CommitAck`: the synchronous commit of queue `q`'s last batch is
@@ -376,6 +403,7 @@ impl ConsumerState {
         let broker = cfg.broker_of(q);
         (cfg.messages()
             && !pq.reading_offset
+            && self.unreported & 1 << q == 0
             && self.target_set(cfg, me) & 1 << broker != 0
             && progress_reported(cfg))
         .then(|| {
@@ -474,6 +502,7 @@ impl ConsumerState {
                 }
             }
         }
+        self.erase_offsets(cfg, removed, before & self.owned & !removed);
         if let Some(timing) = cfg.orderly() {
             // Dropped, its pulls stopped long enough: the rule of a queue
             // allocated again while still dropped removes and adds it.

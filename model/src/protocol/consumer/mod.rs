@@ -87,6 +87,13 @@ pub struct ConsumerState {
     pub renew_age: u8,
     /// Orderly: ticks its clock has fallen behind the brokers'.
     pub lag: u8,
+    /// Queues whose progress it reports to no broker (no persist, commit
+    /// or pull's commit), in another client: the Go client's drop erased
+    /// their offsets in memory (`go-persist-wipes-offsets`, until their
+    /// next batch ends), or rocketmq-rust left a batch it sent back in the
+    /// process queue (`rust-sendback-offset-stuck`, until the queue
+    /// leaves).
+    pub unreported: u8,
 }
 
 /// A question in flight: which topic, asked of which broker, on which
@@ -344,6 +351,7 @@ impl ConsumerState {
             adding: 0,
             renew_age: 0,
             lag: 0,
+            unreported: 0,
         }
     }
 
