@@ -9,12 +9,14 @@
 //! - `docs/spec.md`'s table of faults has a row for every fault, with its
 //!   budget's flag, and every scenario is named in the specification, in
 //!   the scenario list of `docs/cli.md`, in `--scenario`'s help and in
-//!   `docs/performance.md`.
+//!   `docs/performance.md`;
+//! - `docs/spec.md`'s versions table and `docs/fixes.md`'s catalogue are
+//!   the catalogue of protocol variants.
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use rocketmq_rebalance_model::{Dense, Fault, Pick, Scenario};
+use rocketmq_rebalance_model::{Dense, Fault, Pick, Scenario, Variant};
 
 /// The line after which `docs/cli.md` is generated, to its end.
 const GENERATED: &str = "<!-- Generated from `rebalance --help` and `rebalance SUBCOMMAND --help` by cli/tests/docs_sync.rs: do not edit below this line. -->";
@@ -246,4 +248,94 @@ fn the_trace_validation_table_names_every_fault_and_timer() {
         let step = format!("`Timeout({})`", name(format!("{timer:?}")));
         assert!(table.contains(&step), "{step} is not in the table");
     }
+}
+
+/// The rows of a table of a document that follow `header`, up to its end.
+fn table_after(doc: &str, header: &str) -> Vec<String> {
+    doc.split(header)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no table headed {header:?}"))
+        .lines()
+        .skip_while(|l| !l.starts_with("|---"))
+        .skip(1)
+        .take_while(|l| l.starts_with('|'))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The variant a row names in its first cell.
+fn row_variant(row: &str) -> String {
+    row.split('|')
+        .nth(1)
+        .map(|c| c.trim().trim_matches('`').to_owned())
+        .unwrap_or_default()
+}
+
+/// `docs/spec.md`'s versions table is the catalogue's history: one row
+/// for each historical variant with releases, with those releases.
+#[test]
+fn the_specs_versions_table_is_the_catalogues_history() {
+    let spec = std::fs::read_to_string(repo_file("docs/spec.md")).expect("docs/spec.md reads");
+    let rows = table_after(
+        &spec,
+        "| variant | old behaviour since | fixed in | what the older releases do |",
+    );
+    let mut expected: Vec<(String, String, String)> = Variant::all()
+        .filter_map(|v| {
+            let e = v.entry();
+            e.releases.map(|r| {
+                (
+                    e.name.to_owned(),
+                    r.since.to_string(),
+                    r.fixed_in.to_string(),
+                )
+            })
+        })
+        .collect();
+    let mut documented: Vec<(String, String, String)> = rows
+        .iter()
+        .map(|row| {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            (row_variant(row), cells[2].to_owned(), cells[3].to_owned())
+        })
+        .collect();
+    expected.sort();
+    documented.sort();
+    assert_eq!(documented, expected, "docs/spec.md's versions table");
+}
+
+/// `docs/fixes.md` has a row for every variant of the catalogue, with its
+/// kind, its demonstration's flags and each figure it pins: a verdict's
+/// property, a harm's two figures.
+#[test]
+fn docs_fixes_md_has_every_variant_and_its_demonstration() {
+    let fixes = std::fs::read_to_string(repo_file("docs/fixes.md")).expect("docs/fixes.md reads");
+    let rows = table_after(&fixes, "| variant | kind |");
+    for v in Variant::all() {
+        let e = v.entry();
+        let row = rows
+            .iter()
+            .find(|r| row_variant(r) == e.name)
+            .unwrap_or_else(|| panic!("{}: no row in docs/fixes.md's catalogue", e.name));
+        let kind = format!("{:?}", e.kind).to_lowercase();
+        let mut flags = e.demonstration.flags.join(" ");
+        if e.demonstration.liveness {
+            flags += " --liveness";
+        }
+        assert!(row.contains(&format!("| {kind} |")), "{}: kind {kind}", e.name);
+        assert!(row.contains(&format!("`{flags}`")), "{}: flags `{flags}`", e.name);
+        for verdict in e.demonstration.verdicts {
+            assert!(
+                row.contains(verdict.property),
+                "{}: verdict of {}",
+                e.name,
+                verdict.property
+            );
+        }
+        for harm in e.demonstration.harms {
+            let figures = format!("{} {} → {}", harm.harm, harm.without, harm.with);
+            assert!(row.contains(&figures), "{}: {figures}", e.name);
+        }
+    }
+    assert_eq!(rows.len(), Variant::all().count(), "one row per variant");
 }
