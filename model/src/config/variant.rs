@@ -1323,7 +1323,11 @@ mod tests {
         assert_eq!(names.len(), Variant::COUNT as usize);
         for v in Variant::all() {
             assert_eq!(v.name().parse::<Variant>(), Ok(v));
-            assert!(!v.entry().demonstration.verdicts.is_empty(), "{v}");
+            let shown = v.entry().demonstration;
+            assert!(
+                !shown.verdicts.is_empty() || !shown.harms.is_empty(),
+                "{v}: a demonstration shows a verdict or a harm"
+            );
         }
     }
 }
