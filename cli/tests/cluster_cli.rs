@@ -6,6 +6,9 @@
 //! RocketMQ from Maven Central on first use). Without them they say so and
 //! pass, unless `REBALANCE_CLUSTER_TESTS=1` (set by `.ci/run`), which makes
 //! their absence a failure. They run one at a time: each starts four JVMs.
+//! CI runs a subset (about four minutes); the full suite is
+//! `REBALANCE_RANDOM_RUNS=20 cargo test --release -p rocketmq-rebalance-cli
+//! --test cluster_cli -- --include-ignored`.
 
 use std::process::{Command, Output};
 use std::sync::Mutex;
@@ -146,7 +149,10 @@ fn healthy_join_converges_on_a_real_cluster() {
     assert_eq!(status(&r, "no message skipped").0, "holds");
 }
 
+/// Beyond CI's subset (its recorded runs are judged on every run by
+/// `cluster/tests/recorded_traces.rs`).
 #[test]
+#[ignore = "the full real-cluster suite: -- --include-ignored"]
 fn duplicate_client_id_owns_one_block_twice_for_ever() {
     if !java_and_maven() {
         return;
@@ -162,7 +168,10 @@ fn duplicate_client_id_owns_one_block_twice_for_ever() {
     );
 }
 
+/// Beyond CI's subset (its recorded runs are judged on every run by
+/// `cluster/tests/recorded_traces.rs`).
 #[test]
+#[ignore = "the full real-cluster suite: -- --include-ignored"]
 fn zombie_consumer_consumes_a_queue_its_successor_owns() {
     if !java_and_maven() {
         return;
@@ -210,7 +219,7 @@ fn a_join_under_load_hands_one_queue_over_with_a_measured_pause() {
 }
 
 /// Randomised runs, each validated against the model of its picks: the
-/// seeds 1 to `REBALANCE_RANDOM_RUNS` (3 unless set; the opt-in suite is
+/// seeds 1 to `REBALANCE_RANDOM_RUNS` (1 unless set; the full suite runs
 /// `REBALANCE_RANDOM_RUNS=20`).
 #[test]
 fn randomised_runs_are_behaviours_of_the_model() {
@@ -220,7 +229,7 @@ fn randomised_runs_are_behaviours_of_the_model() {
     let runs: u64 = std::env::var("REBALANCE_RANDOM_RUNS")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(3);
+        .unwrap_or(1);
     for seed in 1..=runs {
         let r = real(&["--random", &seed.to_string()]);
         assert_eq!(r["scenario"], format!("random-{seed}"));

@@ -322,8 +322,16 @@ fn docs_fixes_md_has_every_variant_and_its_demonstration() {
         if e.demonstration.liveness {
             flags += " --liveness";
         }
-        assert!(row.contains(&format!("| {kind} |")), "{}: kind {kind}", e.name);
-        assert!(row.contains(&format!("`{flags}`")), "{}: flags `{flags}`", e.name);
+        assert!(
+            row.contains(&format!("| {kind} |")),
+            "{}: kind {kind}",
+            e.name
+        );
+        assert!(
+            row.contains(&format!("`{flags}`")),
+            "{}: flags `{flags}`",
+            e.name
+        );
         for verdict in e.demonstration.verdicts {
             assert!(
                 row.contains(verdict.property),
