@@ -358,9 +358,10 @@ impl Judged {
 
 /// Runs `rebalance cluster`'s whole pipeline: the plan (bad input is found
 /// before anything starts), the harness (Java, Maven and the version are
-/// checked, and it is built), the model's check, the run, its trace
-/// written to the run directory (and `request.trace`), and the judgement.
-/// `progress` hears of the check and the run before each begins.
+/// checked, and it is built), the model's check and, beside it, the run,
+/// its trace written to the run directory (and `request.trace`), and the
+/// judgement. `progress` hears of the check and the run before they
+/// begin. A run that fails still waits for the check to end.
 pub fn run(request: &Request, mut progress: impl FnMut(Stage<'_>)) -> Result<Judged, ClusterError> {
     let plan = Plan::load_with(&request.source, request.default_timers, &request.variants)?;
     let run_dir = request.run_dir.clone().unwrap_or_else(|| {
@@ -379,12 +380,22 @@ pub fn run(request: &Request, mut progress: impl FnMut(Stage<'_>)) -> Result<Jud
     progress(Stage::Checking {
         flags: &plan.script.model,
     });
-    let checked = plan.check();
     progress(Stage::Running {
         rocketmq: &opts.rocketmq,
         run_dir: &opts.run_dir,
     });
-    let result = run::run(&checked.script, &harness, &opts)?;
+    // The check and the run go side by side: a run mostly waits on its
+    // cluster's timers, and its judgement is the first to need the report.
+    let script = plan.script.clone();
+    let (checked, result) = std::thread::scope(|s| {
+        let checking = s.spawn(|| plan.check());
+        let result = run::run(&script, &harness, &opts);
+        let checked = checking
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (checked, result)
+    });
+    let result = result?;
     let text: String = result.events.iter().map(|e| e.to_line() + "\n").collect();
     let mut traces = vec![opts.run_dir.join("trace.ndjson")];
     traces.extend(request.trace.clone());
