@@ -1,141 +1,26 @@
 //! A broker's view of the consumer group (`ConsumerManager`,
 //! `ConsumerGroupInfo`, `DefaultConsumerIdsChangeListener`). Brokers share
 //! nothing: each learns members from the heartbeats it receives.
+//!
+//! In rooms by concern, as the consumer: its members and their
+//! connections (`members.rs`), the offsets it stores and the log it serves
+//! (`offsets.rs`), its lock table (`locks.rs`) and its queue of the retry
+//! topic (`retry_log.rs`); here, its state, its start, stop and restart,
+//! and the dispatch of what arrives.
 
-use crate::config::{members_of, Config, ConsumerSet, Route, MAX_MESSAGES};
+mod locks;
+mod members;
+mod offsets;
+mod retry_log;
+
+pub use locks::LockTable;
+pub use retry_log::RetryLog;
+
+use crate::config::{members_of, Config, ConsumerSet, Route};
 use crate::config::{Dense, Fault, Target, Variant};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer, NO_OFFSET};
 use crate::protocol::ConsumerState;
-
-/// `offsets` with queue `queue`'s offset set to `offset`.
-fn with_offset(offsets: u32, queue: usize, offset: u8) -> u32 {
-    let shift = 4 * queue as u32;
-    offsets & !(0xF << shift) | u32::from(offset & 0xF) << shift
-}
-
-/// A broker's lock table (`RebalanceLockManager.mqLockTable`), orderly
-/// consumption only: per queue index, the client id that holds the lock and
-/// the ticks since it last locked or renewed it, one byte a queue. A lock
-/// unrenewed past the lease is expired; it is removed then, as whoever asks
-/// next gets it, the old holder included, as if there were none.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
-)]
-pub struct LockTable(u64);
-
-impl LockTable {
-    /// The table as one word, a byte a queue.
-    pub fn bits(self) -> u64 {
-        self.0
-    }
-
-    /// The lock key ([`Config::lock_key`]) holding queue `q`'s lock, if any.
-    pub fn holder(self, q: usize) -> Option<u8> {
-        let byte = (self.0 >> (8 * q)) as u8;
-        (byte & 0xF).checked_sub(1)
-    }
-
-    /// Ticks since queue `q`'s lock was last granted or renewed.
-    pub fn age(self, q: usize) -> u8 {
-        (self.0 >> (8 * q + 4)) as u8 & 0xF
-    }
-
-    fn set(&mut self, q: usize, holder: Option<u8>, age: u8) {
-        let byte = holder.map_or(0, |key| u64::from(key + 1) | u64::from(age) << 4);
-        self.0 = self.0 & !(0xFF << (8 * q)) | byte << (8 * q);
-    }
-
-    /// `tryLockBatch` for `key`: each queue that is free or already its own
-    /// is (re)locked; the queues locked for it.
-    fn try_lock(&mut self, key: u8, queues: u8) -> u8 {
-        let mut granted = 0;
-        for q in members_of(u64::from(queues)) {
-            if self.holder(q).map_or(true, |holder| holder == key) {
-                self.set(q, Some(key), 0);
-                granted |= 1 << q;
-            }
-        }
-        granted
-    }
-
-    /// `unlockBatch` for `key`: its own locks among `queues` are released;
-    /// another's are left alone.
-    fn unlock(&mut self, key: u8, queues: u8) {
-        for q in members_of(u64::from(queues)) {
-            if self.holder(q) == Some(key) {
-                self.set(q, None, 0);
-            }
-        }
-    }
-
-    /// The queues whose locks lapse at the next tick of the broker's clock:
-    /// held and unrenewed for the whole lease.
-    pub fn lapsing(self, lease: u8) -> u8 {
-        (0..8)
-            .filter(|&q| self.holder(q).is_some() && self.age(q) >= lease)
-            .fold(0, |set, q| set | 1 << q)
-    }
-
-    /// One tick of the broker's clock: every lock ages, and those past the
-    /// lease expire.
-    fn elapse(&mut self, lease: u8) {
-        let lapsing = self.lapsing(lease);
-        for q in 0..8 {
-            if let Some(key) = self.holder(q) {
-                let kept = lapsing & 1 << q == 0;
-                self.set(q, kept.then_some(key), self.age(q) + 1);
-            }
-        }
-    }
-}
-
-/// What a broker has appended to its queue of the group's retry topic
-/// during the run, after the messages its log was written with: each
-/// message sent back, as the message it is a copy of (queue index and
-/// offset; RocketMQ keeps the origin in the copy's properties, and
-/// `resetRetryAndNamespace` hands the listener the original topic). A
-/// length and six bits an entry.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
-)]
-pub struct RetryLog(u64);
-
-impl RetryLog {
-    /// The most entries: a log holds at most [`MAX_MESSAGES`], one written
-    /// before the run at least.
-    const CAPACITY: usize = MAX_MESSAGES - 1;
-
-    /// The log as one word.
-    pub fn bits(self) -> u64 {
-        self.0
-    }
-
-    /// How many messages were appended.
-    pub fn len(self) -> usize {
-        (self.0 & 0x7) as usize
-    }
-
-    /// Whether nothing was appended.
-    pub fn is_empty(self) -> bool {
-        self.len() == 0
-    }
-
-    /// The message entry `i` is a copy of: its queue index and offset.
-    pub fn origin(self, i: usize) -> (usize, usize) {
-        let entry = (self.0 >> (3 + 6 * i)) as usize & 0x3F;
-        (entry & 0x7, entry >> 3)
-    }
-
-    /// Appends a copy of message `offset` of `queue`. A full log (only the
-    /// duplicating network sends one batch back twice) stays as it is.
-    fn push(&mut self, queue: usize, offset: usize) {
-        let len = self.len();
-        if len < Self::CAPACITY {
-            let entry = (queue | offset << 3) as u64;
-            self.0 = (self.0 & !0x7 | (len + 1) as u64) | entry << (3 + 6 * len);
-        }
-    }
-}
+use offsets::with_offset;
 
 /// One broker, in two parts: what its process holds, which a restart
 /// loses, and what it keeps on disk across a restart. A restart stops the
@@ -401,11 +286,6 @@ impl BrokerState {
         self.down.is_some_and(|ticks| ticks >= downtime(cfg))
     }
 
-    /// The committed offset of queue `queue`, [`NO_OFFSET`] when none.
-    pub fn offset(&self, queue: usize) -> u8 {
-        (self.disk.offsets >> (4 * queue) & 0xF) as u8
-    }
-
     /// The broker stops for a restart (an upgrade, or its disk replaced,
     /// `disk` then being the new one): its process and with it the member,
     /// subscription and lock tables are gone, and every member's connection
@@ -535,14 +415,7 @@ impl BrokerState {
                 Some(current.allocate_for(from, *topic, epoch))
             }
             Message::QueryOffset { queue, .. } => {
-                let answer = Message::Offset {
-                    queue: *queue,
-                    stored: current.offset(usize::from(*queue)),
-                    // 5.0.x says nothing of memory: "not found" is all.
-                    in_memory: !current.disk.evicted && !cfg.has(Variant::OffsetNotFoundIsNotFound),
-                    epoch,
-                };
-                Some((current, vec![Output::Send(from, answer)]))
+                Some(current.query_offset(cfg, from, *queue, epoch))
             }
             Message::UpdateOffset { queue, offset, .. } => {
                 current.store_offset(usize::from(*queue), *offset, Vec::new())
@@ -567,303 +440,19 @@ impl BrokerState {
                 ..
             } => Some(current.send_back(cfg, me, from, *queue, *first, *to, epoch)),
             Message::LockBatch { queues, .. } => {
-                let mut next = current;
-                let granted = if current.memory.grace > 0 {
-                    0
-                } else {
-                    next.memory
-                        .locks
-                        .try_lock(cfg.lock_key(usize::from(c)), *queues)
-                };
-                let answer = Message::Locked {
-                    asked: *queues,
-                    granted,
-                    epoch,
-                };
-                Some((next, vec![Output::Send(from, answer)]))
+                Some(current.lock_batch(cfg, from, c, *queues, epoch))
             }
-            Message::UnlockBatch { queues, .. } => {
-                let mut next = current;
-                next.memory
-                    .locks
-                    .unlock(cfg.lock_key(usize::from(c)), *queues);
-                Some((next, Vec::new()))
-            }
+            Message::UnlockBatch { queues, .. } => Some(current.unlock_batch(cfg, c, *queues)),
             _ => None,
         };
         // A new connection is news even when the message changes nothing.
         step.or_else(|| (connection == Connection::New).then(|| (current, Vec::new())))
-    }
-
-    /// A new connection of consumer `c`: its older ones are closed.
-    fn open(&self, c: u8, epoch: u8) -> Self {
-        let shift = 4 * u32::from(c);
-        let mut next = *self;
-        next.memory.closed &= !(1 << c);
-        next.memory.twice &= !(1 << c);
-        next.memory.epochs = self.memory.epochs & !(0xF << shift) | u64::from(epoch) << shift;
-        next
-    }
-
-    /// `ConsumerManager.registerConsumer`: a new channel in the group, or a
-    /// heartbeat that changes the topics of the group's subscription table
-    /// (`ConsumerGroupInfo.updateSubscription`, which replaces the table
-    /// with the heartbeat's), notifies every member, the sender included. A
-    /// heartbeat that changes neither changes nothing.
-    ///
-    /// With the mutant that does not re-register (`heartbeat_reregisters`
-    /// of `ProtocolOptions` off), a heartbeat on a later connection than
-    /// the client's first (`epoch` past 0) of a client the broker does not
-    /// list changes nothing either: a broker that lost its member table in
-    /// a restart never gets its members back.
-    fn register(&self, cfg: &Config, bit: ConsumerSet, topics: u8, epoch: u8) -> Step<Self> {
-        let listed = self.memory.members & bit != 0;
-        if !cfg.protocol.heartbeat_reregisters && epoch > 0 && !listed {
-            return None;
-        }
-        let mut next = *self;
-        next.memory.members |= bit;
-        if cfg.protocol.subscription_table {
-            next.memory.subscription = topics;
-        }
-        (next != *self).then(|| (next, next.notify(next.change_notice(cfg))))
-    }
-
-    /// `ConsumerManager.unregisterConsumer` (`UNREGISTER_CLIENT`): the
-    /// remaining members are notified.
-    fn unregister(&self, cfg: &Config, bit: ConsumerSet) -> Step<Self> {
-        self.close(bit, self.change_notice(cfg))
-    }
-
-    /// `ConsumerManager.doChannelCloseEvent`: the connection of a consumer
-    /// whose process died closes, and the remaining members are notified at
-    /// once.
-    fn channel_closed(&self, cfg: &Config, bit: ConsumerSet) -> Step<Self> {
-        self.close(bit, self.change_notice(cfg))
-    }
-
-    /// `registerConsumer` with a second channel of a member: a new channel
-    /// in the group, so every member is notified; the client is listed
-    /// twice. A client not listed (its heartbeat not yet arrived, or its
-    /// connection closed since) gets no second entry.
-    fn second_channel(&self, cfg: &Config, bit: ConsumerSet) -> Step<Self> {
-        if self.memory.members & bit == 0 || self.memory.twice & bit != 0 {
-            return None;
-        }
-        let mut next = *self;
-        next.memory.twice |= bit;
-        Some((next, next.notify(next.change_notice(cfg))))
-    }
-
-    /// The scan removes the silent second channel, silently: members see
-    /// the client once again at their next periodic rebalance.
-    fn second_channel_expired(&self, bit: ConsumerSet) -> Step<Self> {
-        if self.memory.twice & bit == 0 {
-            return None;
-        }
-        let mut next = *self;
-        next.memory.twice &= !bit;
-        Some((next, next.notify(Message::LaterRebalance)))
-    }
-
-    /// `ConsumerManager.scanNotActiveChannel` removes a channel silent for
-    /// 120 s and notifies nobody: members find out at their next periodic
-    /// rebalance. It
-    /// closes the channel too, which a consumer still alive sees.
-    fn expire(&self, from: Peer, bit: ConsumerSet, epoch: u8, alive: bool) -> Step<Self> {
-        let (next, mut outputs) = self.close(bit, Message::LaterRebalance)?;
-        if alive {
-            outputs.push(Output::Send(from, Message::ConnectionClosed { epoch }));
-        }
-        Some((next, outputs))
-    }
-
-    /// `ConsumerManageProcessor.getConsumerListByGroup`: every member of the
-    /// group, whatever topic it subscribes to
-    /// (`ConsumerGroupInfo.getAllClientId`).
-    fn consumer_list(&self, from: Peer, topic: u8, epoch: u8) -> (Self, Vec<Output>) {
-        let answer = Message::ConsumerList {
-            topic,
-            members: self.memory.members,
-            twice: self.memory.twice,
-            epoch,
-        };
-        (*self, vec![Output::Send(from, answer)])
-    }
-
-    /// How members hear of a change: `NOTIFY_CONSUMER_IDS_CHANGED`, or, with
-    /// notifications switched off (`notifyConsumerIdsChangedEnable=false`),
-    /// only at their next periodic rebalance.
-    fn change_notice(&self, cfg: &Config) -> Message {
-        if cfg.protocol.notify {
-            Message::NotifyConsumerIdsChanged
-        } else {
-            Message::LaterRebalance
-        }
-    }
-
-    /// `ConsumerOffsetManager.commitOffset`: the last write wins, a smaller
-    /// offset over a larger one included (RocketMQ only logs a warning).
-    fn store_offset(&self, queue: usize, offset: u8, outputs: Vec<Output>) -> Step<Self> {
-        let mut next = *self;
-        next.disk.offsets = with_offset(self.disk.offsets, queue, offset);
-        (next != *self || !outputs.is_empty()).then_some((next, outputs))
-    }
-
-    /// `PullMessageProcessor.processRequest`: the offset the pull carries,
-    /// if any, is committed (`tryCommitOffset`), and the next messages of
-    /// the log from the offset asked for are the answer (at most
-    /// `pullBatchSize`).
-    #[allow(clippy::too_many_arguments)]
-    fn pull_message(
-        &self,
-        cfg: &Config,
-        from: Peer,
-        queue: u8,
-        offset: u8,
-        commit: u8,
-        generation: bool,
-        epoch: u8,
-    ) -> (Self, Vec<Output>) {
-        let mut next = *self;
-        if commit != NO_OFFSET {
-            next.disk.offsets = with_offset(self.disk.offsets, usize::from(queue), commit);
-        }
-        let end = self.log_end(cfg, usize::from(queue));
-        let answer = Message::PullResult {
-            queue,
-            from: offset,
-            to: (offset + cfg.sizes.pull_batch as u8).min(end),
-            generation,
-            epoch,
-        };
-        (next, vec![Output::Send(from, answer)])
-    }
-
-    /// The end of queue `q`'s log: the messages it was written with and,
-    /// on its queue of the retry topic, those sent back since.
-    fn log_end(&self, cfg: &Config, q: usize) -> u8 {
-        let appended = if cfg.is_retry_queue(q) {
-            self.disk.retried.len()
-        } else {
-            0
-        };
-        (cfg.sizes.messages + appended) as u8
-    }
-
-    /// `SendMessageProcessor.consumerSendMsgBack`, or the client producer's
-    /// send to the retry topic: the batch `[first, to)` of queue `queue`
-    /// is appended to its queue of the group's retry topic
-    /// (`retryQueueNums` is 1), each message as the one it is a copy of (a
-    /// copy of its own retry queue's sent back again is still a copy of
-    /// the first; a copy of another broker's is recorded as that copy,
-    /// whose origin that broker's log holds). A run that does not model
-    /// the retry topic stores it where nobody in the run reads.
-    #[allow(clippy::too_many_arguments)]
-    fn send_back(
-        &self,
-        cfg: &Config,
-        me: usize,
-        from: Peer,
-        queue: u8,
-        first: u8,
-        to: u8,
-        epoch: u8,
-    ) -> (Self, Vec<Output>) {
-        let mut next = *self;
-        let q = usize::from(queue);
-        if cfg.retry_log_grows() {
-            for offset in usize::from(first)..usize::from(to) {
-                let own_retry = cfg.retry_queue_of(me);
-                let origin = match offset.checked_sub(cfg.sizes.messages) {
-                    Some(copy) if own_retry == Some(q) => self.disk.retried.origin(copy),
-                    _ => (q, offset),
-                };
-                next.disk.retried.push(origin.0, origin.1);
-            }
-        }
-        let answer = Message::SentBack { queue, epoch };
-        (next, vec![Output::Send(from, answer)])
-    }
-
-    /// `QueryAssignmentProcessor.doLoadBalance`: the broker allocates the
-    /// topic for the asking consumer from its own member list and its own
-    /// cached route.
-    fn allocate_for(&self, from: Peer, topic: u8, epoch: u8) -> (Self, Vec<Output>) {
-        let answer = Message::BrokerAllocation {
-            topic,
-            members: self.memory.members,
-            twice: self.memory.twice,
-            route: self.memory.route,
-            epoch,
-        };
-        (*self, vec![Output::Send(from, answer)])
-    }
-
-    /// `TopicRouteInfoManager` polls its name server: the route it
-    /// allocates from with server-side assignment.
-    fn cache_route(&self, route: Route) -> Step<Self> {
-        (route != self.memory.route).then(|| {
-            let mut next = *self;
-            next.memory.route = route;
-            (next, Vec::new())
-        })
-    }
-
-    fn close(&self, bit: ConsumerSet, tell_members: Message) -> Step<Self> {
-        let mut next = *self;
-        next.memory.members &= !bit;
-        next.memory.twice &= !bit;
-        next.memory.closed |= bit;
-        let outputs = if self.memory.members & bit != 0 {
-            next.notify(tell_members)
-        } else {
-            Vec::new()
-        };
-        Some((next, outputs))
-    }
-
-    fn notify(&self, msg: Message) -> Vec<Output> {
-        members_of(u64::from(self.memory.members))
-            .map(|c| Output::SendWakeUp(Peer::Consumer(c as u8), msg))
-            .collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_lock_table_keeps_each_queue_apart() {
-        let mut table = LockTable::default();
-        assert_eq!(table.try_lock(2, 0b101), 0b101, "free queues are granted");
-        assert_eq!(
-            (table.holder(0), table.holder(1), table.holder(2)),
-            (Some(2), None, Some(2))
-        );
-        assert_eq!(table.try_lock(5, 0b110), 0b010, "queue 2 is another's");
-        assert_eq!(table.holder(1), Some(5));
-        table.elapse(2);
-        table.elapse(2);
-        assert_eq!((table.age(0), table.age(1), table.age(2)), (2, 2, 2));
-        assert_eq!(table.try_lock(2, 0b100), 0b100, "its own lock is renewed");
-        assert_eq!((table.age(2), table.holder(2)), (0, Some(2)));
-        table.elapse(2);
-        assert_eq!(table.holder(0), None, "unrenewed past the lease: expired");
-        assert_eq!(table.holder(1), None);
-        assert_eq!((table.holder(2), table.age(2)), (Some(2), 1));
-        table.unlock(5, 0b100);
-        assert_eq!(table.holder(2), Some(2), "another's lock is left alone");
-        table.unlock(2, 0b100);
-        assert_eq!(table, LockTable::default());
-        // The last queue and the largest key and age fit their byte.
-        table.set(7, Some(14), 15);
-        assert_eq!(
-            (table.holder(7), table.age(7), table.holder(6)),
-            (Some(14), 15, None)
-        );
-    }
 
     fn table(members: ConsumerSet) -> BrokerState {
         BrokerState {
@@ -926,13 +515,5 @@ mod tests {
             .unwrap();
         assert_eq!(left.memory.members, 0b010);
         assert_eq!(outputs.len(), 1, "the remaining member is told");
-    }
-
-    #[test]
-    fn offsets_are_four_bits_a_queue() {
-        let offsets = with_offset(with_offset(0, 0, 3), 2, 9);
-        assert_eq!(offsets, 0x903);
-        assert_eq!(with_offset(offsets, 2, 1), 0x103, "replaced, not merged");
-        assert_eq!(with_offset(0, 7, 15), 0xF000_0000);
     }
 }
