@@ -248,6 +248,9 @@ fn bad_input_exits_2_before_starting_anything() {
         &["--script", "/nonexistent/script.json"],
         &["--random", "x"],
         &["--random", "1", "--scenario", "healthy"],
+        &["--scenario", "healthy", "--variant", "no-such-variant"],
+        // A variant with no setting RocketMQ takes and no script of its own.
+        &["--scenario", "healthy", "--variant", "go-orderly-drop"],
     ] {
         let out = rebalance(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
