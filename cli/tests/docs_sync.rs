@@ -16,7 +16,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use rocketmq_rebalance_model::{Dense, Fault, Pick, Scenario, Variant};
+use rocketmq_rebalance_model::{Dense, Fault, Pick, Scenario, Size, Variant};
 
 /// The line after which `docs/cli.md` is generated, to its end.
 const GENERATED: &str = "<!-- Generated from `rebalance --help` and `rebalance SUBCOMMAND --help` by cli/tests/docs_sync.rs: do not edit below this line. -->";
@@ -346,4 +346,92 @@ fn docs_fixes_md_has_every_variant_and_its_demonstration() {
         }
     }
     assert_eq!(rows.len(), Variant::all().count(), "one row per variant");
+}
+
+/// Every path the fault recipe names (`docs/contributing.md`, from "### The
+/// sites" to the next heading of its level or above).
+fn recipe_sites() -> Vec<String> {
+    let doc = std::fs::read_to_string(repo_file("docs/contributing.md")).expect("readable");
+    let start = doc
+        .find("### The sites")
+        .expect("docs/contributing.md has the fault recipe's sites");
+    let section = &doc[start + 3..];
+    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    let section = &section[..section.find("\n### ").unwrap_or(section.len())];
+    section
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|quoted| quoted.ends_with(".rs") || quoted.ends_with(".md"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every Rust file under `dir`, as a path from the repository's root.
+fn rust_files(dir: &str, out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(repo_file(dir)).expect("a directory") {
+        let name = entry.expect("an entry").file_name();
+        let path = format!("{dir}/{}", name.to_string_lossy());
+        if repo_file(&path).is_dir() {
+            rust_files(&path, out);
+        } else if path.ends_with(".rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Whether `text` names `variant` as a path's last segment (`Fault::Kill`,
+/// `Self::Kill`), not as a prefix of another (`Fault::KillAll`).
+fn names_variant(text: &str, variant: &str) -> bool {
+    let needle = format!("::{variant}");
+    text.match_indices(&needle).any(|(at, _)| {
+        !text[at + needle.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
+/// The source files a new fault must touch, found rather than listed: each
+/// one that names every fault or every size (an exhaustive list, which a
+/// new one joins), bounds how many faults there may be (`Fault::COUNT`), or
+/// is a machine, which answers the faults of its kind (`impl Machine for`).
+fn required_fault_sites() -> Vec<String> {
+    let faults: Vec<String> = Fault::all().map(|f| format!("{f:?}")).collect();
+    let sizes: Vec<String> = Size::all().map(|s| format!("{s:?}")).collect();
+    let mut files = Vec::new();
+    for dir in ["model/src", "flags/src", "cli/src", "cluster/src"] {
+        rust_files(dir, &mut files);
+    }
+    files
+        .into_iter()
+        .filter(|path| {
+            let text = std::fs::read_to_string(repo_file(path)).expect("readable");
+            let every = |names: &[String]| names.iter().all(|n| names_variant(&text, n));
+            every(&faults)
+                || every(&sizes)
+                || text.contains("Fault::COUNT")
+                || text.contains("impl Machine for")
+        })
+        .collect()
+}
+
+/// The fault recipe is complete: every site a new fault must touch is
+/// named in it, and every file it names exists.
+#[test]
+fn the_fault_recipe_names_every_site() {
+    let named = recipe_sites();
+    for site in required_fault_sites() {
+        assert!(
+            named.contains(&site),
+            "{site}: a site for a new fault (it lists every fault or size, bounds their \
+             number, or answers a fault) that docs/contributing.md's recipe does not name"
+        );
+    }
+    for site in &named {
+        assert!(
+            repo_file(site).exists(),
+            "docs/contributing.md's recipe names {site}, which does not exist"
+        );
+    }
 }

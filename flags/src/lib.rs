@@ -16,10 +16,13 @@
 
 #![forbid(unsafe_code)]
 
+mod numbers;
+
 use std::sync::Arc;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
+pub use numbers::Numbers;
 use rocketmq_rebalance::StrategySpec;
 use rocketmq_rebalance_model::{
     Allocator, ClientChoices, Commit, Config, ConfigError, ConsumeFrom, Dense, LockTiming,
@@ -38,19 +41,10 @@ pub struct ModelArgs {
     /// and (orderly consumption) slow-batch, clock-drift.
     #[arg(long, default_value = "healthy")]
     pub scenario: Scenario,
-    /// Consumers in the group (scenario default: 3).
-    #[arg(long)]
-    pub consumers: Option<usize>,
-    /// Brokers, each hosting every topic (default 2).
-    #[arg(long)]
-    pub brokers: Option<usize>,
-    /// Topics (default 1; inconsistent-subscription: 2).
-    #[arg(long)]
-    pub topics: Option<usize>,
-    /// Read queues per topic per broker (default 2; route-change and
-    /// graceful-shutdown: 3).
-    #[arg(long)]
-    pub queues: Option<usize>,
+    /// The sizes, the fault budgets and orderly consumption's durations:
+    /// one flag a row of the model's table of numbers (`Size`).
+    #[command(flatten)]
+    pub numbers: Numbers,
     /// Allocation strategy, any name of the allocation crate (AVG,
     /// AVG_BY_CIRCLE, CONSISTENT_HASH, CONFIG, MACHINE_ROOM,
     /// MACHINE_ROOM_NEARBY[-X], STICKY[-k]).
@@ -107,29 +101,6 @@ pub struct ModelArgs {
     /// duplicating.
     #[arg(long, default_value = "ordered")]
     pub network: NetworkKind,
-    /// Consumers (the last ones) that join during the run; the others start
-    /// registered and balanced (default 1, a scale-out; crash, route-change
-    /// and graceful-shutdown: 0; --joins equal to --consumers: a cold start).
-    #[arg(long)]
-    pub joins: Option<usize>,
-    /// Consumers (the first ones) whose host may die or be cut off: brokers
-    /// expire them silently after 120 s (crash: 1).
-    #[arg(long)]
-    pub crashes: Option<usize>,
-    /// Consumers (the first ones) whose process may be killed on a live
-    /// host: their connections close and brokers notify the group at once.
-    #[arg(long)]
-    pub kills: Option<usize>,
-    /// Consumers (the first ones) that may pause or be cut off for over 120 s
-    /// while alive: expired by brokers, they keep consuming (zombies) and
-    /// reconnect (zombie-consumer: 1).
-    #[arg(long)]
-    pub expiries: Option<usize>,
-    /// Brokers (the first ones) that may restart, losing their member
-    /// tables; one step, without downtime, unless --restart-stops
-    /// (broker-restart: 1).
-    #[arg(long)]
-    pub broker_restarts: Option<usize>,
     /// A broker's restart (--broker-restarts, --disk-losses) is a stop and
     /// a later start, anything between: while it is stopped the name
     /// servers leave it out of their routes (its channel closed) and it
@@ -139,41 +110,6 @@ pub struct ModelArgs {
     /// a million).
     #[arg(long)]
     pub restart_stops: bool,
-    /// Consumers that may shut down gracefully: the last ones, or the first
-    /// ones in rolling-upgrade (graceful-shutdown, rolling-upgrade: 1).
-    #[arg(long)]
-    pub leaves: Option<usize>,
-    /// Route changes, each adding one queue (route-change, stale-route: 1).
-    #[arg(long)]
-    pub route_changes: Option<usize>,
-    /// Route changes, each removing one queue of the first topic
-    /// (queue-scale-in: 1).
-    #[arg(long)]
-    pub queue_removals: Option<usize>,
-    /// Brokers that join the route with their queues, after the first
-    /// --brokers (broker-scale-out: 1).
-    #[arg(long)]
-    pub broker_joins: Option<usize>,
-    /// Brokers that leave the route, the last one first (broker-scale-in: 1).
-    #[arg(long)]
-    pub broker_leaves: Option<usize>,
-    /// Name servers; consumer i polls name server i mod N (default 1;
-    /// nameserver-partition: 2).
-    #[arg(long)]
-    pub name_servers: Option<usize>,
-    /// Partitions between the last broker and the last name server, which
-    /// then drops it until the partition heals: 0 or 1
-    /// (nameserver-partition: 1).
-    #[arg(long)]
-    pub name_server_partitions: Option<usize>,
-    /// Consumers (the first ones) that may each miss one route update, their
-    /// name server unreachable for a poll (stale-route: 1).
-    #[arg(long)]
-    pub stale_routes: Option<usize>,
-    /// Consumers (the first ones) that may each change their subscription
-    /// once at runtime, on the last topic (default 0).
-    #[arg(long)]
-    pub subscription_changes: Option<usize>,
     /// Model each broker's per-group subscription table, replaced by every
     /// heartbeat; pulls of a topic it lacks fail; consumers heartbeat
     /// periodically (on in subscription-flap).
@@ -200,23 +136,6 @@ pub struct ModelArgs {
     /// orderly consumers always allocate on the client.
     #[arg(long, default_value = "client")]
     pub assignment: Allocator,
-    /// Messages in each queue's log: pulls, offsets and deliveries are
-    /// modelled, with the properties no message skipped, duplicate delivery,
-    /// paused queue and (with --liveness) every message consumed, and the
-    /// harms. 0 (the default) leaves messages out. At most 6, and at most 8
-    /// queues in all. Unless --consumers, --brokers or --queues say
-    /// otherwise, 1 queue per broker and 2 consumers with healthy,
-    /// inconsistent-subscription, duplicate-client-id, queue-scale-in,
-    /// nameserver-partition, broker-restart and rolling-upgrade; 1 queue
-    /// per broker with crash, route-change, stale-route and
-    /// zombie-consumer; 1 broker with graceful-shutdown; 1 broker (and the
-    /// joining one) with 1 queue each with broker-scale-out; 2 consumers
-    /// with broker-scale-in; the scenario's own sizes otherwise.
-    #[arg(long, default_value_t = 0)]
-    pub messages: usize,
-    /// Messages a pull fetches at most (pullBatchSize; default 1).
-    #[arg(long, default_value_t = 1)]
-    pub pull_batch: usize,
     /// When offsets reach the broker: async (every 5 s and on drop,
     /// one-way: RocketMQ's behaviour) or sync (each batch acknowledged
     /// before the next pull).
@@ -227,53 +146,6 @@ pub struct ModelArgs {
     /// first message is in memory, else the queue's end) or first.
     #[arg(long, default_value = "last")]
     pub consume_from: ConsumeFrom,
-    /// Consumers (the first ones) that may each lose one offset persist.
-    #[arg(long)]
-    pub lost_persists: Option<usize>,
-    /// Consumers (the first ones) that may each have one offset read fail.
-    #[arg(long)]
-    pub failed_offset_reads: Option<usize>,
-    /// Brokers (the first ones) whose queues' first messages may leave
-    /// memory (then a consumer of a group without offsets, consuming from
-    /// last, starts at the queue's end).
-    #[arg(long)]
-    pub evictions: Option<usize>,
-    /// With messages, brokers (the first ones) that may restart on a
-    /// replaced disk: their offset tables are lost with their memory, their
-    /// commit logs restored (then a queue that changes hands starts where
-    /// --consume-from says; broker-disk-loss: 1).
-    #[arg(long)]
-    pub disk_losses: Option<usize>,
-    /// With messages, consumers (the first ones) whose next batch may fail
-    /// once: its listener returns RECONSUME_LATER and the batch is sent
-    /// back to its broker (CONSUMER_SEND_MSG_BACK), which appends it to the
-    /// group's retry topic (consumed again with --retry-topic), or, if the
-    /// broker is unreachable, consumed again; orderly it returns
-    /// SUSPEND_CURRENT_QUEUE_A_MOMENT and the batch is consumed again. The
-    /// offset never moves past a failed batch before it is stored
-    /// (default 0).
-    #[arg(long)]
-    pub consume_failures: Option<usize>,
-    /// Consumers (the first ones) whose pulls may each stall for over
-    /// 120 s once (a stop-the-world pause, a blocked pull thread): at
-    /// their next rebalance every queue they still get has expired
-    /// (isPullExpired) and is dropped and added afresh, its offset
-    /// persisted and read again (default 0).
-    #[arg(long)]
-    pub pull_stalls: Option<usize>,
-    /// Consumers (the first ones) that may each lose one
-    /// NOTIFY_CONSUMER_IDS_CHANGED (default 0).
-    #[arg(long)]
-    pub lost_notifications: Option<usize>,
-    /// Consumers (the first ones) that may each have one
-    /// GET_CONSUMER_LIST_BY_GROUP fail, its broker unreachable (default 0).
-    #[arg(long)]
-    pub failed_queries: Option<usize>,
-    /// Consumers (the first ones) that may each, once, open a second
-    /// connection to a broker they reconnect to, which the broker lists as
-    /// a second member until its scan expires the silent one (default 0).
-    #[arg(long)]
-    pub second_channels: Option<usize>,
     /// Orderly consumption (MessageListenerOrderly): broker locks with
     /// leases, and a clock of 10 s ticks, with the properties no queue
     /// consumed by two at once, one live lock per queue and (with
@@ -284,50 +156,6 @@ pub struct ModelArgs {
     /// 3, forced unlock 1 tick).
     #[arg(long)]
     pub orderly: bool,
-    /// Orderly: ticks between lock renewals (lockAll; default 2: 20 s).
-    #[arg(long)]
-    pub lock_renew: Option<u8>,
-    /// Orderly: ticks a consumer trusts a lock after it was granted
-    /// (default 3: 30 s).
-    #[arg(long)]
-    pub lock_validity: Option<u8>,
-    /// Orderly: ticks a broker keeps a lock nobody renews (default 6: 60 s).
-    #[arg(long)]
-    pub lock_lease: Option<u8>,
-    /// Orderly: ticks after the last lock when a dropped queue is unlocked
-    /// without waiting for its running batch (default 2: 20 s).
-    #[arg(long)]
-    pub unlock_delay: Option<u8>,
-    /// Orderly: the most ticks one batch takes (default 0: under a tick;
-    /// slow-batch: 3).
-    #[arg(long)]
-    pub batch_ticks: Option<u8>,
-    /// Orderly: ticks a restarting broker stays stopped before it starts
-    /// again (1 or more; implies --restart-stops, which alone lets it start
-    /// within the tick it stopped in). The old holder trusts its lock
-    /// validity ticks after its last lock, so a downtime longer than that
-    /// trust closes broker-restart's window.
-    #[arg(long, value_name = "TICKS")]
-    pub restart_downtime: Option<u8>,
-    /// Orderly: ticks by which the first consumer's wall clock may be
-    /// stepped back, a tick at a time: its locks' ages stand still, while
-    /// its renewal, on the monotonic clock, comes when due (until this
-    /// version the renewal slowed with it) (default 0; clock-drift: 3).
-    #[arg(long)]
-    pub clock_drift: Option<usize>,
-    /// Orderly: brokers (the first ones) whose wall clock may step forward
-    /// once by a lease or more, so that every lock they hold lapses at once
-    /// while its holder still trusts it (default 0).
-    #[arg(long)]
-    pub broker_clock_steps: Option<usize>,
-    /// Orderly: consumers (the first ones) that may each lose one unlock
-    /// (default 0).
-    #[arg(long)]
-    pub lost_unlocks: Option<usize>,
-    /// Orderly: consumers (the first ones) that may lose their connection
-    /// for lock calls, every later one timing out (default 0).
-    #[arg(long)]
-    pub failed_locks: Option<usize>,
 }
 
 /// Only the model flags, to read a list of them (a script's `model`, a
@@ -353,48 +181,12 @@ impl ModelArgs {
     /// in the flags' own terms.
     pub fn build_config(&self) -> Result<Config, String> {
         let orderly = self.orderly || self.scenario.needs_orderly();
-        let mut sizes = self.scenario.layered_sizes(self.messages, orderly);
-        let set = |target: &mut usize, value: Option<usize>| {
-            if let Some(v) = value {
-                *target = v;
-            }
-        };
-        set(&mut sizes.consumers, self.consumers);
-        set(&mut sizes.brokers, self.brokers);
-        set(&mut sizes.topics, self.topics);
-        set(&mut sizes.queues, self.queues);
-        set(&mut sizes.crashes, self.crashes);
-        set(&mut sizes.kills, self.kills);
-        set(&mut sizes.expiries, self.expiries);
-        set(&mut sizes.broker_restarts, self.broker_restarts);
-        set(&mut sizes.leaves, self.leaves);
-        set(&mut sizes.route_changes, self.route_changes);
-        set(&mut sizes.queue_removals, self.queue_removals);
-        set(&mut sizes.broker_joins, self.broker_joins);
-        set(&mut sizes.broker_leaves, self.broker_leaves);
-        set(&mut sizes.name_servers, self.name_servers);
-        set(
-            &mut sizes.name_server_partitions,
-            self.name_server_partitions,
-        );
-        set(&mut sizes.stale_routes, self.stale_routes);
-        set(&mut sizes.subscription_changes, self.subscription_changes);
-        sizes.pull_batch = self.pull_batch;
-        set(&mut sizes.clock_drift, self.clock_drift);
-        set(&mut sizes.broker_clock_steps, self.broker_clock_steps);
-        set(&mut sizes.lost_unlocks, self.lost_unlocks);
-        set(&mut sizes.failed_locks, self.failed_locks);
-        set(&mut sizes.lost_persists, self.lost_persists);
-        set(&mut sizes.failed_offset_reads, self.failed_offset_reads);
-        set(&mut sizes.evictions, self.evictions);
-        set(&mut sizes.disk_losses, self.disk_losses);
-        set(&mut sizes.consume_failures, self.consume_failures);
-        set(&mut sizes.pull_stalls, self.pull_stalls);
-        set(&mut sizes.lost_notifications, self.lost_notifications);
-        set(&mut sizes.failed_queries, self.failed_queries);
-        set(&mut sizes.second_channels, self.second_channels);
-        if self.joins.is_some() {
-            sizes.joins = self.joins;
+        let messages = self.numbers.get(Size::Messages).unwrap_or(0);
+        let mut sizes = self.scenario.layered_sizes(messages, orderly);
+        // The messages are given to the layering, which keeps at least
+        // one for orderly consumption.
+        for (size, value) in self.numbers.given().filter(|(s, _)| *s != Size::Messages) {
+            sizes.set(size, value);
         }
         let defaults = self.scenario.default_protocol();
         let protocol = ProtocolOptions {
@@ -408,7 +200,8 @@ impl ModelArgs {
             orderly: self.lock_timing(orderly, defaults.orderly)?,
             // The mutant is the library's, for the trace tests: no flag.
             heartbeat_reregisters: defaults.heartbeat_reregisters,
-            restart_stops: self.restart_stops || self.restart_downtime.is_some(),
+            restart_stops: self.restart_stops
+                || self.numbers.duration(Size::RestartDowntime).is_some(),
             // The mutants that keep a lost call waiting are the library's,
             // for the model's tests: no flag.
             calls_fail: defaults.calls_fail,
@@ -455,15 +248,8 @@ impl ModelArgs {
         orderly: bool,
         scenario: Option<LockTiming>,
     ) -> Result<Option<LockTiming>, String> {
-        let flags = [
-            ("--lock-renew", self.lock_renew),
-            ("--lock-validity", self.lock_validity),
-            ("--lock-lease", self.lock_lease),
-            ("--unlock-delay", self.unlock_delay),
-            ("--batch-ticks", self.batch_ticks),
-            ("--restart-downtime", self.restart_downtime),
-        ];
-        if matches!(self.restart_downtime, Some(d) if !(1..=LockTiming::MAX).contains(&d)) {
+        let downtime = self.numbers.duration(Size::RestartDowntime);
+        if matches!(downtime, Some(d) if !(1..=LockTiming::MAX).contains(&d)) {
             return Err(format!(
                 "--restart-downtime must be 1..={} (--restart-stops alone lets the broker \
                  start within the tick it stopped in)",
@@ -471,66 +257,30 @@ impl ModelArgs {
             ));
         }
         if !orderly {
-            return match flags.iter().find(|(_, value)| value.is_some()) {
-                Some((flag, _)) => Err(format!("{flag} needs --orderly")),
+            return match self.numbers.durations().next() {
+                Some((size, _)) => Err(format!("{} needs --orderly", size.flag())),
                 None => Ok(None),
             };
         }
         let base = scenario.unwrap_or_default();
         Ok(Some(LockTiming {
-            renew: self.lock_renew.unwrap_or(base.renew),
-            validity: self.lock_validity.unwrap_or(base.validity),
-            lease: self.lock_lease.unwrap_or(base.lease),
-            unlock_delay: self.unlock_delay.unwrap_or(base.unlock_delay),
-            batch: self.batch_ticks.unwrap_or(base.batch),
-            restart_downtime: self.restart_downtime.unwrap_or(base.restart_downtime),
+            renew: self.numbers.duration(Size::LockRenew).unwrap_or(base.renew),
+            validity: self
+                .numbers
+                .duration(Size::LockValidity)
+                .unwrap_or(base.validity),
+            lease: self.numbers.duration(Size::LockLease).unwrap_or(base.lease),
+            unlock_delay: self
+                .numbers
+                .duration(Size::UnlockDelay)
+                .unwrap_or(base.unlock_delay),
+            batch: self
+                .numbers
+                .duration(Size::BatchTicks)
+                .unwrap_or(base.batch),
+            restart_downtime: downtime.unwrap_or(base.restart_downtime),
             ..base
         }))
-    }
-}
-
-/// The flag that sets `size`.
-fn flag(size: Size) -> &'static str {
-    match size {
-        Size::Consumers => "--consumers",
-        Size::Brokers => "--brokers",
-        Size::Topics => "--topics",
-        Size::Queues => "--queues",
-        Size::Joins => "--joins",
-        Size::Crashes => "--crashes",
-        Size::Kills => "--kills",
-        Size::Expiries => "--expiries",
-        Size::BrokerRestarts => "--broker-restarts",
-        Size::Leaves => "--leaves",
-        Size::RouteChanges => "--route-changes",
-        Size::QueueRemovals => "--queue-removals",
-        Size::BrokerJoins => "--broker-joins",
-        Size::BrokerLeaves => "--broker-leaves",
-        Size::NameServers => "--name-servers",
-        Size::NameServerPartitions => "--name-server-partitions",
-        Size::LostNotifications => "--lost-notifications",
-        Size::FailedQueries => "--failed-queries",
-        Size::SecondChannels => "--second-channels",
-        Size::StaleRoutes => "--stale-routes",
-        Size::SubscriptionChanges => "--subscription-changes",
-        Size::Messages => "--messages",
-        Size::PullBatch => "--pull-batch",
-        Size::LostPersists => "--lost-persists",
-        Size::FailedOffsetReads => "--failed-offset-reads",
-        Size::Evictions => "--evictions",
-        Size::DiskLosses => "--disk-losses",
-        Size::ConsumeFailures => "--consume-failures",
-        Size::PullStalls => "--pull-stalls",
-        Size::ClockDrift => "--clock-drift",
-        Size::BrokerClockSteps => "--broker-clock-steps",
-        Size::LostUnlocks => "--lost-unlocks",
-        Size::FailedLocks => "--failed-locks",
-        Size::LockRenew => "--lock-renew",
-        Size::LockValidity => "--lock-validity",
-        Size::LockLease => "--lock-lease",
-        Size::UnlockDelay => "--unlock-delay",
-        Size::BatchTicks => "--batch-ticks",
-        Size::RestartDowntime => "--restart-downtime",
     }
 }
 
@@ -538,10 +288,10 @@ fn flag(size: Size) -> &'static str {
 fn describe(error: &ConfigError) -> String {
     match error {
         ConfigError::OutOfRange { size, min, max } => {
-            format!("{} must be {min}..={max}", flag(*size))
+            format!("{} must be {min}..={max}", size.flag())
         }
         ConfigError::ExceedsConsumers { size } => {
-            format!("{} cannot exceed --consumers", flag(*size))
+            format!("{} cannot exceed --consumers", size.flag())
         }
         ConfigError::TooManyQueues { queues, max } => format!(
             "{queues} queues in all (--topics x --brokers x --queues, plus --route-changes); at most {max}"
@@ -550,9 +300,9 @@ fn describe(error: &ConfigError) -> String {
             scenario,
             size,
             min,
-        } => format!("--scenario {scenario} needs {} {min} or more", flag(*size)),
-        ConfigError::OrderlyOnly { size } => format!("{} needs --orderly", flag(*size)),
-        ConfigError::MessagesOnly { size } => format!("{} needs --messages", flag(*size)),
+        } => format!("--scenario {scenario} needs {} {min} or more", size.flag()),
+        ConfigError::OrderlyOnly { size } => format!("{} needs --orderly", size.flag()),
+        ConfigError::MessagesOnly { size } => format!("{} needs --messages", size.flag()),
         ConfigError::StopsWithoutRestarts => {
             "--restart-stops and --restart-downtime need --broker-restarts or --disk-losses".into()
         }
@@ -585,16 +335,16 @@ mod tests {
                     "2",
                     "--consumers",
                     "3",
-                    flag(size),
+                    size.flag(),
                     "1",
                 ];
                 let flags = Flags::try_parse_from(args)
-                    .unwrap_or_else(|e| panic!("{fault:?}: {} is no flag: {e}", flag(size)));
+                    .unwrap_or_else(|e| panic!("{fault:?}: {} is no flag: {e}", size.flag()));
                 let cfg = flags
                     .model
                     .build_config()
                     .unwrap_or_else(|e| panic!("{fault:?}: {e}"));
-                assert_eq!(cfg.sizes.count(size), Some(1), "{fault:?}: {}", flag(size));
+                assert_eq!(cfg.sizes.count(size), Some(1), "{fault:?}: {}", size.flag());
             }
         }
     }

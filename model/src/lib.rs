@@ -169,8 +169,8 @@ pub mod internals {
     pub use crate::protocol::consumer::Query;
     pub use crate::protocol::message::NO_OFFSET;
     pub use crate::protocol::{
-        BrokerState, ConsumerState, Message, NameServerState, Output, Peer, Phase, ProcessQueue,
-        SendBack, Timer,
+        BrokerState, ConsumerState, Input, Machine, Message, NameServerState, Output, Peer, Phase,
+        ProcessQueue, SendBack, Timer,
     };
     pub use crate::search::intern::Interner;
     pub use crate::search::packed::Codec;

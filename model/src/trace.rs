@@ -538,6 +538,7 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
             cfg.queues[usize::from(*queue)].label
         ),
         Timer::Persist => "persists its offsets (every 5 s)".into(),
+        Timer::SyncOffsets => "its slave copies its offsets (every 10 s)".into(),
     }
 }
 

@@ -16,7 +16,7 @@ use std::fmt::Debug;
 use std::hash::Hash;
 
 use rocketmq_rebalance_model::internals::{
-    fingerprint, BrokerState, ConsumerState, NameServerState, ProcessQueue, Query,
+    fingerprint, BrokerState, ConsumerState, Machine, NameServerState, ProcessQueue, Query,
 };
 use rocketmq_rebalance_model::{
     Action, Fault, LockTiming, ProtocolOptions, RebalanceModel, Scenario, Sizes, SystemState,
@@ -227,7 +227,7 @@ fn every_field_of_a_broker_changes_its_fingerprint() {
 
 #[test]
 fn every_field_of_the_name_servers_changes_their_fingerprint() {
-    let start = NameServerState::start(&common::config(Scenario::NameserverPartition)).0;
+    let start = NameServerState::start(&common::config(Scenario::NameserverPartition), 0).0;
     assert_every_leaf_counts(&[start], 20);
 }
 

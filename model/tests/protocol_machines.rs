@@ -2,8 +2,8 @@
 
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::internals::{
-    BrokerState, ConsumerState, Message, Output, Peer, Phase, ProcessQueue, Query, Route, SendBack,
-    Timer, NO_OFFSET,
+    BrokerState, ConsumerState, Machine, Message, Output, Peer, Phase, ProcessQueue, Query, Route,
+    SendBack, Timer, NO_OFFSET,
 };
 use rocketmq_rebalance_model::{
     Config, Fault, LockTiming, NetworkKind, ProtocolOptions, Scenario, Sizes,
@@ -237,7 +237,7 @@ fn a_restart_loses_the_table_and_closes_every_member_connection() {
     let cfg = common::config(Scenario::BrokerRestart);
     let (broker, out) = BrokerState::start(&cfg, 0);
     assert_eq!(out, [Output::ArmFault(Fault::Restart)]);
-    let (restarted, out) = broker.on_fault(&cfg, Fault::Restart).unwrap();
+    let (restarted, out) = broker.on_fault(&cfg, 0, Fault::Restart).unwrap();
     assert_eq!(restarted.memory.members, 0);
     assert_eq!(
         sends(&out),
@@ -269,8 +269,8 @@ fn a_disk_loss_restarts_the_broker_without_its_offsets() {
     let (broker, out) = BrokerState::start(&cfg, 0);
     assert_eq!(out, [Output::ArmFault(Fault::DiskLoss)]);
     assert_eq!(broker.offset(0), 0, "a running group has its offsets");
-    let (lost, out) = broker.on_fault(&cfg, Fault::DiskLoss).unwrap();
-    let (restarted, restart_out) = broker.on_fault(&cfg, Fault::Restart).unwrap();
+    let (lost, out) = broker.on_fault(&cfg, 0, Fault::DiskLoss).unwrap();
+    let (restarted, restart_out) = broker.on_fault(&cfg, 0, Fault::Restart).unwrap();
     assert_eq!((lost.memory, &out), (restarted.memory, &restart_out));
     assert_eq!(restarted.disk, broker.disk, "a restart keeps the disk");
     assert_eq!(lost.offset(0), NO_OFFSET);
@@ -288,6 +288,56 @@ fn a_disk_loss_restarts_the_broker_without_its_offsets() {
                 epoch: 1,
             }
         )]
+    );
+}
+
+/// A failover is a restart whose offsets are the slave's copy: the
+/// slave copies the master's offsets when they changed (a step only
+/// then), and the commits after its last copy are lost.
+#[test]
+fn a_failover_serves_the_offsets_of_the_slaves_last_sync() {
+    let cfg = config(Sizes {
+        consumers: 2,
+        queues: 1,
+        joins: Some(0),
+        messages: 2,
+        failovers: 1,
+        ..Sizes::default()
+    });
+    let (broker, out) = BrokerState::start(&cfg, 0);
+    assert_eq!(
+        out,
+        [
+            Output::ArmFault(Fault::Failover),
+            Output::Arm(Timer::SyncOffsets)
+        ]
+    );
+    assert!(
+        broker.on_timer(&cfg, 0, &Timer::SyncOffsets).is_none(),
+        "in sync"
+    );
+    let commit = |b: &BrokerState, offset| {
+        let msg = Message::UpdateOffset {
+            queue: 0,
+            offset,
+            epoch: 0,
+        };
+        b.on_message(&cfg, 0, Peer::Consumer(0), &msg).unwrap().0
+    };
+    let (synced, out) = commit(&broker, 1)
+        .on_timer(&cfg, 0, &Timer::SyncOffsets)
+        .unwrap();
+    assert_eq!(out, [Output::Arm(Timer::SyncOffsets)]);
+    let ahead = commit(&synced, 2);
+    assert_eq!(ahead.offset(0), 2);
+    let (failed_over, out) = ahead.on_fault(&cfg, 0, Fault::Failover).unwrap();
+    let (restarted, restart_out) = ahead.on_fault(&cfg, 0, Fault::Restart).unwrap();
+    assert_eq!((failed_over.memory, &out), (restarted.memory, &restart_out));
+    assert_eq!(restarted.offset(0), 2, "a restart keeps the offsets");
+    assert_eq!(
+        failed_over.offset(0),
+        1,
+        "the commit after the last sync is lost"
     );
 }
 
@@ -1094,7 +1144,7 @@ fn the_clock_ages_locks_of_the_table_batches_and_dropped_queues_each_to_its_cap(
         ..ProcessQueue::default()
     };
     c.queues[2].lock_age = 1;
-    let once = c.elapse(&cfg, true);
+    let once = c.elapse(&cfg, 0, true);
     assert_eq!(once.renew_age, timing.renew);
     assert_eq!(once.lag, 0);
     assert_eq!(
@@ -1107,7 +1157,7 @@ fn the_clock_ages_locks_of_the_table_batches_and_dropped_queues_each_to_its_cap(
     );
     assert_eq!(once.queues[2].lock_age, 1, "not in the table: no lock");
     assert!(once.deadline(&cfg));
-    let twice = once.elapse(&cfg, true);
+    let twice = once.elapse(&cfg, 0, true);
     assert_eq!(twice.renew_age, timing.renew);
     assert_eq!(twice.queues[0], once.queues[0], "each age at its cap");
     assert_eq!(twice.queues[1].idle_age, timing.pull_expiry);
@@ -1115,13 +1165,13 @@ fn the_clock_ages_locks_of_the_table_batches_and_dropped_queues_each_to_its_cap(
     // A wall clock stepped back by the tick: locks do not age; the renewal
     // (the monotonic clock's), batches and dropped queues (the brokers'
     // and the application's time) do.
-    let behind = c.elapse(&cfg, false);
+    let behind = c.elapse(&cfg, 0, false);
     assert_eq!(behind.lag, 1);
     assert_eq!(behind.renew_age, once.renew_age);
     assert_eq!(behind.queues[0].lock_age, c.queues[0].lock_age);
     assert_eq!(behind.queues[0].batch_age, timing.batch);
     assert_eq!(behind.queues[1].idle_age, timing.pull_expiry);
-    assert_eq!(behind.elapse(&cfg, false).lag, 2);
+    assert_eq!(behind.elapse(&cfg, 0, false).lag, 2);
     // A consumer that has left has no clock of its own, but the batches it
     // still runs (its shutdown does not wait for them) age.
     let left = ConsumerState {
@@ -1130,7 +1180,7 @@ fn the_clock_ages_locks_of_the_table_batches_and_dropped_queues_each_to_its_cap(
     };
     let mut aged = left;
     aged.queues[0].batch_age = timing.batch;
-    assert_eq!(left.elapse(&cfg, true), aged);
+    assert_eq!(left.elapse(&cfg, 0, true), aged);
     assert!(aged.deadline(&cfg), "its batch at its longest must end");
 }
 

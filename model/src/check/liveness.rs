@@ -100,7 +100,8 @@ pub fn timer_fairness(timer: &Timer) -> Fairness {
         | Timer::Pull { .. }
         | Timer::Done { .. }
         | Timer::Persist
-        | Timer::LockAll => Fairness::Weak,
+        | Timer::LockAll
+        | Timer::SyncOffsets => Fairness::Weak,
     }
 }
 

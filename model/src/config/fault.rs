@@ -89,6 +89,13 @@ dense_enum! {
         /// every queue it still gets has expired (`isPullExpired`) and is
         /// dropped and added afresh, its offset persisted and read again.
         StallPulls,
+        /// The broker's master fails and its slave serves in its place (a
+        /// controller's election, or a slave acting as master): the new
+        /// master has no member or lock table, its connections are new,
+        /// and its offsets are those of its last sync from the master
+        /// (`SlaveSynchronize.syncConsumerOffset`), the commits since then
+        /// lost.
+        Failover,
     }
 }
 
@@ -170,6 +177,12 @@ pub struct FaultSpec {
     pub effect: Effect,
     /// The trace's words for it happening (after the actor's name).
     pub words: &'static str,
+    /// Whether its step may send a periodic message, which the shell drops
+    /// when redundant: that reads the receiver's state and flow, so the
+    /// independence relation of the sleep sets derives from this which
+    /// steps the fault's step commutes with (`shell::independence`). A
+    /// fault that sends one without saying so is refused by the shell.
+    pub periodic: bool,
 }
 
 impl Fault {
@@ -179,7 +192,7 @@ impl Fault {
         use Layer::{Messages, Orderly, Rebalance};
         use Pick::{First, Last, Script};
         use Target::{Broker, Consumer, NameServer};
-        let (target, budgets, pick, layer, effect, words): (_, &[Size], _, _, _, _) = match self {
+        let (target, budgets, pick, layer, effect, words, periodic): (_, &[Size], _, _, _, _, _) = match self {
             Self::Join => (
                 Consumer,
                 &[Size::Joins],
@@ -187,6 +200,7 @@ impl Fault {
                 Rebalance,
                 Now,
                 "start, heartbeat to every broker",
+                false,
             ),
             Self::Shutdown => (
                 Consumer,
@@ -195,8 +209,9 @@ impl Fault {
                 Rebalance,
                 Now,
                 "shutdown, unregister from every broker",
+                false,
             ),
-            Self::Crash => (Consumer, &[Size::Crashes], First, Rebalance, Now, "crash"),
+            Self::Crash => (Consumer, &[Size::Crashes], First, Rebalance, Now, "crash", false),
             Self::RouteChange => (
                 NameServer,
                 &[
@@ -209,6 +224,7 @@ impl Fault {
                 Rebalance,
                 Now,
                 "route change",
+                false,
             ),
             Self::LoseNotification => (
                 Consumer,
@@ -217,6 +233,7 @@ impl Fault {
                 Rebalance,
                 Scheduled("loses its next NOTIFY_CONSUMER_IDS_CHANGED"),
                 "its next NOTIFY_CONSUMER_IDS_CHANGED will be lost",
+                false,
             ),
             Self::FailQuery => (
                 Consumer,
@@ -225,6 +242,7 @@ impl Fault {
                 Rebalance,
                 Scheduled("its next GET_CONSUMER_LIST_BY_GROUP fails"),
                 "its next GET_CONSUMER_LIST_BY_GROUP will fail (broker unreachable)",
+                false,
             ),
             Self::SecondChannel => (
                 Consumer,
@@ -233,6 +251,7 @@ impl Fault {
                 Rebalance,
                 Scheduled("its next new connection opens a second channel"),
                 "its next new connection to a broker will open a second, silent channel",
+                false,
             ),
             Self::Partition => (
                 NameServer,
@@ -241,6 +260,7 @@ impl Fault {
                 Rebalance,
                 Now,
                 "partition from a broker",
+                false,
             ),
             Self::MissRoute => (
                 Consumer,
@@ -249,6 +269,7 @@ impl Fault {
                 Rebalance,
                 Scheduled("its next route poll fails"),
                 "its next route poll will fail (name server unreachable)",
+                false,
             ),
             Self::Kill => (
                 Consumer,
@@ -257,6 +278,7 @@ impl Fault {
                 Rebalance,
                 Now,
                 "process killed (host alive: connections close)",
+                false,
             ),
             Self::Pause => (
                 Consumer,
@@ -265,6 +287,7 @@ impl Fault {
                 Rebalance,
                 Now,
                 "pauses over 120 s while alive (GC or network blip)",
+                false,
             ),
             Self::Restart => (
                 Broker,
@@ -273,6 +296,7 @@ impl Fault {
                 Rebalance,
                 Now,
                 "restarts (member table lost)",
+                false,
             ),
             Self::Resubscribe => (
                 Consumer,
@@ -281,6 +305,7 @@ impl Fault {
                 Rebalance,
                 Now,
                 "changes its subscription",
+                false,
             ),
             Self::LosePersist => (
                 Consumer,
@@ -289,6 +314,7 @@ impl Fault {
                 Messages,
                 Scheduled("its next offset persist is lost"),
                 "its next offset persist will be lost",
+                false,
             ),
             Self::FailOffsetRead => (
                 Consumer,
@@ -297,6 +323,7 @@ impl Fault {
                 Messages,
                 Scheduled("its next offset read fails"),
                 "its next offset read will fail",
+                false,
             ),
             Self::Evict => (
                 Broker,
@@ -305,6 +332,7 @@ impl Fault {
                 Messages,
                 Now,
                 "loses its queues' first messages from memory",
+                false,
             ),
             Self::LoseUnlock => (
                 Consumer,
@@ -313,6 +341,7 @@ impl Fault {
                 Orderly,
                 Scheduled("its next UNLOCK_BATCH_MQ is lost"),
                 "its next UNLOCK_BATCH_MQ will be lost",
+                false,
             ),
             Self::FailLocks => (
                 Consumer,
@@ -321,6 +350,7 @@ impl Fault {
                 Orderly,
                 Scheduled("every lock call times out"),
                 "loses its connection for lock calls: every lock call times out from now on",
+                false,
             ),
             Self::DiskLoss => (
                 Broker,
@@ -329,6 +359,7 @@ impl Fault {
                 Messages,
                 Now,
                 "restarts on a replaced disk: its tables in memory and its offsets lost, its commit log restored",
+                false,
             ),
             Self::ClockStep => (
                 Broker,
@@ -337,6 +368,7 @@ impl Fault {
                 Orderly,
                 Now,
                 "has its wall clock stepped forward a lease or more: every lock it holds lapses",
+                false,
             ),
             Self::FailConsume => (
                 Consumer,
@@ -345,6 +377,7 @@ impl Fault {
                 Messages,
                 Scheduled("its next batch fails"),
                 "its next batch will fail (RECONSUME_LATER; orderly SUSPEND_CURRENT_QUEUE_A_MOMENT)",
+                false,
             ),
             Self::StallPulls => (
                 Consumer,
@@ -353,6 +386,16 @@ impl Fault {
                 Messages,
                 Scheduled("its pulls have stalled over 120 s"),
                 "its pulls stall over 120 s: at its next rebalance they have expired",
+                false,
+            ),
+            Self::Failover => (
+                Broker,
+                &[Size::Failovers],
+                First,
+                Rebalance,
+                Now,
+                "fails over: its slave serves, with no member or lock table and the offsets of its last sync",
+                false,
             ),
         };
         FaultSpec {
@@ -362,6 +405,7 @@ impl Fault {
             layer,
             effect,
             words,
+            periodic,
         }
     }
 

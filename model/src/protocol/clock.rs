@@ -4,7 +4,7 @@
 //! offers the tick as a step.
 
 use crate::config::{Config, Variant};
-use crate::protocol::{BrokerState, ConsumerState, Message, Phase};
+use crate::protocol::{BrokerState, ConsumerState, Machine, Message, Phase};
 
 /// Whether the clock may tick: only with orderly consumption, and not
 /// while a timed step is due (a consumer's, or a stopped broker's start
@@ -51,10 +51,10 @@ pub fn tick(
     consumers: &mut [ConsumerState],
     lagging: Option<u8>,
 ) {
-    for broker in brokers {
-        *broker = broker.elapse(cfg);
+    for (b, broker) in brokers.iter_mut().enumerate() {
+        *broker = broker.elapse(cfg, b, true);
     }
     for (c, consumer) in consumers.iter_mut().enumerate() {
-        *consumer = consumer.elapse(cfg, lagging != Some(c as u8));
+        *consumer = consumer.elapse(cfg, c, lagging != Some(c as u8));
     }
 }

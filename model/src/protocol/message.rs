@@ -359,6 +359,10 @@ dense_enum! {
         /// (`ConsumeMessageOrderlyService.lockMQPeriodically`); it fires when
         /// the consumer's clock says it is due, and must before time passes.
         LockAll,
+        /// With messages, a broker that may fail over
+        /// ([`Fault::Failover`]): its slave copies the offset table
+        /// (`SlaveSynchronize.syncConsumerOffset`, every 10 s).
+        SyncOffsets,
     }
 }
 

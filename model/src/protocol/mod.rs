@@ -15,6 +15,7 @@
 pub mod broker;
 pub mod clock;
 pub mod consumer;
+pub mod machine;
 pub mod message;
 pub mod name_server;
 pub mod process_queue;
@@ -22,6 +23,7 @@ pub mod subscription;
 
 pub use broker::BrokerState;
 pub use consumer::{ConsumerState, Phase};
-pub use message::{Fault, Message, Output, Peer, Step, Timer};
+pub use machine::{Input, Machine};
+pub use message::{Fault, Message, Output, Peer, Timer};
 pub use name_server::NameServerState;
 pub use process_queue::{ProcessQueue, SendBack};

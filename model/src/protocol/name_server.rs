@@ -9,6 +9,7 @@
 
 use crate::config::{Allocator, Config, Route, MAX_NAME_SERVERS};
 use crate::config::{Dense, Fault, Pick, Target};
+use crate::protocol::machine::Machine;
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 
 /// The name servers' state.
@@ -23,9 +24,9 @@ pub struct NameServerState {
     pub stopped: u8,
 }
 
-impl NameServerState {
+impl Machine for NameServerState {
     /// The initial route, and the environment's timers its budgets allow.
-    pub fn start(cfg: &Config) -> (Self, Vec<Output>) {
+    fn start(cfg: &Config, _: usize) -> (Self, Vec<Output>) {
         let state = Self {
             version: 0,
             dropped: [0; MAX_NAME_SERVERS],
@@ -43,19 +44,11 @@ impl NameServerState {
         (state, outputs)
     }
 
-    /// The route name server `n` serves.
-    pub fn route(&self, n: usize) -> Route {
-        Route {
-            version: self.version,
-            dropped: self.dropped[n] | self.stopped,
-        }
-    }
-
     /// Handles a message: a broker's channel closes as it stops
     /// (`BrokerHousekeepingService.onChannelClose`, which drops it from the
     /// routes at once, not only at the 120 s scan), or it registers again
     /// as it starts; every name server serves the changed route.
-    pub fn on_message(&self, cfg: &Config, from: Peer, msg: &Message) -> Step<Self> {
+    fn on_message(&self, cfg: &Config, _: usize, from: Peer, msg: &Message) -> Step<Self> {
         let (Peer::Broker(b), Message::BrokerPresence { alive }) = (from, msg) else {
             return None;
         };
@@ -71,16 +64,8 @@ impl NameServerState {
         })
     }
 
-    fn arm(&self, cfg: &Config) -> Vec<Output> {
-        if self.version < cfg.last_route() {
-            vec![Output::ArmFault(Fault::RouteChange)]
-        } else {
-            Vec::new()
-        }
-    }
-
     /// Handles a timer: the partition heals.
-    pub fn on_timer(&self, cfg: &Config, timer: &Timer) -> Step<Self> {
+    fn on_timer(&self, cfg: &Config, _: usize, timer: &Timer) -> Step<Self> {
         match timer {
             Timer::Heal => Some(self.heal(cfg)),
             _ => None,
@@ -88,11 +73,35 @@ impl NameServerState {
     }
 
     /// Handles a fault: dispatches to the step it starts.
-    pub fn on_fault(&self, cfg: &Config, fault: Fault) -> Step<Self> {
+    fn on_fault(&self, cfg: &Config, _: usize, fault: Fault) -> Step<Self> {
         match fault {
             Fault::RouteChange => self.change_route(cfg),
             Fault::Partition => Some(self.drop_broker(cfg)),
             _ => None,
+        }
+    }
+
+    /// The name servers keep no time that a tick ages: their scan's 120 s
+    /// is the partition's step.
+    fn elapse(&self, _: &Config, _: usize, _: bool) -> Self {
+        *self
+    }
+}
+
+impl NameServerState {
+    /// The route name server `n` serves.
+    pub fn route(&self, n: usize) -> Route {
+        Route {
+            version: self.version,
+            dropped: self.dropped[n] | self.stopped,
+        }
+    }
+
+    fn arm(&self, cfg: &Config) -> Vec<Output> {
+        if self.version < cfg.last_route() {
+            vec![Output::ArmFault(Fault::RouteChange)]
+        } else {
+            Vec::new()
         }
     }
 

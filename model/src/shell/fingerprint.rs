@@ -12,7 +12,7 @@
 
 use std::hash::{Hash, Hasher};
 
-use crate::config::{Dense, Fault, Route};
+use crate::config::{Dense, Fault, Route, MAX_TOPICS};
 use crate::protocol::{
     BrokerState, ConsumerState, Message, NameServerState, Peer, ProcessQueue, SendBack,
 };
@@ -211,8 +211,9 @@ impl Hash for Envelope {
     }
 }
 
-// The consumer's pending faults fit the bits left in its first word.
-const _: () = assert!(Fault::COUNT <= 22);
+// The consumer's pending faults fit the bits its third word leaves above
+// its views (17 bits a topic) and its query (25 bits).
+const _: () = assert!(17 * MAX_TOPICS + 25 <= 96 && Fault::COUNT <= 32);
 
 /// Three words, four more when it holds a process queue, and a byte when
 /// it leaves queues' progress unreported. The first word says whether those
@@ -233,7 +234,6 @@ impl Hash for ConsumerState {
                 | u128::from(self.topics) << 32
                 | u128::from(queues) << 40
                 | u128::from(self.unreported != 0) << 41
-                | u128::from(self.faults.bits()) << 42
                 | assigned << 64,
         );
         if queues {
@@ -255,13 +255,14 @@ impl Hash for ConsumerState {
         let querying = self.querying.map_or(0, |q| {
             1 | u128::from(q.topic) << 1 | u128::from(q.broker) << 9 | u128::from(q.epoch) << 17
         });
-        h.write_u128(views | querying << 68);
+        h.write_u128(views | querying << 68 | u128::from(self.faults.bits()) << 96);
     }
 }
 
 /// Two words, memory and disk together (with whether it is stopped, and a
 /// start's lock grace, above the offsets), a third when messages were sent
-/// back to its retry topic, and a fourth when it lists members twice. The
+/// back to its retry topic, a fourth when it lists members twice, and a
+/// fifth when its slave's copy of its offsets is behind them. The
 /// first word says which follow, so distinct states write distinct
 /// sequences.
 impl Hash for BrokerState {
@@ -269,6 +270,7 @@ impl Hash for BrokerState {
         let (memory, disk) = (&self.memory, &self.disk);
         let retried = disk.retried.bits() != 0;
         let twice = memory.twice != 0;
+        let synced = disk.synced != disk.offsets;
         h.write_u128(
             u128::from(memory.members)
                 | u128::from(memory.closed) << 16
@@ -277,6 +279,7 @@ impl Hash for BrokerState {
                 | u128::from(disk.evicted) << 56
                 | u128::from(retried) << 57
                 | u128::from(twice) << 58
+                | u128::from(synced) << 59
                 | u128::from(disk.offsets) << 64
                 | self.down.map_or(0, |ticks| 1 << 8 | u128::from(ticks)) << 96
                 | u128::from(memory.grace) << 112,
@@ -287,6 +290,9 @@ impl Hash for BrokerState {
         }
         if twice {
             h.write_u16(memory.twice);
+        }
+        if synced {
+            h.write_u32(disk.synced);
         }
     }
 }

@@ -37,7 +37,7 @@
 //! receiver is two steps of one actor: dependent.
 
 use crate::config::Config;
-use crate::protocol::{subscription, Fault, Peer, Timer};
+use crate::protocol::{subscription, Peer, Timer};
 use crate::search::bfs::Reduction;
 
 use super::{Action, RebalanceModel};
@@ -111,9 +111,9 @@ pub fn periodic_receivers(from: Peer) -> Roles {
 
 /// Whether the step of `action` may send a periodic message that the shell
 /// drops when redundant (exception 1): only timers' and faults' are
-/// filtered. A new timer or fault does not compile until it is decided
-/// here, and the shell refuses a periodic message from a step declared not
-/// to send one.
+/// filtered. A new timer does not compile until it is decided here, a
+/// fault says so in its definition (`FaultSpec::periodic`), and the shell
+/// refuses a periodic message from a step declared not to send one.
 pub fn may_send_periodic(action: &Action) -> bool {
     match *action {
         Action::Deliver(_) | Action::Elapse { .. } => false,
@@ -128,32 +128,11 @@ pub fn may_send_periodic(action: &Action) -> bool {
             | Timer::Start
             | Timer::Pull { .. }
             | Timer::Done { .. }
-            | Timer::LockAll => false,
+            | Timer::LockAll
+            | Timer::SyncOffsets => false,
         },
-        Action::Fault(_, fault) => match fault {
-            Fault::Join
-            | Fault::Shutdown
-            | Fault::Crash
-            | Fault::RouteChange
-            | Fault::LoseNotification
-            | Fault::FailQuery
-            | Fault::SecondChannel
-            | Fault::Partition
-            | Fault::MissRoute
-            | Fault::Kill
-            | Fault::Pause
-            | Fault::Restart
-            | Fault::Resubscribe
-            | Fault::LosePersist
-            | Fault::FailOffsetRead
-            | Fault::Evict
-            | Fault::LoseUnlock
-            | Fault::FailLocks
-            | Fault::DiskLoss
-            | Fault::ClockStep
-            | Fault::FailConsume
-            | Fault::StallPulls => false,
-        },
+        // From the fault's one definition.
+        Action::Fault(_, fault) => fault.spec().periodic,
     }
 }
 

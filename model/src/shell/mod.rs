@@ -21,8 +21,8 @@ use std::sync::Arc;
 
 use crate::config::{Config, NetworkKind};
 use crate::protocol::{
-    clock, subscription, BrokerState, ConsumerState, Fault, NameServerState, Output, Peer, Step,
-    Timer,
+    clock, subscription, BrokerState, ConsumerState, Fault, Input, Machine, NameServerState,
+    Output, Peer, Timer,
 };
 
 pub use deliveries::Deliveries;
@@ -126,7 +126,7 @@ impl RebalanceModel {
     /// Every actor started, with the outputs of each start carried out.
     pub fn initial_state(&self) -> SystemState {
         let cfg = &*self.cfg;
-        let (name_server, ns_out) = NameServerState::start(cfg);
+        let (name_server, ns_out) = NameServerState::start(cfg, 0);
         let (brokers, broker_out): (Vec<_>, Vec<_>) = (0..cfg.broker_names.len())
             .map(|b| BrokerState::start(cfg, b))
             .unzip();
@@ -198,7 +198,7 @@ impl RebalanceModel {
                 Some(next)
             }
             Action::Timeout(peer, timer) => {
-                let mut change = self.on_timer(state, peer, &timer)?;
+                let mut change = self.react(state, peer, Input::Timer(&timer))?;
                 declared_periodic(&action, peer, &change.outputs);
                 change
                     .outputs
@@ -215,7 +215,7 @@ impl RebalanceModel {
             }
             Action::Fault(peer, fault) => {
                 // As a timer: a fault its machine does not answer is no step.
-                let mut change = self.on_fault(state, peer, fault)?;
+                let mut change = self.react(state, peer, Input::Fault(fault))?;
                 declared_periodic(&action, peer, &change.outputs);
                 change
                     .outputs
@@ -257,7 +257,7 @@ impl RebalanceModel {
         subscription::periodic_heartbeats(&self.cfg)
             && (0..state.consumers.len()).any(|c| {
                 let peer = Peer::Consumer(c as u8);
-                self.on_timer(state, peer, &Timer::Heartbeat)
+                self.react(state, peer, Input::Timer(&Timer::Heartbeat))
                     .is_some_and(|change| {
                         change.outputs.iter().any(|o| {
                             matches!(o, Output::SendPeriodic(..)) && !self.redundant(state, peer, o)
@@ -273,61 +273,26 @@ impl RebalanceModel {
     }
 
     fn on_message(&self, state: &SystemState, env: &Envelope) -> Option<Change> {
-        let cfg = &*self.cfg;
-        match env.dst {
-            Peer::Broker(b) => {
-                let current = &state.brokers[usize::from(b)];
-                Change::of(
-                    current,
-                    current.on_message(cfg, usize::from(b), env.src, &env.msg),
-                )
-            }
-            Peer::Consumer(c) => {
-                let current = &state.consumers[usize::from(c)];
-                Change::of(
-                    current,
-                    current.on_message(cfg, usize::from(c), env.src, &env.msg),
-                )
-            }
-            Peer::NameServer => {
-                let current = &state.name_server;
-                Change::of(current, current.on_message(cfg, env.src, &env.msg))
-            }
-        }
+        let input = Input::Message {
+            from: env.src,
+            msg: &env.msg,
+        };
+        self.react(state, env.dst, input)
     }
 
-    fn on_timer(&self, state: &SystemState, peer: Peer, timer: &Timer) -> Option<Change> {
+    /// The step `input` makes `peer`'s machine take: the one place that
+    /// picks a machine by its role.
+    fn react(&self, state: &SystemState, peer: Peer, input: Input<'_>) -> Option<Change> {
         let cfg = &*self.cfg;
         match peer {
-            Peer::NameServer => {
-                let current = &state.name_server;
-                Change::of(current, current.on_timer(cfg, timer))
+            Peer::NameServer => Change::of(&state.name_server, cfg, 0, input),
+            Peer::Broker(b) => {
+                let b = usize::from(b);
+                Change::of(&state.brokers[b], cfg, b, input)
             }
             Peer::Consumer(c) => {
-                let current = &state.consumers[usize::from(c)];
-                Change::of(current, current.on_timer(cfg, usize::from(c), timer))
-            }
-            Peer::Broker(b) => {
-                let current = &state.brokers[usize::from(b)];
-                Change::of(current, current.on_timer(cfg, timer))
-            }
-        }
-    }
-
-    fn on_fault(&self, state: &SystemState, peer: Peer, fault: Fault) -> Option<Change> {
-        let cfg = &*self.cfg;
-        match peer {
-            Peer::NameServer => {
-                let current = &state.name_server;
-                Change::of(current, current.on_fault(cfg, fault))
-            }
-            Peer::Consumer(c) => {
-                let current = &state.consumers[usize::from(c)];
-                Change::of(current, current.on_fault(cfg, usize::from(c), fault))
-            }
-            Peer::Broker(b) => {
-                let current = &state.brokers[usize::from(b)];
-                Change::of(current, current.on_fault(cfg, fault))
+                let c = usize::from(c);
+                Change::of(&state.consumers[c], cfg, c, input)
             }
         }
     }
@@ -455,10 +420,15 @@ struct Change {
 }
 
 impl Change {
-    /// The change a step took from `current`; `None` when the machine took
-    /// no step.
-    fn of<S: PartialEq + Into<Node>>(current: &S, step: Step<S>) -> Option<Change> {
-        let (next, outputs) = step?;
+    /// The change `input` makes machine `me`, in `current`, take; `None`
+    /// when it takes no step.
+    fn of<M: Machine + Into<Node>>(
+        current: &M,
+        cfg: &Config,
+        me: usize,
+        input: Input<'_>,
+    ) -> Option<Change> {
+        let (next, outputs) = current.react(cfg, me, input)?;
         let state = (next != *current).then(|| next.into());
         Some(Change { state, outputs })
     }

@@ -19,7 +19,7 @@ pub use retry_log::RetryLog;
 use crate::config::{members_of, Config, ConsumerSet, Route};
 use crate::config::{Dense, Fault, Target, Variant};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer, NO_OFFSET};
-use crate::protocol::ConsumerState;
+use crate::protocol::{ConsumerState, Machine};
 use offsets::with_offset;
 
 /// One broker, in two parts: what its process holds, which a restart
@@ -116,6 +116,10 @@ pub struct BrokerDisk {
     pub evicted: bool,
     /// What was sent back to its queue of the retry topic.
     pub retried: RetryLog,
+    /// With a failover in its budget, its slave's copy of `offsets` as of
+    /// the slave's last sync ([`Timer::SyncOffsets`]), which a failover
+    /// makes the offsets served; without one, the offsets it started with.
+    pub synced: u32,
 }
 
 impl BrokerDisk {
@@ -132,6 +136,20 @@ impl BrokerDisk {
             offsets: NONE_STORED,
             evicted: self.evicted,
             retried: self.retried,
+            synced: self.synced,
+        }
+    }
+
+    /// The disk of the slave that serves after a failover: the offsets of
+    /// its last sync, and the same commit log (the model's logs are
+    /// written before the run). Every field is named, as in
+    /// [`BrokerDisk::lost`].
+    pub fn failed_over(&self) -> Self {
+        Self {
+            offsets: self.synced,
+            evicted: self.evicted,
+            retried: self.retried,
+            synced: self.synced,
         }
     }
 }
@@ -158,10 +176,10 @@ enum Connection {
     New,
 }
 
-impl BrokerState {
+impl Machine for BrokerState {
     /// The table at start: consumers that are already running, if the
     /// broker is in the initial route; and the restart its budget allows.
-    pub fn start(cfg: &Config, broker: usize) -> (Self, Vec<Output>) {
+    fn start(cfg: &Config, broker: usize) -> (Self, Vec<Output>) {
         let members = if broker < cfg.sizes.brokers {
             cfg.initial_members() & cfg.reachable_from(broker)
         } else {
@@ -212,13 +230,17 @@ impl BrokerState {
                 offsets,
                 evicted: false,
                 retried: RetryLog::default(),
+                synced: offsets,
             },
             down: None,
         };
-        let outputs = Fault::all()
+        let mut outputs: Vec<Output> = Fault::all()
             .filter(|&f| f.target() == Target::Broker && cfg.may(f, broker))
             .map(Output::ArmFault)
             .collect();
+        if cfg.messages() && cfg.may(Fault::Failover, broker) {
+            outputs.push(Output::Arm(Timer::SyncOffsets));
+        }
         (state, outputs)
     }
 
@@ -226,44 +248,23 @@ impl BrokerState {
     /// starts. A restart is one step, the stop and the start at once, or
     /// with [`ProtocolOptions::restart_stops`](crate::config::ProtocolOptions)
     /// a stop, the start a step of its own.
-    pub fn on_fault(&self, cfg: &Config, fault: Fault) -> Step<Self> {
+    fn on_fault(&self, cfg: &Config, _: usize, fault: Fault) -> Step<Self> {
         self.fault(cfg, fault, cfg.protocol.restart_stops)
     }
 
-    fn fault(&self, cfg: &Config, fault: Fault, stops: bool) -> Step<Self> {
-        if self.down.is_some() {
-            return None;
-        }
-        match fault {
-            Fault::Restart => Some(self.stop(cfg, self.disk, stops)),
-            Fault::DiskLoss => Some(self.stop(cfg, self.disk.lost(), stops)),
-            // A lease timed by the monotonic clock: the step moves none.
-            Fault::ClockStep if cfg.has(Variant::BrokerLeaseMonotonic) => None,
-            Fault::ClockStep => (self.memory.locks != LockTable::default()).then(|| {
-                let mut next = *self;
-                next.memory.locks = LockTable::default();
-                (next, Vec::new())
-            }),
-            Fault::Evict => (!self.disk.evicted).then(|| {
-                let mut next = *self;
-                next.disk.evicted = true;
-                (next, Vec::new())
-            }),
-            _ => None,
-        }
-    }
-
-    /// Handles a timer: a stopped broker starts again.
-    pub fn on_timer(&self, cfg: &Config, timer: &Timer) -> Step<Self> {
+    /// Handles a timer: a stopped broker starts again; a running one's
+    /// slave copies its offsets when they changed.
+    fn on_timer(&self, cfg: &Config, _: usize, timer: &Timer) -> Step<Self> {
         match timer {
             Timer::Start => self.start_again(cfg),
+            Timer::SyncOffsets => self.sync_offsets(),
             _ => None,
         }
     }
 
     /// One tick of the broker's clock (orderly consumption): its locks age,
     /// and a stopped broker's downtime runs.
-    pub fn elapse(&self, cfg: &Config) -> Self {
+    fn elapse(&self, cfg: &Config, _: usize, _: bool) -> Self {
         let mut next = *self;
         if let Some(timing) = cfg.orderly() {
             next.memory.locks.elapse(timing.lease);
@@ -275,82 +276,10 @@ impl BrokerState {
         next
     }
 
-    /// Running: a connection to it can be opened.
-    pub fn listens(&self) -> bool {
-        self.down.is_none()
-    }
-
-    /// Stopped, its downtime over: it must start before time passes again,
-    /// so that a downtime lasts what the configuration says.
-    pub fn due_to_start(&self, cfg: &Config) -> bool {
-        self.down.is_some_and(|ticks| ticks >= downtime(cfg))
-    }
-
-    /// The broker stops for a restart (an upgrade, or its disk replaced,
-    /// `disk` then being the new one): its process and with it the member,
-    /// subscription and lock tables are gone, and every member's connection
-    /// closes, which the member sees. With the stopped phase (`stops`) so
-    /// does its channel to the name servers, which drop it from their
-    /// routes at once, and it starts again after its downtime
-    /// (`Timer::Start`); without it, it starts in the same step, before
-    /// anyone could see it gone.
-    fn stop(&self, cfg: &Config, disk: BrokerDisk, stops: bool) -> (Self, Vec<Output>) {
-        let next = Self {
-            memory: self.memory.restarted(cfg),
-            disk,
-            down: stops.then_some(0),
-        };
-        let mut outputs: Vec<Output> = members_of(u64::from(self.memory.members))
-            .map(|c| {
-                let epoch = self.epoch(c as u8);
-                Output::Send(Peer::Consumer(c as u8), Message::ConnectionClosed { epoch })
-            })
-            .collect();
-        if stops {
-            let gone = Message::BrokerPresence { alive: false };
-            outputs.extend([
-                Output::Send(Peer::NameServer, gone),
-                Output::Arm(Timer::Start),
-            ]);
-        }
-        (next, outputs)
-    }
-
-    /// `BrokerController.start` on the same address, once the downtime has
-    /// passed (before, the timer is no step): empty member and lock tables,
-    /// and a registration with every name server, which lists it again.
-    fn start_again(&self, cfg: &Config) -> Step<Self> {
-        if self.down? < downtime(cfg) {
-            return None;
-        }
-        let next = Self {
-            down: None,
-            ..*self
-        };
-        let register = Message::BrokerPresence { alive: true };
-        Some((next, vec![Output::Send(Peer::NameServer, register)]))
-    }
-
-    /// The newest connection epoch known of consumer `c`.
-    pub fn epoch(&self, c: u8) -> u8 {
-        (self.memory.epochs >> (4 * c) & 0xF) as u8
-    }
-
-    fn connection(&self, c: u8, epoch: u8) -> Connection {
-        let known = self.epoch(c);
-        if epoch > known {
-            Connection::New
-        } else if epoch < known || self.memory.closed & 1 << c != 0 {
-            Connection::Dead
-        } else {
-            Connection::Current
-        }
-    }
-
     /// Handles a message from `from` to broker `me`: dispatches to the
     /// protocol step it starts. Whatever arrives on a dead connection is
     /// ignored; a stopped broker refuses every other request's connection.
-    pub fn on_message(&self, cfg: &Config, me: usize, from: Peer, msg: &Message) -> Step<Self> {
+    fn on_message(&self, cfg: &Config, me: usize, from: Peer, msg: &Message) -> Step<Self> {
         let c = match (from, msg) {
             (Peer::Consumer(c), _) => c,
             (Peer::NameServer, Message::RouteData { route }) => return self.cache_route(*route),
@@ -450,6 +379,117 @@ impl BrokerState {
     }
 }
 
+impl BrokerState {
+    fn fault(&self, cfg: &Config, fault: Fault, stops: bool) -> Step<Self> {
+        if self.down.is_some() {
+            return None;
+        }
+        match fault {
+            Fault::Restart => Some(self.stop(cfg, self.disk, stops)),
+            Fault::DiskLoss => Some(self.stop(cfg, self.disk.lost(), stops)),
+            // The slave serves: to the group, the broker's process is new,
+            // as after a restart, with the offsets of the last sync.
+            Fault::Failover => Some(self.stop(cfg, self.disk.failed_over(), stops)),
+            // A lease timed by the monotonic clock: the step moves none.
+            Fault::ClockStep if cfg.has(Variant::BrokerLeaseMonotonic) => None,
+            Fault::ClockStep => (self.memory.locks != LockTable::default()).then(|| {
+                let mut next = *self;
+                next.memory.locks = LockTable::default();
+                (next, Vec::new())
+            }),
+            Fault::Evict => (!self.disk.evicted).then(|| {
+                let mut next = *self;
+                next.disk.evicted = true;
+                (next, Vec::new())
+            }),
+            _ => None,
+        }
+    }
+
+    /// Running: a connection to it can be opened.
+    pub fn listens(&self) -> bool {
+        self.down.is_none()
+    }
+
+    /// Stopped, its downtime over: it must start before time passes again,
+    /// so that a downtime lasts what the configuration says.
+    pub fn due_to_start(&self, cfg: &Config) -> bool {
+        self.down.is_some_and(|ticks| ticks >= downtime(cfg))
+    }
+
+    /// The broker stops for a restart (an upgrade, or its disk replaced,
+    /// `disk` then being the new one): its process and with it the member,
+    /// subscription and lock tables are gone, and every member's connection
+    /// closes, which the member sees. With the stopped phase (`stops`) so
+    /// does its channel to the name servers, which drop it from their
+    /// routes at once, and it starts again after its downtime
+    /// (`Timer::Start`); without it, it starts in the same step, before
+    /// anyone could see it gone.
+    fn stop(&self, cfg: &Config, disk: BrokerDisk, stops: bool) -> (Self, Vec<Output>) {
+        let next = Self {
+            memory: self.memory.restarted(cfg),
+            disk,
+            down: stops.then_some(0),
+        };
+        let mut outputs: Vec<Output> = members_of(u64::from(self.memory.members))
+            .map(|c| {
+                let epoch = self.epoch(c as u8);
+                Output::Send(Peer::Consumer(c as u8), Message::ConnectionClosed { epoch })
+            })
+            .collect();
+        if stops {
+            let gone = Message::BrokerPresence { alive: false };
+            outputs.extend([
+                Output::Send(Peer::NameServer, gone),
+                Output::Arm(Timer::Start),
+            ]);
+        }
+        (next, outputs)
+    }
+
+    /// `BrokerController.start` on the same address, once the downtime has
+    /// passed (before, the timer is no step): empty member and lock tables,
+    /// and a registration with every name server, which lists it again.
+    fn start_again(&self, cfg: &Config) -> Step<Self> {
+        if self.down? < downtime(cfg) {
+            return None;
+        }
+        let next = Self {
+            down: None,
+            ..*self
+        };
+        let register = Message::BrokerPresence { alive: true };
+        Some((next, vec![Output::Send(Peer::NameServer, register)]))
+    }
+
+    /// `SlaveSynchronize.syncConsumerOffset`: the slave copies the running
+    /// master's offset table. No step when the copy is current.
+    fn sync_offsets(&self) -> Step<Self> {
+        if self.down.is_some() || self.disk.synced == self.disk.offsets {
+            return None;
+        }
+        let mut next = *self;
+        next.disk.synced = self.disk.offsets;
+        Some((next, vec![Output::Arm(Timer::SyncOffsets)]))
+    }
+
+    /// The newest connection epoch known of consumer `c`.
+    pub fn epoch(&self, c: u8) -> u8 {
+        (self.memory.epochs >> (4 * c) & 0xF) as u8
+    }
+
+    fn connection(&self, c: u8, epoch: u8) -> Connection {
+        let known = self.epoch(c);
+        if epoch > known {
+            Connection::New
+        } else if epoch < known || self.memory.closed & 1 << c != 0 {
+            Connection::Dead
+        } else {
+            Connection::Current
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -470,6 +510,7 @@ mod tests {
                 offsets: 0,
                 evicted: false,
                 retried: RetryLog::default(),
+                synced: 0,
             },
             down: None,
         }

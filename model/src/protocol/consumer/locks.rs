@@ -276,7 +276,7 @@ impl ConsumerState {
     /// (`lastLockTimestamp`, wall-clock time). The renewal is timed by the
     /// monotonic clock (`lockMQPeriodically` on a scheduled executor), which
     /// no wall-clock step moves, and running batches age in real time.
-    pub fn elapse(&self, cfg: &Config, own_clock: bool) -> Self {
+    pub(super) fn aged(&self, cfg: &Config, own_clock: bool) -> Self {
         let Some(timing) = cfg.orderly() else {
             return *self;
         };

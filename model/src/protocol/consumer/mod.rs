@@ -26,6 +26,7 @@ mod messages;
 use crate::config::{
     members_of, Call, Config, ConsumerSet, Effect, Fault, FaultSet, QueueSet, Route, MAX_TOPICS,
 };
+use crate::protocol::machine::Machine;
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 use crate::protocol::process_queue::ProcessQueues;
 use crate::protocol::process_queue::SendBack;
@@ -108,10 +109,10 @@ pub struct Query {
     pub epoch: u8,
 }
 
-impl ConsumerState {
+impl Machine for ConsumerState {
     /// The state at start: idle for joiners; otherwise running, registered
     /// and balanced, as if it had been up for a while.
-    pub fn start(cfg: &Config, me: usize) -> (Self, Vec<Output>) {
+    fn start(cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let spec = &cfg.consumers[me];
         let mut state = Self::empty(Phase::Idle);
         state.topics = spec.topics;
@@ -138,7 +139,7 @@ impl ConsumerState {
     }
 
     /// Handles a timer: dispatches to the protocol step it starts.
-    pub fn on_timer(&self, cfg: &Config, me: usize, timer: &Timer) -> Step<Self> {
+    fn on_timer(&self, cfg: &Config, me: usize, timer: &Timer) -> Step<Self> {
         match (self.phase, *timer) {
             (Phase::Running, _) => {}
             (Phase::Left, Timer::Done { queue }) => {
@@ -156,7 +157,7 @@ impl ConsumerState {
             Timer::Done { queue } => self.done(cfg, me, usize::from(queue)),
             Timer::Persist => Some(self.persist(cfg, me)),
             Timer::LockAll => self.lock_all(cfg, me),
-            Timer::Heal | Timer::Start => None,
+            Timer::Heal | Timer::Start | Timer::SyncOffsets => None,
         }
     }
 
@@ -164,7 +165,7 @@ impl ConsumerState {
     /// step it concerns applies it); the others are steps of their own.
     /// Which faults may happen to this consumer is decided once, by the
     /// faults it arms when it starts ([`ConsumerSpec::may`](crate::config::ConsumerSpec)).
-    pub fn on_fault(&self, cfg: &Config, me: usize, fault: Fault) -> Step<Self> {
+    fn on_fault(&self, cfg: &Config, me: usize, fault: Fault) -> Step<Self> {
         match (self.phase, fault.spec().effect) {
             (Phase::Idle, _) if fault == Fault::Join => Some(self.join(cfg, me)),
             (Phase::Running, _) if fault == Fault::StallPulls => Some(self.stall_pulls(cfg, me)),
@@ -189,7 +190,7 @@ impl ConsumerState {
 
     /// Handles a message from `from`: dispatches to the protocol step it
     /// starts.
-    pub fn on_message(&self, cfg: &Config, me: usize, from: Peer, msg: &Message) -> Step<Self> {
+    fn on_message(&self, cfg: &Config, me: usize, from: Peer, msg: &Message) -> Step<Self> {
         let broker = match from {
             Peer::Broker(b) => Some(b),
             _ => None,
@@ -307,6 +308,12 @@ impl ConsumerState {
         }
     }
 
+    fn elapse(&self, cfg: &Config, _: usize, wall_clock: bool) -> Self {
+        self.aged(cfg, wall_clock)
+    }
+}
+
+impl ConsumerState {
     /// The timers and faults a running consumer has besides its rebalance
     /// turn: the periodic ones its layers need, and the faults its budgets
     /// give it.
