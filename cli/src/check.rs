@@ -2,8 +2,8 @@
 
 use clap::Args;
 use rocketmq_rebalance_model::{
-    check_model, checked_model, serve_check, CheckOptions, FingerprintBits, Progress, Search,
-    Workers,
+    check_model, checked_model, report::FingerprintBits, serve_check, CheckOptions, Progress,
+    Search, Workers,
 };
 use std::fs::File;
 use std::io::Write;

@@ -11,7 +11,7 @@ use clap::Args;
 use rocketmq_rebalance_cluster::harms::Figures;
 use rocketmq_rebalance_cluster::pipeline::{self, Judged, Request, Source, Stage};
 use rocketmq_rebalance_cluster::trace::{short_queue, Event};
-use rocketmq_rebalance_model::{Dense, Variant};
+use rocketmq_rebalance_model::configuration::{Dense, Variant};
 use serde_json::json;
 
 use crate::input::{bad_input, EXIT_FAILED};
@@ -349,7 +349,7 @@ fn print(judged: &Judged) {
     );
 }
 
-fn status_word(s: rocketmq_rebalance_model::Status) -> String {
+fn status_word(s: rocketmq_rebalance_model::report::Status) -> String {
     serde_json::to_value(s)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))

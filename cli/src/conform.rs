@@ -8,7 +8,7 @@ use rocketmq_rebalance_cluster::translate::RuleFired;
 use rocketmq_rebalance_cluster::translate::{
     validate, AllocationMismatch, Translation, Validation,
 };
-use rocketmq_rebalance_model::{Bounds, Conformance, Observation, Observed, Verdict};
+use rocketmq_rebalance_model::validation::{Bounds, Conformance, Observation, Observed, Verdict};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;

@@ -3,8 +3,8 @@
 
 use std::process::ExitCode;
 
+use rocketmq_rebalance_model::configuration::{Dense, Variant};
 use rocketmq_rebalance_model::variants::Entry;
-use rocketmq_rebalance_model::{Dense, Variant};
 
 /// The catalogue's flags.
 #[derive(Debug, clap::Args)]

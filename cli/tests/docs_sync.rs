@@ -16,7 +16,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use rocketmq_rebalance_model::{Dense, Fault, Pick, Scenario, Size, Variant};
+use rocketmq_rebalance_model::configuration::{Dense, Fault, Pick, Scenario, Size, Variant};
 
 /// The line after which `docs/cli.md` is generated, to its end.
 const GENERATED: &str = "<!-- Generated from `rebalance --help` and `rebalance SUBCOMMAND --help` by cli/tests/docs_sync.rs: do not edit below this line. -->";

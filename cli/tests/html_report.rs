@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use rocketmq_rebalance_model::Scenario;
+use rocketmq_rebalance_model::configuration::Scenario;
 use serde_json::Value;
 
 const REBALANCE: &str = env!("CARGO_BIN_EXE_rebalance");

@@ -12,7 +12,10 @@ use rocketmq_rebalance_cluster::pipeline::{Plan, Source};
 use rocketmq_rebalance_cluster::trace;
 use rocketmq_rebalance_cluster::translate::validate;
 use rocketmq_rebalance_flags::ModelArgs;
-use rocketmq_rebalance_model::{Bounds, Config, Verdict};
+use rocketmq_rebalance_model::{
+    configuration::Config,
+    validation::{Bounds, Verdict},
+};
 
 fn text(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

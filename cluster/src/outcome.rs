@@ -1,10 +1,10 @@
 //! The outcome of a real run in the words of `rebalance check`, and its
 //! comparison with the model's verdicts on the configuration it replays.
 
-use rocketmq_rebalance_model::{Expectation, Report, Status};
+use rocketmq_rebalance_model::report::{Expectation, Report, Status};
 use serde::Serialize;
 
-use rocketmq_rebalance_model::{
+use rocketmq_rebalance_model::report::{
     AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, DUPLICATE_DELIVERY, EVERY_CALL_ENDS,
     EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN, FULL_CONVERGENCE,
     NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_LONG_STALL, NO_MESSAGE_SKIPPED,

@@ -22,8 +22,11 @@ use std::time::Duration;
 
 use rocketmq_rebalance_flags::ModelArgs;
 use rocketmq_rebalance_model::{
-    check_model, checked_model, Bounds, CheckOptions, Config, FingerprintBits, Observation, Report,
-    Search, Variant,
+    check_model, checked_model,
+    configuration::{Config, Variant},
+    report::{FingerprintBits, Report},
+    validation::{Bounds, Observation},
+    CheckOptions, Search,
 };
 use rocketmq_rebalance_properties::compare::HarmParameters;
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use rocketmq_rebalance_model::Variant;
+use rocketmq_rebalance_model::configuration::Variant;
 
 use crate::trace::Pattern;
 use crate::ClusterError;

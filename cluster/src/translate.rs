@@ -41,8 +41,10 @@ use causality::Contradiction;
 use rocketmq_rebalance::conformance::{CallResult, Case};
 use rocketmq_rebalance::{rebalance_allocate, MessageQueue, SortOrder};
 use rocketmq_rebalance_model::{
-    build_model, conform, Bounds, Config, Conformance, Observation, Observed, RebalanceModel,
-    Verdict,
+    build_model,
+    configuration::Config,
+    validation::{conform, Bounds, Conformance, Observation, Observed, Verdict},
+    RebalanceModel,
 };
 
 /// A trace in the model's terms.

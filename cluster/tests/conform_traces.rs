@@ -13,7 +13,10 @@ use rocketmq_rebalance_cluster::pipeline::{Plan, Source};
 use rocketmq_rebalance_cluster::trace::{self, ConsumerState, Event, Kind, Pattern, ServerState};
 use rocketmq_rebalance_cluster::translate::{self, translate, Translation};
 use rocketmq_rebalance_flags::ModelArgs;
-use rocketmq_rebalance_model::{Bounds, Config, Conformance, Observed, ProtocolOptions, Verdict};
+use rocketmq_rebalance_model::{
+    configuration::{Config, ProtocolOptions},
+    validation::{Bounds, Conformance, Observed, Verdict},
+};
 
 fn events(name: &str) -> Vec<Event> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

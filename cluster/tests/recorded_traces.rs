@@ -16,7 +16,7 @@ use rocketmq_rebalance_cluster::pipeline::{Checked, Judged, Plan, Source};
 use rocketmq_rebalance_cluster::run::RunResult;
 use rocketmq_rebalance_cluster::script::Script;
 use rocketmq_rebalance_cluster::trace;
-use rocketmq_rebalance_model::Status;
+use rocketmq_rebalance_model::report::Status;
 
 fn scenario(name: &str, orderly: bool) -> Source {
     Source::Scenario {

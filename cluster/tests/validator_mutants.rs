@@ -39,7 +39,10 @@ use rocketmq_rebalance_cluster::trace::{
 };
 use rocketmq_rebalance_cluster::translate::{translate, validate};
 use rocketmq_rebalance_flags::ModelArgs;
-use rocketmq_rebalance_model::{Bounds, Config, Verdict};
+use rocketmq_rebalance_model::{
+    configuration::Config,
+    validation::{Bounds, Verdict},
+};
 
 /// What was done to the trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

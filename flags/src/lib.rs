@@ -24,7 +24,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 pub use numbers::Numbers;
 use rocketmq_rebalance::StrategySpec;
-use rocketmq_rebalance_model::{
+use rocketmq_rebalance_model::configuration::{
     Allocator, ClientChoices, Commit, Config, ConfigError, ConsumeFrom, Dense, LockTiming,
     NetworkKind, ProtocolOptions, Release, Scenario, Size, Variant,
 };
@@ -314,7 +314,7 @@ fn describe(error: &ConfigError) -> String {
 mod tests {
     use super::*;
     use clap::Parser;
-    use rocketmq_rebalance_model::{Dense, Fault};
+    use rocketmq_rebalance_model::configuration::{Dense, Fault};
 
     #[derive(Parser)]
     struct Flags {

@@ -4,7 +4,7 @@
 
 use clap::builder::RangedU64ValueParser;
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
-use rocketmq_rebalance_model::{Dense, Fault, Scenario, Size, Sizes};
+use rocketmq_rebalance_model::configuration::{Dense, Fault, Scenario, Size, Sizes};
 
 /// The numbers given on the command line, each a row of the model's table
 /// (`Size`): sizes, fault budgets and orderly consumption's durations.

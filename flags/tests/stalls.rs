@@ -4,7 +4,11 @@
 //! `--max-stall K`, the property that bounds the first.
 
 use rocketmq_rebalance_flags::ModelArgs;
-use rocketmq_rebalance_model::{check, CheckOptions, Report, Status, NO_LONG_STALL};
+use rocketmq_rebalance_model::{
+    check,
+    report::{Report, Status, NO_LONG_STALL},
+    CheckOptions,
+};
 
 fn report(flags: &[&str], max_stall: Option<usize>) -> Report {
     let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();

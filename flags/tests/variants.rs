@@ -9,7 +9,10 @@ use std::collections::HashMap;
 use rocketmq_rebalance_flags::ModelArgs;
 use rocketmq_rebalance_model::variants::Demonstration;
 use rocketmq_rebalance_model::{
-    check, CheckOptions, Dense, Release, Report, Status, Variant, VariantKind,
+    check,
+    configuration::{Dense, Release, Variant, VariantKind},
+    report::{Report, Status},
+    CheckOptions,
 };
 
 /// The report of `flags`, bounded as the demonstration says.

@@ -15,7 +15,9 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::{
-    check, CheckOptions, Config, LockTiming, NetworkKind, ProtocolOptions, Scenario, Sizes,
+    check,
+    configuration::{Config, LockTiming, NetworkKind, ProtocolOptions, Scenario, Sizes},
+    CheckOptions,
 };
 
 /// A configuration worth timing, with its name in the report.

@@ -7,7 +7,10 @@
 
 use rocketmq_rebalance::{AllocateError, AllocateStrategy, MessageQueue};
 use rocketmq_rebalance_model::{
-    check_strategy, CheckOptions, Expectation, Scenario, FULL_CONVERGENCE,
+    check_strategy,
+    configuration::Scenario,
+    report::{Expectation, FULL_CONVERGENCE},
+    CheckOptions,
 };
 use std::process::ExitCode;
 use std::sync::Arc;

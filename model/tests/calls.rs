@@ -6,8 +6,12 @@
 //! liveness verdict that the retry kept flips.
 
 use rocketmq_rebalance_model::{
-    Call, CallSet, Commit, Config, Dense, LockTiming, ProtocolOptions, Scenario, Sizes, Status,
-    CONVERGES, EVERY_CALL_ENDS, EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN,
+    configuration::{
+        Call, CallSet, Commit, Config, Dense, LockTiming, ProtocolOptions, Scenario, Sizes,
+    },
+    report::{
+        Status, CONVERGES, EVERY_CALL_ENDS, EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN,
+    },
 };
 
 mod common;

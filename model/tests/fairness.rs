@@ -16,7 +16,9 @@ use rocketmq_rebalance_model::internals::{
     Message, Peer, RebalanceFairness, Timer, STRONG,
 };
 use rocketmq_rebalance_model::{
-    checked_model, Action, CheckOptions, Dense, Fault, RebalanceModel, Scenario, SystemState,
+    checked_model,
+    configuration::{Dense, Fault, Scenario},
+    Action, CheckOptions, RebalanceModel, SystemState,
 };
 
 /// Every timer's fairness, by variant name.
@@ -32,6 +34,7 @@ const TIMERS: &[(&str, Fairness)] = &[
     ("Done", Fairness::Weak),
     ("Persist", Fairness::Weak),
     ("LockAll", Fairness::Weak),
+    ("SyncOffsets", Fairness::Weak),
 ];
 
 fn variant_name<T: std::fmt::Debug>(value: &T) -> String {

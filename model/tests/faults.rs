@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, HashSet, VecDeque};
 use rocketmq_rebalance_model::internals::fingerprint;
 use rocketmq_rebalance_model::view::StateView;
 use rocketmq_rebalance_model::{
-    Action, Dense, Effect, Fault, LockTiming, ProtocolOptions, RebalanceModel, Scenario, Sizes,
-    Target,
+    configuration::{Dense, Effect, Fault, LockTiming, ProtocolOptions, Scenario, Sizes, Target},
+    Action, RebalanceModel,
 };
 
 /// Every fault's budget at one, with messages and orderly consumption, two topics

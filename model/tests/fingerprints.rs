@@ -19,7 +19,8 @@ use rocketmq_rebalance_model::internals::{
     fingerprint, BrokerState, ConsumerState, Machine, NameServerState, ProcessQueue, Query,
 };
 use rocketmq_rebalance_model::{
-    Action, Fault, LockTiming, ProtocolOptions, RebalanceModel, Scenario, Sizes, SystemState,
+    configuration::{Fault, LockTiming, ProtocolOptions, Scenario, Sizes},
+    Action, RebalanceModel, SystemState,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -173,7 +174,7 @@ fn clone_of<T: Serialize + DeserializeOwned>(value: &T) -> T {
 }
 
 /// Messages and orderly consumption: every layer of a consumer's state.
-fn orderly() -> rocketmq_rebalance_model::Config {
+fn orderly() -> rocketmq_rebalance_model::configuration::Config {
     let sizes = Sizes {
         consumers: 2,
         brokers: 2,

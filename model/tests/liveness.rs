@@ -8,7 +8,10 @@ use std::sync::Arc;
 
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::{
-    check_strategy, CheckOptions, LivenessStats, PropertyReport, Scenario, Sizes, Status, CONVERGES,
+    check_strategy,
+    configuration::{Scenario, Sizes},
+    report::{LivenessStats, PropertyReport, Status, CONVERGES},
+    CheckOptions,
 };
 
 /// `check --liveness` of `scenario` (with `sizes`, or its own): the
@@ -104,7 +107,7 @@ fn lost_notifications_and_failed_queries_are_recovered_by_the_periodic_rebalance
 #[test]
 fn one_exploration_decides_safety_as_stateright_does() {
     use rocketmq_rebalance_model::internals::replay;
-    use rocketmq_rebalance_model::{check_model, checked_model, Expectation};
+    use rocketmq_rebalance_model::{check_model, checked_model, report::Expectation};
     use stateright::Model;
 
     let scenarios = [

@@ -3,8 +3,11 @@
 //! each finding of `docs/spec.md` asserted.
 
 use rocketmq_rebalance_model::{
-    Commit, Config, ConsumeFrom, LockTiming, ProtocolOptions, Scenario, Sizes, Status,
-    DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED, NO_MESSAGE_SKIPPED, PAUSED_QUEUE, TRANSIENT_DOUBLE,
+    configuration::{Commit, Config, ConsumeFrom, LockTiming, ProtocolOptions, Scenario, Sizes},
+    report::{
+        Status, DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED, NO_MESSAGE_SKIPPED, PAUSED_QUEUE,
+        TRANSIENT_DOUBLE,
+    },
 };
 
 mod common;
@@ -34,8 +37,8 @@ const LARGE_WITH_MESSAGES: [Scenario; 2] = [Scenario::BrokerScaleIn, Scenario::Z
 /// A scenario checked with messages, at its sizes for them, still shows what
 /// it is about: every ownership verdict is the one without messages.
 fn keeps_its_ownership_verdicts_with_messages(scenario: Scenario) {
+    use rocketmq_rebalance_model::configuration::Layer;
     use rocketmq_rebalance_model::internals::PROPERTIES;
-    use rocketmq_rebalance_model::Layer;
     let without = scenario.default_sizes();
     let with = scenario.layered_sizes(1, false);
     if scenario.needs_orderly()

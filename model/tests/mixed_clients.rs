@@ -8,9 +8,13 @@ use std::sync::Arc;
 
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::{
-    check, CheckOptions, ClientChoices, ClientKind, Config, NetworkKind, Report, Scenario, Status,
-    AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, FULL_CONVERGENCE, NO_DOUBLE_OWNERSHIP,
-    TRANSIENT_DOUBLE,
+    check,
+    configuration::{ClientChoices, ClientKind, Config, NetworkKind, Scenario},
+    report::{
+        Report, Status, AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, FULL_CONVERGENCE,
+        NO_DOUBLE_OWNERSHIP, TRANSIENT_DOUBLE,
+    },
+    CheckOptions,
 };
 
 fn config(scenario: Scenario) -> Config {

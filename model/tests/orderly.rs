@@ -3,9 +3,13 @@
 //! scenario's verdicts and counterexample of `docs/spec.md` asserted.
 
 use rocketmq_rebalance_model::{
-    check, CheckOptions, Config, LockTiming, ProtocolOptions, Report, Scenario, Sizes, Status,
-    CONVERGES, DUPLICATE_DELIVERY, EVERY_QUEUE_CONSUMED_AGAIN, NO_CONCURRENT_CONSUMPTION,
-    NO_DOUBLE_OWNERSHIP, ONE_LIVE_LOCK, TRANSIENT_DOUBLE,
+    check,
+    configuration::{Config, LockTiming, ProtocolOptions, Scenario, Sizes},
+    report::{
+        Report, Status, CONVERGES, DUPLICATE_DELIVERY, EVERY_QUEUE_CONSUMED_AGAIN,
+        NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, ONE_LIVE_LOCK, TRANSIENT_DOUBLE,
+    },
+    CheckOptions,
 };
 
 mod common;

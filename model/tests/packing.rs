@@ -15,7 +15,9 @@ use rocketmq_rebalance::strategy_from_name;
 
 use rocketmq_rebalance_model::internals::{Classify, Codec, Graph, Interner, Limits, Packing};
 use rocketmq_rebalance_model::{
-    build_model, Action, Config, NetworkKind, RebalanceModel, Scenario, Sizes, SystemState,
+    build_model,
+    configuration::{Config, NetworkKind, Scenario, Sizes},
+    Action, RebalanceModel, SystemState,
 };
 
 /// Every state, no fairness: only the states are wanted.

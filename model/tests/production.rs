@@ -7,9 +7,11 @@ use std::sync::Arc;
 
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::{
-    Allocator, Config, NetworkKind, ProtocolOptions, Report, Scenario, Status, AGREE_AT_REST,
-    CONVERGED_WHEN_QUIESCENT, CONVERGES, FULL_CONVERGENCE, NO_DOUBLE_OWNERSHIP, TRANSIENT_DOUBLE,
-    TRANSIENT_ORPHAN,
+    configuration::{Allocator, Config, NetworkKind, ProtocolOptions, Scenario},
+    report::{
+        Report, Status, AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, FULL_CONVERGENCE,
+        NO_DOUBLE_OWNERSHIP, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
+    },
 };
 
 mod common;
@@ -258,7 +260,7 @@ fn a_killed_process_and_a_dead_host_both_converge() {
 /// networks with `--restart-stops` are not findings.
 #[test]
 fn an_unordered_network_can_apply_a_restarts_routes_out_of_order() {
-    let sizes = rocketmq_rebalance_model::Sizes {
+    let sizes = rocketmq_rebalance_model::configuration::Sizes {
         consumers: 1,
         brokers: 2,
         joins: Some(0),

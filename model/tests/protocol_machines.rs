@@ -1,12 +1,12 @@
 //! The sans-IO state machines on their own: one input, the exact outputs.
 
 use rocketmq_rebalance::strategy_from_name;
+use rocketmq_rebalance_model::configuration::{
+    Config, Fault, LockTiming, NetworkKind, ProtocolOptions, Scenario, Sizes,
+};
 use rocketmq_rebalance_model::internals::{
     BrokerState, ConsumerState, Machine, Message, Output, Peer, Phase, ProcessQueue, Query, Route,
     SendBack, Timer, NO_OFFSET,
-};
-use rocketmq_rebalance_model::{
-    Config, Fault, LockTiming, NetworkKind, ProtocolOptions, Scenario, Sizes,
 };
 use std::sync::Arc;
 
@@ -1187,7 +1187,7 @@ fn the_clock_ages_locks_of_the_table_batches_and_dropped_queues_each_to_its_cap(
 #[test]
 fn pull_finish_and_commit_of_the_second_queue() {
     let protocol = ProtocolOptions {
-        commit: rocketmq_rebalance_model::Commit::Sync,
+        commit: rocketmq_rebalance_model::configuration::Commit::Sync,
         ..ProtocolOptions::default()
     };
     let (mut cfg, c0) = with_messages(protocol);
@@ -1708,7 +1708,7 @@ fn an_unsubscribed_topics_queues_are_dropped_without_a_persist_or_an_unlock() {
 
 #[test]
 fn a_server_side_assignment_is_applied_only_when_awaited() {
-    use rocketmq_rebalance_model::Allocator;
+    use rocketmq_rebalance_model::configuration::Allocator;
     let (cfg, c0) = with_messages(ProtocolOptions {
         assignment: Allocator::Server,
         ..ProtocolOptions::default()

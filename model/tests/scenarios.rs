@@ -4,10 +4,16 @@
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::internals::{Group, Route};
 use rocketmq_rebalance_model::{
-    build_model, check, CheckOptions, Config, ConfigError, ConsumeFrom, FingerprintBits,
-    NetworkKind, ProtocolOptions, Report, Scenario, Size, Sizes, Status, Stopped, AGREE_AT_REST,
-    CONVERGED_WHEN_QUIESCENT, DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED, FULL_CONVERGENCE,
-    NO_DOUBLE_OWNERSHIP, NO_MESSAGE_SKIPPED, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
+    build_model, check,
+    configuration::{
+        Config, ConfigError, ConsumeFrom, NetworkKind, ProtocolOptions, Scenario, Size, Sizes,
+    },
+    report::{
+        FingerprintBits, Report, Status, Stopped, AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT,
+        DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED, FULL_CONVERGENCE, NO_DOUBLE_OWNERSHIP,
+        NO_MESSAGE_SKIPPED, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
+    },
+    CheckOptions,
 };
 use rocketmq_rebalance_properties::{double_owned, orphaned};
 use stateright::{Checker, Model};

@@ -10,8 +10,11 @@
 //! check's pinned 56,916.
 
 use rocketmq_rebalance_model::{
-    Allocator, Commit, Config, ConsumeFrom, Expectation, LockTiming, NetworkKind, ProtocolOptions,
-    Report, Scenario, Sizes, Status,
+    configuration::{
+        Allocator, Commit, Config, ConsumeFrom, LockTiming, NetworkKind, ProtocolOptions, Scenario,
+        Sizes,
+    },
+    report::{Expectation, Report, Status},
 };
 use std::sync::Arc;
 

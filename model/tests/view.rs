@@ -7,8 +7,10 @@ use std::sync::Arc;
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::view::{Holding, PathView};
 use rocketmq_rebalance_model::{
-    check_model, checked_model, CheckOptions, Config, NetworkKind, PropertyReport, RebalanceModel,
-    Scenario, CONVERGES, NO_DOUBLE_OWNERSHIP,
+    check_model, checked_model,
+    configuration::{Config, NetworkKind, Scenario},
+    report::{PropertyReport, CONVERGES, NO_DOUBLE_OWNERSHIP},
+    CheckOptions, RebalanceModel,
 };
 
 /// The model `check` explores for `scenario` and the report it gives.

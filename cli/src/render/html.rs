@@ -21,7 +21,10 @@ use std::collections::HashSet;
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use rocketmq_rebalance_model::view::{Holding, PathView, StateView};
-use rocketmq_rebalance_model::{sequence_svg, PropertyReport, RebalanceModel, Report};
+use rocketmq_rebalance_model::{
+    report::{PropertyReport, Report},
+    sequence_svg, RebalanceModel,
+};
 
 use super::report_text::{
     explorer_link, explorer_note, run_lines, status_word, summary, trace_heading, trace_kind,
@@ -419,7 +422,9 @@ mod tests {
     use std::sync::Arc;
 
     use rocketmq_rebalance_model::{
-        build_model, Config, Expectation, NetworkKind, Scenario, Status, Stopped,
+        build_model,
+        configuration::{Config, NetworkKind, Scenario},
+        report::{Expectation, Status, Stopped},
     };
 
     use super::*;

@@ -5,7 +5,8 @@
 use std::io::Write;
 
 use rocketmq_rebalance_model::{
-    Allocator, Config, Dense, Fault, Layer, PropertyReport, Report, Size, Sizes, Status,
+    configuration::{Allocator, Config, Dense, Fault, Layer, Size, Sizes},
+    report::{PropertyReport, Report, Status},
 };
 
 /// The configuration in one line: always the sizes of the first model, then

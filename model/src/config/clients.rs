@@ -75,7 +75,7 @@ impl fmt::Display for ClientKind {
 /// `bytes:AVG_BY_CIRCLE`, `rocketmq-rust:AVG`.
 ///
 /// ```
-/// use rocketmq_rebalance_model::{ClientChoice, ClientKind};
+/// use rocketmq_rebalance_model::configuration::{ClientChoice, ClientKind};
 ///
 /// let choice: ClientChoice = "bytes:AVG_BY_CIRCLE".parse()?;
 /// assert_eq!(choice.kind, ClientKind::Bytes);
@@ -171,7 +171,7 @@ fn rocketmq_rust_strategy(_: &StrategySpec) -> Result<Arc<dyn AllocateStrategy>,
 /// their scenario's client).
 ///
 /// ```
-/// use rocketmq_rebalance_model::ClientChoices;
+/// use rocketmq_rebalance_model::configuration::ClientChoices;
 ///
 /// let choices: ClientChoices = "c1=java:AVG,c2=bytes:AVG".parse()?;
 /// assert_eq!(choices.0.len(), 2);
@@ -310,7 +310,7 @@ pub(crate) fn scenario_ids(scenario: Scenario, consumers: &mut [ConsumerSpec]) {
 /// (controls, private use, unassigned planes' private use) as `\u{...}`.
 ///
 /// ```
-/// use rocketmq_rebalance_model::shown_id;
+/// use rocketmq_rebalance_model::configuration::shown_id;
 ///
 /// assert_eq!(shown_id("10.0.0.1@1"), "10.0.0.1@1");
 /// assert_eq!(shown_id("\u{E000}"), "\\u{e000}");
@@ -345,7 +345,7 @@ impl Config {
     ///
     /// ```
     /// use rocketmq_rebalance::strategy_from_name;
-    /// use rocketmq_rebalance_model::{ClientChoices, Config, NetworkKind, Scenario};
+    /// use rocketmq_rebalance_model::configuration::{ClientChoices, Config, NetworkKind, Scenario};
     ///
     /// let avg = strategy_from_name("AVG").unwrap();
     /// let cfg = Config::new(Scenario::Healthy, Scenario::Healthy.default_sizes(), NetworkKind::Ordered, avg.into())
@@ -401,7 +401,7 @@ impl Config {
     ///
     /// ```
     /// use rocketmq_rebalance::strategy_from_name;
-    /// use rocketmq_rebalance_model::{Config, NetworkKind, Scenario};
+    /// use rocketmq_rebalance_model::configuration::{Config, NetworkKind, Scenario};
     ///
     /// let healthy = || {
     ///     let avg = strategy_from_name("AVG").unwrap();

@@ -8,7 +8,7 @@
 //! regression suite: a test runs every demonstration both ways.
 //!
 //! ```
-//! use rocketmq_rebalance_model::{Dense, Variant, VariantKind};
+//! use rocketmq_rebalance_model::configuration::{Dense, Variant, VariantKind};
 //!
 //! let v: Variant = "lock-grace-after-start".parse().unwrap();
 //! assert_eq!(v.entry().kind, VariantKind::Remedy);
@@ -1135,7 +1135,7 @@ impl Variant {
     /// RELEASE` switches on.
     ///
     /// ```
-    /// use rocketmq_rebalance_model::{Release, Variant, VariantSet};
+    /// use rocketmq_rebalance_model::configuration::{Release, Variant, VariantSet};
     ///
     /// assert_eq!(Variant::of_release(Release::DEFAULT), VariantSet::EMPTY);
     /// let old = Variant::of_release(Release(4, 9, 4));
@@ -1191,7 +1191,7 @@ impl Config {
     ///
     /// ```
     /// use rocketmq_rebalance::strategy_from_name;
-    /// use rocketmq_rebalance_model::{Config, NetworkKind, Scenario, Variant, VariantSet};
+    /// use rocketmq_rebalance_model::configuration::{Config, NetworkKind, Scenario, Variant, VariantSet};
     ///
     /// let config = |scenario: Scenario| {
     ///     let avg = strategy_from_name("AVG").unwrap();

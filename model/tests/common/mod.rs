@@ -6,7 +6,10 @@ use std::sync::Arc;
 
 use rocketmq_rebalance::strategy_from_name;
 use rocketmq_rebalance_model::{
-    check, CheckOptions, Config, NetworkKind, ProtocolOptions, Report, Scenario, Sizes, Status,
+    check,
+    configuration::{Config, NetworkKind, ProtocolOptions, Scenario, Sizes},
+    report::{Report, Status},
+    CheckOptions,
 };
 
 /// `scenario` with `sizes`, `strategy` and `protocol`, over TCP.
