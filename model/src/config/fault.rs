@@ -90,11 +90,11 @@ dense_enum! {
         /// dropped and added afresh, its offset persisted and read again.
         StallPulls,
         /// The broker's master fails and its slave serves in its place (a
-        /// controller's election, or a slave acting as master): the new
-        /// master has no member or lock table, its connections are new,
-        /// and its offsets are those of its last sync from the master
-        /// (`SlaveSynchronize.syncConsumerOffset`), the commits since then
-        /// lost.
+        /// controller's election, or a slave acting as master): the
+        /// consumers' heartbeats and channels are already there, but the
+        /// new master has no lock table, and its offsets are those of its
+        /// last sync from the master (`SlaveSynchronize.syncConsumerOffset`),
+        /// the commits since then lost.
         Failover,
     }
 }
@@ -394,7 +394,7 @@ impl Fault {
                 First,
                 Rebalance,
                 Now,
-                "fails over: its slave serves, with no member or lock table and the offsets of its last sync",
+                "fails over: its slave serves, with no lock table and the offsets of its last sync",
                 false,
             ),
         };

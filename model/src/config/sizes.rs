@@ -240,9 +240,10 @@ sizes_table! {
         FailedOffsetReads failed_offset_reads: usize = 0,
             "--failed-offset-reads", "failed offset reads";
         /// Brokers (the first ones) whose master may fail once, its slave
-        /// serving in its place: no member or lock table, new connections,
-        /// and with messages the offsets of the slave's last sync (every
-        /// 10 s), the commits since then lost.
+        /// serving in its place: the members are there (consumers heartbeat
+        /// to slaves too), the locks are not, and with messages the offsets
+        /// are those of the slave's last sync (every 10 s), the commits
+        /// since then lost.
         Failovers failovers: usize = 0, "--failovers", "failovers";
         /// Brokers (the first ones) whose queues' first messages may leave
         /// memory (checkInMemByConsumeOffset then fails, and a consumer of

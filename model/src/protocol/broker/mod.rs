@@ -387,9 +387,7 @@ impl BrokerState {
         match fault {
             Fault::Restart => Some(self.stop(cfg, self.disk, stops)),
             Fault::DiskLoss => Some(self.stop(cfg, self.disk.lost(), stops)),
-            // The slave serves: to the group, the broker's process is new,
-            // as after a restart, with the offsets of the last sync.
-            Fault::Failover => Some(self.stop(cfg, self.disk.failed_over(), stops)),
+            Fault::Failover => self.fail_over(cfg),
             // A lease timed by the monotonic clock: the step moves none.
             Fault::ClockStep if cfg.has(Variant::BrokerLeaseMonotonic) => None,
             Fault::ClockStep => (self.memory.locks != LockTable::default()).then(|| {
@@ -460,6 +458,24 @@ impl BrokerState {
         };
         let register = Message::BrokerPresence { alive: true };
         Some((next, vec![Output::Send(Peer::NameServer, register)]))
+    }
+
+    /// The slave serves in the master's place. Consumers heartbeat to
+    /// every broker of a set, slaves included
+    /// (`MQClientInstance.sendHeartbeatToAllBroker`), so its member table
+    /// and its channels are already there, as the master's: nothing
+    /// closes that the group would see. Locks live in the master's memory
+    /// alone (`RebalanceLockManager`): the new master has none (and, with
+    /// the `lock-grace-after-start` remedy, grants none for its grace).
+    /// Its offsets are its last copy of the master's. No step when that
+    /// changes nothing (no lock held, the copy current): no one could
+    /// tell.
+    fn fail_over(&self, cfg: &Config) -> Step<Self> {
+        let mut next = *self;
+        next.memory.locks = LockTable::default();
+        next.memory.grace = start_grace(cfg);
+        next.disk = self.disk.failed_over();
+        (next != *self).then_some((next, Vec::new()))
     }
 
     /// `SlaveSynchronize.syncConsumerOffset`: the slave copies the running
