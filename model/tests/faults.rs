@@ -18,7 +18,7 @@ use rocketmq_rebalance_model::{
 /// (a consumer resubscribes to the last one) and two name servers (one
 /// may be partitioned from the last broker).
 fn every_fault() -> RebalanceModel {
-    let sizes = Sizes {
+    let mut sizes = Sizes {
         consumers: 2,
         brokers: 2,
         topics: 2,
@@ -29,7 +29,6 @@ fn every_fault() -> RebalanceModel {
         ..Sizes::DEFAULT
     };
     // Each fault's first budget at one, from its definition.
-    let mut sizes = sizes;
     for fault in Fault::all() {
         sizes.set(fault.spec().budgets[0], 1);
     }

@@ -12,8 +12,6 @@
 
 use std::fmt;
 
-use super::Dense;
-
 /// A field of [`Sizes`]: read as a count, set from a flag's number.
 trait Number: Copy {
     /// The count it stands for, `all` being the consumers.
@@ -333,20 +331,14 @@ impl fmt::Display for Size {
     }
 }
 
-impl Size {
-    /// Every number that is a field of [`Sizes`], in the table's order.
-    pub fn sizes() -> impl Iterator<Item = Size> {
-        Size::all().filter(|size| !size.is_duration())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Dense;
 
     #[test]
     fn every_size_is_set_and_counted_through_its_row() {
-        for size in Size::sizes() {
+        for size in Size::all().filter(|s| !s.is_duration()) {
             let mut sizes = Sizes::DEFAULT;
             assert!(sizes.set(size, 5), "{size}");
             assert_eq!(sizes.count(size), Some(5), "{size}");
