@@ -149,6 +149,7 @@ fn conformance_json(judged: &Judged) -> serde_json::Value {
                 "verdict": v.conformance.verdict,
                 "conforms": c.conforms(),
                 "model": c.flags,
+                "start": v.start,
                 "observations": v.conformance.observations,
                 "explained": v.conformance.explained,
                 "unexplained": unexplained,
@@ -330,7 +331,7 @@ fn print(judged: &Judged) {
     }
     let c = conformance_json(judged);
     println!(
-        "trace validation (rebalance conform {}): {}, {} of {} observations explained by one run, {} allocations checked{}",
+        "trace validation (rebalance conform {}): {}, {} of {} observations explained by one run from a cold start, {} allocations checked{}",
         judged.conformance.flags.join(" "),
         c["verdict"].as_str().unwrap_or_default(),
         c["explained"],

@@ -91,8 +91,10 @@ fn real(scenario: &[&str]) -> serde_json::Value {
         conformance["conforms"], true,
         "the trace is not a behaviour of the model: {conformance:#}"
     );
-    assert!(
-        conformance["explained"].as_u64() > Some(0),
+    // From a cold start, every observation explained.
+    assert_eq!(conformance["start"], "cold", "{conformance:#}");
+    assert_eq!(
+        conformance["explained"], conformance["observations"],
         "{conformance:#}"
     );
     report

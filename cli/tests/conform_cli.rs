@@ -35,6 +35,38 @@ fn a_recorded_run_conforms_to_the_model_it_was_compared_with() {
     assert!(report["allocations"].as_u64().unwrap() > 0);
 }
 
+/// By default every observation is checked, from the first start on; with
+/// `--from-settled` the observations up to the scenario's settled group are
+/// a warm-up, left unchecked, and the JSON and the text say which.
+#[test]
+fn a_cold_start_checks_every_observation_and_from_settled_skips_the_warm_up() {
+    let trace = recorded("healthy.ndjson");
+    let json = |more: &[&str]| -> serde_json::Value {
+        let out = rebalance(&[&[trace.as_str(), "--trace-model", "--json"][..], more].concat());
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let cold = json(&[]);
+    assert_eq!(cold["start"], "cold");
+    assert_eq!(cold["warm_up"], 0);
+    assert_eq!(cold["explained"], cold["observations"]);
+    let settled = json(&["--from-settled"]);
+    assert_eq!(settled["start"], "settled");
+    assert_eq!(settled["observations"], cold["observations"]);
+    let warm_up = settled["warm_up"].as_u64().unwrap();
+    assert!(warm_up > 0, "{settled}");
+    assert_eq!(
+        settled["explained"].as_u64().unwrap() + warm_up,
+        settled["observations"].as_u64().unwrap()
+    );
+    let text = |more: &[&str]| {
+        let out = rebalance(&[&[trace.as_str(), "--trace-model"][..], more].concat());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert!(text(&[]).contains("from a cold start"));
+    assert!(text(&["--from-settled"]).contains(&format!("{warm_up} of them the unchecked warm-up")));
+}
+
 #[test]
 fn another_strategy_does_not_conform_and_the_report_names_the_event() {
     let out = rebalance(&[&recorded("healthy.ndjson"), "--strategy", "AVG_BY_CIRCLE"]);

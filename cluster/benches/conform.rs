@@ -10,7 +10,7 @@ use std::path::Path;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rocketmq_rebalance_cluster::pipeline::{Plan, Source};
 use rocketmq_rebalance_cluster::trace;
-use rocketmq_rebalance_cluster::translate::validate;
+use rocketmq_rebalance_cluster::translate::{validate, Start};
 use rocketmq_rebalance_flags::ModelArgs;
 use rocketmq_rebalance_model::{
     configuration::Config,
@@ -55,7 +55,8 @@ fn conform(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter(|| {
                 let events = trace::parse(&text).expect("parses");
-                let v = validate(&events, model_of(&source), Bounds::default()).expect("validates");
+                let v = validate(&events, model_of(&source), Bounds::default(), Start::Cold)
+                    .expect("validates");
                 assert_eq!(v.conformance.verdict, Verdict::Conforms);
             })
         });

@@ -36,7 +36,7 @@ use crate::random::random_script;
 use crate::run::{self, prepare, RunOptions, RunResult};
 use crate::script::{harms_path, scenario_path, Script};
 use crate::trace::Event;
-use crate::translate::{same_sizes, validate, Validation};
+use crate::translate::{same_sizes, validate, Start, Validation};
 use crate::ClusterError;
 
 /// Where a run's script comes from.
@@ -247,7 +247,7 @@ impl Checked {
         let harms = harms::measure(&result.events, &result.observer, Script::TOPIC);
         let flags = self.script.conform_flags().to_vec();
         let validation = ModelArgs::config_from(&flags)
-            .and_then(|cfg| validate(&result.events, cfg, Bounds::default()));
+            .and_then(|cfg| validate(&result.events, cfg, Bounds::default(), Start::Cold));
         Judged {
             estimate: HarmEstimate::of(&self.script),
             script: self.script.clone(),

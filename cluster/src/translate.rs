@@ -116,9 +116,27 @@ fn parse_queue(topic: &str, queue: &str) -> Option<MessageQueue> {
     Some(MessageQueue::new(topic, broker, id.parse().ok()?))
 }
 
+/// Where the runs of the model that explain a trace start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Start {
+    /// From nothing: every consumer of the model joins during the run
+    /// ([`Config::cold_started`]), as a real run's consumers start one by
+    /// one on a fresh cluster, so every observation is explained, from the
+    /// first start on.
+    #[default]
+    Cold,
+    /// From the scenario's group, registered and balanced: the
+    /// observations up to the first point where the trace shows that group
+    /// are a warm-up, which is not checked (`--from-settled`).
+    Settled,
+}
+
 /// Trace validation of a whole run: its translation, the model it was
 /// validated against, and the answer.
 pub struct Validation {
+    /// Where the model's runs started.
+    pub start: Start,
     /// The trace in the model's terms.
     pub translation: Translation,
     /// The model, which has the periodic rebalance: a real consumer
@@ -148,12 +166,25 @@ impl Translation {
     }
 }
 
-/// Validates `events` (a whole run) against `cfg`'s model.
-pub fn validate(events: &[Event], cfg: Config, bounds: Bounds) -> Result<Validation, String> {
+/// Validates `events` (a whole run) against `cfg`'s model, its runs
+/// started as `start` says.
+pub fn validate(
+    events: &[Event],
+    cfg: Config,
+    bounds: Bounds,
+    start: Start,
+) -> Result<Validation, String> {
+    let cfg = match start {
+        Start::Cold => cfg
+            .cold_started()
+            .map_err(|e| format!("the model started cold: {e}"))?,
+        Start::Settled => cfg,
+    };
     let translation = translate(events, &cfg)?;
     let model = build_model(cfg.with_periodic_rebalance(true));
     let conformance = conform(&model, &translation.observations, bounds);
     Ok(Validation {
+        start,
         translation,
         model,
         conformance,

@@ -37,7 +37,7 @@ use rocketmq_rebalance_cluster::pipeline::{Plan, Source};
 use rocketmq_rebalance_cluster::trace::{
     self, ConsumerState, Env, Event, GroupEvent, Kind, ServerState,
 };
-use rocketmq_rebalance_cluster::translate::{translate, validate};
+use rocketmq_rebalance_cluster::translate::{translate, validate, Start};
 use rocketmq_rebalance_flags::ModelArgs;
 use rocketmq_rebalance_model::{
     configuration::Config,
@@ -208,7 +208,7 @@ fn judge(text: &str, cfg: Config) -> Answer {
         Ok(Some(line)) => return Answer::Refused(format!("refuted at line {line}")),
         Ok(None) => {}
     }
-    match validate(&events, cfg, Bounds::default()) {
+    match validate(&events, cfg, Bounds::default(), Start::Cold) {
         Err(e) => Answer::Refused(format!("bad input: {e}")),
         Ok(v) if v.conforms() => Answer::Accepted,
         Ok(v) if v.conformance.verdict == Verdict::BoundHit => Answer::Undecided,

@@ -283,19 +283,56 @@ impl Config {
 
     /// The same configuration with other protocol options.
     pub fn with_protocol(self, protocol: ProtocolOptions) -> Result<Self, ConfigError> {
+        let sizes = self.sizes;
+        self.rebuilt(sizes, protocol)
+    }
+
+    /// The same configuration started cold: every consumer joins during
+    /// the run, so the group starts with no member, no stored offset and
+    /// no lock, as a new group on a fresh cluster does. Each consumer keeps
+    /// its client id, its client and its other faults.
+    ///
+    /// ```
+    /// use rocketmq_rebalance_model::configuration::{Config, NetworkKind, Scenario};
+    /// use std::sync::Arc;
+    ///
+    /// let settled = Config::new(
+    ///     Scenario::Healthy,
+    ///     Scenario::Healthy.default_sizes(),
+    ///     NetworkKind::Ordered,
+    ///     Arc::from(rocketmq_rebalance::strategy_from_name("AVG").expect("known")),
+    /// )?;
+    /// assert_eq!(settled.sizes.joiners(), 1);
+    /// let cold = settled.cold_started()?;
+    /// assert_eq!(cold.sizes.joiners(), cold.sizes.consumers);
+    /// # Ok::<(), rocketmq_rebalance_model::configuration::ConfigError>(())
+    /// ```
+    pub fn cold_started(self) -> Result<Self, ConfigError> {
+        let sizes = Sizes {
+            joins: None,
+            ..self.sizes
+        };
+        let protocol = self.protocol;
+        self.rebuilt(sizes, protocol)
+    }
+
+    /// This configuration built again with `sizes` and `protocol`, keeping
+    /// what was set on it after it was built: the periodic rebalance, each
+    /// consumer's client id and whether its listener stops on an
+    /// interrupt, and the clients.
+    fn rebuilt(self, sizes: Sizes, protocol: ProtocolOptions) -> Result<Self, ConfigError> {
         let periodic_rebalance = self.periodic_rebalance;
-        let ids: Vec<String> = self.consumers.iter().map(|c| c.client_id.clone()).collect();
+        let kept: Vec<(String, bool)> = self
+            .consumers
+            .iter()
+            .map(|c| (c.client_id.clone(), c.interruptible))
+            .collect();
         let clients = self.clients;
-        let mut cfg = Self::new_with(
-            self.scenario,
-            self.sizes,
-            self.network,
-            self.strategy,
-            protocol,
-        )?
-        .with_periodic_rebalance(periodic_rebalance);
-        for (spec, id) in cfg.consumers.iter_mut().zip(ids) {
+        let mut cfg = Self::new_with(self.scenario, sizes, self.network, self.strategy, protocol)?
+            .with_periodic_rebalance(periodic_rebalance);
+        for (spec, (id, interruptible)) in cfg.consumers.iter_mut().zip(kept) {
             spec.client_id = id;
+            spec.interruptible = interruptible;
         }
         cfg.clients = clients;
         Ok(cfg)
