@@ -88,7 +88,8 @@ struct Output<'a> {
     conforms: bool,
 }
 
-/// The kinds of observation, those not observed yet among them (0).
+/// The kinds of observation, those not observed yet among them (0):
+/// deliveries, offsets and locks.
 const KINDS: [&str; 7] = [
     "membership",
     "queues",
@@ -107,6 +108,7 @@ fn by_kind(observations: &[Observation]) -> BTreeMap<&'static str, usize> {
             Observed::Members { .. } => "membership",
             Observed::Owns { .. } => "queues",
             Observed::Started { .. } | Observed::ShutDown { .. } | Observed::Died { .. } => "life",
+            Observed::Faulted { .. } => "fault",
         };
         *counts.entry(kind).or_default() += 1;
     }

@@ -36,14 +36,17 @@ use std::collections::BTreeMap;
 
 pub mod causality;
 
-use crate::trace::{ClusterSpec, ConsumerState, Env, Event, Kind, ServerState};
+use crate::trace::{
+    ClusterSpec, ConsumerState, Env, Event, Kind, RequestCode, RuleAction, ServerState,
+};
 use causality::Contradiction;
 use rocketmq_rebalance::conformance::{CallResult, Case};
 use rocketmq_rebalance::{rebalance_allocate, MessageQueue, SortOrder};
 use rocketmq_rebalance_model::{
     build_model,
     configuration::Config,
-    validation::{conform, Bounds, Conformance, Observation, Observed, Verdict},
+    configuration::Fault,
+    validation::{conform, fault_name, Bounds, Conformance, Observation, Observed, Verdict},
     RebalanceModel,
 };
 
@@ -90,8 +93,79 @@ const BROKER_GONE: &str = "a broker that stops and never starts again is no long
 /// A shutting-down consumer's last rebalance round.
 const LAST_ROUND: &str = "a queue change between a consumer's stopping and stopped is its last \
      rebalance round's, which the shutdown's destroy discards (the model's leave is one step)";
+/// A fault met during a consumer's shutdown.
+const FAULT_IN_SHUTDOWN: &str = "a fault a consumer meets between its stopping and stopped (its \
+     shutdown's persist lost) is observed with its shutdown (the model's leave is one step)";
+/// A fault rule that is none of the model's faults.
+const NO_MODEL_FAULT: &str = "a rule that fired and makes none of the model's faults a trace \
+     can see is not observed (a broker's refusal of locks standing in for a variant's grace)";
 /// The retry topic of a model without one.
 const RETRY_LEFT_OUT: &str = "the group's retry topic is left out of a model without one";
+
+/// Where a harness rule fires.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Hook {
+    /// A consumer's `RPCHook`: its requests, and the notifications it gets.
+    Client,
+    /// A broker's server `RPCHook`: the requests it gets.
+    Broker,
+}
+
+/// The model's faults that harness rules make (`cluster/faults/`): where
+/// the rule fires, on which request, what it does, and the fault, which
+/// the consumer concerned meets there.
+const RULE_FAULTS: [(Hook, RequestCode, RuleAction, Fault); 6] = [
+    (
+        Hook::Client,
+        RequestCode::NOTIFY_CONSUMER_IDS_CHANGED,
+        RuleAction::Drop,
+        Fault::LoseNotification,
+    ),
+    (
+        Hook::Client,
+        RequestCode::GET_CONSUMER_LIST_BY_GROUP,
+        RuleAction::Fail,
+        Fault::FailQuery,
+    ),
+    (
+        Hook::Client,
+        RequestCode::QUERY_CONSUMER_OFFSET,
+        RuleAction::Fail,
+        Fault::FailOffsetRead,
+    ),
+    (
+        Hook::Client,
+        RequestCode::UNLOCK_BATCH_MQ,
+        RuleAction::Drop,
+        Fault::LoseUnlock,
+    ),
+    (
+        Hook::Broker,
+        RequestCode::UPDATE_CONSUMER_OFFSET,
+        RuleAction::Fail,
+        Fault::LosePersist,
+    ),
+    (
+        Hook::Broker,
+        RequestCode::UPDATE_CONSUMER_OFFSET,
+        RuleAction::Drop,
+        Fault::LosePersist,
+    ),
+];
+
+/// The model's fault that a rule that fired (`c.fault`, `b.fault`) makes,
+/// if it makes one.
+pub fn rule_fault(kind: &Kind) -> Option<Fault> {
+    let (hook, code, action) = match kind {
+        Kind::ConsumerFault { code, action, .. } => (Hook::Client, *code, *action),
+        Kind::BrokerFault { code, action, .. } => (Hook::Broker, *code, *action),
+        _ => return None,
+    };
+    RULE_FAULTS
+        .iter()
+        .find(|(h, c, a, _)| (*h, *c, *a) == (hook, code, action))
+        .map(|&(.., fault)| fault)
+}
 
 /// A real allocation the crate computes otherwise.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -109,6 +183,17 @@ pub struct AllocationMismatch {
 /// The client id as the model names it: what follows `@`.
 fn client_name(id: &str) -> String {
     id.rsplit_once('@').map_or(id, |(_, name)| name).to_owned()
+}
+
+/// The consumer whose client id is `client` (`127.0.0.1@c1`) in the
+/// model, the first of those that share it; else the name in the id, which
+/// no consumer of the model has.
+fn consumer_named(cfg: &Config, client: &str) -> String {
+    let id = client_name(client);
+    cfg.consumers
+        .iter()
+        .find(|c| c.client_id == id)
+        .map_or(id, |c| c.name.clone())
 }
 
 fn parse_queue(topic: &str, queue: &str) -> Option<MessageQueue> {
@@ -412,6 +497,23 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     });
                 }
             }
+            Kind::ConsumerFault { .. } | Kind::BrokerFault { .. } => {
+                // The consumer it concerns: the one whose hook fired, or
+                // the client on the broker's channel.
+                let consumer = match &e.kind {
+                    Kind::BrokerFault { client, .. } => {
+                        client.as_deref().map(|c| consumer_named(cfg, c))
+                    }
+                    _ => Some(e.p.clone()),
+                };
+                match (rule_fault(&e.kind), consumer) {
+                    (Some(fault), Some(consumer)) => observe(Observed::Faulted {
+                        consumer,
+                        fault: fault_name(fault).to_owned(),
+                    }),
+                    _ => fired(&mut out.rules_fired, NO_MODEL_FAULT, line),
+                }
+            }
             Kind::ConsumerLife { state, .. } => {
                 let consumer = e.p.clone();
                 match state {
@@ -505,9 +607,53 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
             }
             _ => {}
         }
-        if let Some(what) = seen {
-            out.observations.push(Observation { what, t: e.t, line });
+        let Some(what) = seen else { continue };
+        // The model's leave is one step: what the consumer meets on its way
+        // out follows its shutdown at once.
+        let shutdown = match &what {
+            Observed::Faulted { consumer, .. } if leaving.contains(&consumer.as_str()) => {
+                out.observations.iter().rposition(|o| {
+                    o.what
+                        == Observed::ShutDown {
+                            consumer: consumer.clone(),
+                        }
+                })
+            }
+            _ => None,
+        };
+        match shutdown {
+            Some(at) => {
+                fired(&mut out.rules_fired, FAULT_IN_SHUTDOWN, line);
+                let t = out.observations[at].t;
+                let after = out.observations[at + 1..]
+                    .iter()
+                    .take_while(|o| matches!(o.what, Observed::Faulted { .. }) && o.t == t)
+                    .count();
+                out.observations
+                    .insert(at + 1 + after, Observation { what, t, line });
+            }
+            None => out.observations.push(Observation { what, t: e.t, line }),
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rocketmq_rebalance_model::validation::observable_fault;
+
+    /// Each fault a rule makes is one the model's observations name, by
+    /// the same name: a rule no state could explain would refuse every
+    /// run that fires it.
+    #[test]
+    fn every_fault_a_rule_makes_is_one_the_model_observes() {
+        for &(.., fault) in &RULE_FAULTS {
+            assert_eq!(
+                observable_fault(fault_name(fault)),
+                Some(fault),
+                "{fault:?}"
+            );
+        }
+    }
 }

@@ -355,3 +355,41 @@ fn every_recorded_trace_reads_and_writes_back_line_for_line() {
     }
     assert!(traces >= 14, "{traces}");
 }
+
+/// A fault the run met that the model cannot give that consumer is a
+/// mismatch at once: the harness made the leaver `c3` lose its persist,
+/// and the script's model flags (`--lost-persists 1`) give the fault to
+/// `c1` only; its `conform` flags give it to every consumer, and then the
+/// run conforms.
+#[test]
+fn a_fault_the_model_does_not_give_that_consumer_is_refused_at_once() {
+    let trace = events("fault-lost-persist.ndjson");
+    let fault = line_of(
+        &trace,
+        "b.fault",
+        serde_json::json!({"code": 15, "client": "127.0.0.1@c3"}),
+    );
+    let script = |name: &str| {
+        Source::Script(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("faults")
+                .join(format!("{name}.json")),
+        )
+    };
+    let plan = Plan::load(&script("lost-persist"), false).expect("a script");
+    let model = ModelArgs::config_from(&plan.script.model).expect("valid flags");
+    let (translation, result) = validate(&trace, model);
+    assert_eq!(result.verdict, Verdict::Mismatch, "{result:#?}");
+    assert_eq!(result.nodes, 0, "decided before any search");
+    let first = &translation.observations[result.unexplained.expect("named")];
+    assert_eq!(first.line, fault + 1);
+    assert_eq!(
+        first.what,
+        Observed::Faulted {
+            consumer: "c3".into(),
+            fault: "lost-persists".into()
+        }
+    );
+    let (_, result) = validate(&trace, model_of(script("lost-persist"), &[]));
+    assert_eq!(result.verdict, Verdict::Conforms, "{result:#?}");
+}

@@ -18,6 +18,7 @@ use rocketmq_rebalance_cluster::script::Script;
 use rocketmq_rebalance_cluster::trace;
 use rocketmq_rebalance_cluster::translate::Start;
 use rocketmq_rebalance_model::report::Status;
+use rocketmq_rebalance_model::validation::Observed;
 
 fn scenario(name: &str, orderly: bool) -> Source {
     Source::Scenario {
@@ -452,4 +453,54 @@ fn every_other_recorded_run_matches_the_model_and_conforms() {
         let j = judged(source, file);
         assert!(j.matches_model(), "{file}: {:?}", mismatches(&j));
     }
+}
+
+/// A run of one of `cluster/faults/`'s scripts, judged.
+fn fault_run(name: &str, file: &str) -> Judged {
+    let source = Source::Script(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("faults")
+            .join(format!("{name}.json")),
+    );
+    judged(source, file)
+}
+
+/// The number of observations of faults the run's validation made.
+fn faults_observed(judged: &Judged) -> usize {
+    let v = judged.conformance.validation.as_ref().expect("validated");
+    v.translation
+        .observations
+        .iter()
+        .filter(|o| matches!(o.what, Observed::Faulted { .. }))
+        .count()
+}
+
+/// A query the harness made fail is observed: the model's consumer meets
+/// its pending failed query there, and the whole run is explained.
+#[test]
+fn a_failed_query_the_run_met_is_observed_and_explained() {
+    let j = fault_run("failed-query", "tests/traces/fault-failed-query.ndjson");
+    assert_eq!(faults_observed(&j), 1);
+    assert_eq!(status(&j, "transient double ownership"), Status::Found);
+    assert!(j.matches_model(), "{:?}", mismatches(&j));
+}
+
+/// The broker loses the leaver's last persist, sent as it shuts down: the
+/// model's shutdown may lose it as well, and the fault is observed with
+/// the shutdown (a rule of the translator).
+#[test]
+fn a_persist_lost_at_shutdown_is_observed_with_the_shutdown() {
+    let j = fault_run("lost-persist", "tests/traces/fault-lost-persist.ndjson");
+    assert_eq!(faults_observed(&j), 1);
+    let v = j.conformance.validation.as_ref().expect("validated");
+    assert!(
+        v.translation
+            .rules_fired
+            .iter()
+            .any(|r| r.rule.contains("observed with its shutdown")),
+        "{:?}",
+        v.translation.rules_fired
+    );
+    assert_eq!(status(&j, "duplicate delivery"), Status::Found);
+    assert!(j.matches_model(), "{:?}", mismatches(&j));
 }

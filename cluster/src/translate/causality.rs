@@ -32,12 +32,18 @@
 //!   comes before the broker answers a heartbeat of it it is handling
 //!   (another heartbeat thread's listing may show a channel before its
 //!   own thread records the registration).
+//! - **A fault follows its rule**: a rule that fails or loses a call at a
+//!   client's or a broker's hook is followed, in its process, by the fault
+//!   event of that call (`c.fault`, `b.fault`, the same code), and every
+//!   fault event follows such a rule.
 //! - **Only the orchestrator stops a broker**, and a consumer acknowledges
 //!   its start (its shutdown) once it has started (stopped).
 
 use std::collections::BTreeMap;
 
-use crate::trace::{ConsumerState, Env, Event, GroupEvent, Kind, RequestCode, ServerState};
+use crate::trace::{
+    ConsumerState, Env, Event, GroupEvent, Kind, RequestCode, RuleAction, ServerState,
+};
 
 /// How far a process's stamps may run against its own numbering, for the
 /// traces recorded when the harness stamped an event (`System.nanoTime`)
@@ -65,6 +71,7 @@ pub fn contradictions(events: &[Event]) -> Vec<Contradiction> {
     answers(events, &mut found);
     queue_changes(events, &mut found);
     listings(events, &mut found);
+    faults(events, &mut found);
     found.sort_by_key(|c| c.line);
     found
 }
@@ -340,6 +347,61 @@ fn answers(events: &[Event], found: &mut Vec<Contradiction>) {
                     ),
                 ),
             }
+        }
+    }
+}
+
+/// Whether a `rule` event is one that fails or loses a call at a client's
+/// or a broker's hook: such a rule makes a fault event (`c.fault`,
+/// `b.fault`) of the call it matched.
+pub fn makes_a_fault(kind: &Kind) -> Option<RequestCode> {
+    match kind {
+        Kind::Rule {
+            at, code, action, ..
+        } if matches!(at.as_str(), "client" | "broker")
+            && matches!(action, RuleAction::Fail | RuleAction::Drop) =>
+        {
+            Some(*code)
+        }
+        _ => None,
+    }
+}
+
+/// A rule that fails or loses a call is followed, in its process, by the
+/// fault it made on that call, and every fault event follows such a rule:
+/// the harness records both, one after the other, in the hook.
+fn faults(events: &[Event], found: &mut Vec<Contradiction>) {
+    for indices in by_process(events).values() {
+        // Rules fired whose fault is still to come, by request code.
+        let mut pending: BTreeMap<RequestCode, Vec<usize>> = BTreeMap::new();
+        for &i in indices {
+            let kind = &events[i].kind;
+            if let Some(code) = makes_a_fault(kind) {
+                pending.entry(code).or_default().push(i);
+                continue;
+            }
+            let code = match kind {
+                Kind::ConsumerFault { code, .. } | Kind::BrokerFault { code, .. } => *code,
+                _ => continue,
+            };
+            let fired = pending.get_mut(&code).filter(|rules| !rules.is_empty());
+            match fired {
+                Some(rules) => {
+                    rules.remove(0);
+                }
+                None => at(
+                    found,
+                    i,
+                    format!("a fault on code {} that no rule fired", code.0),
+                ),
+            }
+        }
+        for &i in pending.values().flatten() {
+            at(
+                found,
+                i,
+                "a rule that failed or lost a call, and no fault of it".into(),
+            );
         }
     }
 }

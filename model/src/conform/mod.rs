@@ -4,7 +4,8 @@
 //! A translator (the real-cluster tooling's) turns a real trace into
 //! [`Observation`]s: the changes RocketMQ's own events show, each a value
 //! of something the model has too (a broker's member table, a consumer's
-//! queues, its life). [`conform`] then searches, exhaustively over
+//! queues, its life) or a fault the consumer meets. [`conform`] then
+//! searches, exhaustively over
 //! (model state, position in the trace), for a run of the model that makes
 //! exactly these changes in this order, allowing steps the trace cannot
 //! see between them (bounded) and observations of different actors close
@@ -18,5 +19,5 @@
 mod observation;
 mod search;
 
-pub use observation::{Observation, Observed};
+pub use observation::{fault_name, observable_fault, Observation, Observed};
 pub use search::{conform, Bounds, Conformance, Verdict, CONFORMS};

@@ -1,12 +1,13 @@
 //! What a real trace can see of the model: the observables of a state
 //! (each broker's member table, each running consumer's queues by topic,
-//! each consumer's life), and the changes a step makes to them, in
+//! each consumer's life), the faults a consumer meets, and the changes a
+//! step makes to them, in
 //! RocketMQ's names so that a translator of real events can produce the
 //! same values.
 
 use std::fmt;
 
-use crate::config::{listed, members_of, Config, Fault};
+use crate::config::{listed, members_of, Config, Dense, Effect, Fault};
 use crate::protocol::Phase;
 use crate::shell::SystemState;
 
@@ -49,6 +50,54 @@ pub enum Observed {
         /// The consumer.
         consumer: String,
     },
+    /// A fault of the environment the consumer's next call of some kind
+    /// was to meet met it: a notification lost, a query or an offset read
+    /// that failed, a persist or an unlock lost (a harness rule that fired,
+    /// `c.fault` or `b.fault`).
+    Faulted {
+        /// The consumer.
+        consumer: String,
+        /// The fault, by the flag that budgets it (`failed-queries`).
+        fault: String,
+    },
+}
+
+/// The name an observation gives `fault`: the flag of its first budget,
+/// without its dashes (`failed-queries`).
+pub fn fault_name(fault: Fault) -> &'static str {
+    fault
+        .spec()
+        .budgets
+        .first()
+        .map_or("", |size| size.flag().trim_start_matches('-'))
+}
+
+/// The fault of that name whose step a trace can see happen, if any: one
+/// scheduled for a consumer's next call ([`Effect::Scheduled`]).
+pub fn observable_fault(name: &str) -> Option<Fault> {
+    Fault::all().find(|&f| fault_name(f) == name && observable(f))
+}
+
+/// The faults a trace sees happen: those a harness rule makes by failing
+/// a call or losing a message at a hook (`c.fault`, `b.fault`), each
+/// scheduled for the consumer's next call of a kind, which meets it and
+/// clears it. A second channel is seen through the listings instead, and
+/// a fault that applies from then on (every lock call timing out) has no
+/// moment to be seen at.
+const OBSERVED_FAULTS: [Fault; 5] = [
+    Fault::LoseNotification,
+    Fault::FailQuery,
+    Fault::FailOffsetRead,
+    Fault::LosePersist,
+    Fault::LoseUnlock,
+];
+
+/// Whether a trace sees `fault` happen ([`OBSERVED_FAULTS`]).
+fn observable(fault: Fault) -> bool {
+    debug_assert!(
+        !OBSERVED_FAULTS.contains(&fault) || matches!(fault.spec().effect, Effect::Scheduled(_))
+    );
+    OBSERVED_FAULTS.contains(&fault)
 }
 
 impl Observed {
@@ -59,7 +108,8 @@ impl Observed {
             Self::Owns { consumer, .. }
             | Self::Started { consumer }
             | Self::ShutDown { consumer }
-            | Self::Died { consumer } => consumer,
+            | Self::Died { consumer }
+            | Self::Faulted { consumer, .. } => consumer,
         }
     }
 }
@@ -78,6 +128,7 @@ impl fmt::Display for Observed {
             Self::Started { consumer } => write!(f, "{consumer} starts"),
             Self::ShutDown { consumer } => write!(f, "{consumer} shuts down"),
             Self::Died { consumer } => write!(f, "{consumer} dies"),
+            Self::Faulted { consumer, fault } => write!(f, "{consumer} meets its {fault} fault"),
         }
     }
 }
@@ -136,6 +187,27 @@ pub(super) fn queue_names(cfg: &Config, topic: usize, set: u64) -> Vec<String> {
     names
 }
 
+/// The scheduled faults consumer `c` meets in the step from `before` to
+/// `after`: one cleared while it runs on is the call it was for meeting
+/// it; a graceful shutdown's persist meets a pending lost persist when it
+/// sends any offset. A consumer that dies or crashes meets none: its
+/// pending faults go with it.
+fn met(cfg: &Config, before: &SystemState, after: &SystemState, c: usize) -> Vec<Fault> {
+    let (old, new) = (&before.consumers[c], &after.consumers[c]);
+    if old.phase != Phase::Running {
+        return Vec::new();
+    }
+    match new.phase {
+        Phase::Running => old
+            .faults
+            .iter()
+            .filter(|&f| !new.faults.contains(f) && observable(f))
+            .collect(),
+        Phase::Left if old.loses_persist_on_shutdown(cfg, c) => vec![Fault::LosePersist],
+        _ => Vec::new(),
+    }
+}
+
 /// The changes from `before` to `after` a trace can see, brokers first.
 /// A consumer that stops running is seen to stop, not to drop its queues.
 pub fn changes(cfg: &Config, before: &SystemState, after: &SystemState) -> Vec<Observed> {
@@ -162,6 +234,12 @@ pub fn changes(cfg: &Config, before: &SystemState, after: &SystemState) -> Vec<O
                 Phase::Crashed | Phase::Idle => Observed::Died {
                     consumer: consumer.clone(),
                 },
+            });
+        }
+        for fault in met(cfg, before, after, c) {
+            out.push(Observed::Faulted {
+                consumer: consumer.clone(),
+                fault: fault_name(fault).to_owned(),
             });
         }
         if new.phase != Phase::Running {
@@ -258,6 +336,18 @@ pub fn impossible(cfg: &Config, what: &Observed) -> Option<String> {
         | Observed::ShutDown { consumer }
         | Observed::Died { consumer } => {
             (!consumer_known(consumer)).then(|| format!("the model has no consumer {consumer}"))
+        }
+        Observed::Faulted { consumer, fault } => {
+            let Some(spec) = cfg.consumers.iter().find(|c| c.name == *consumer) else {
+                return Some(format!("the model has no consumer {consumer}"));
+            };
+            match observable_fault(fault) {
+                None => Some(format!("the model has no fault {fault} a trace can see")),
+                Some(f) if !spec.may(f) => Some(format!(
+                    "the model gives {consumer} no {fault} fault (its budget, --{fault}, picks others or is 0)"
+                )),
+                Some(_) => None,
+            }
         }
     }
 }

@@ -48,10 +48,12 @@ impl ConsumerState {
             outputs.extend(self.unlock_all(cfg, me));
         }
         // `persistConsumerOffset` first.
-        outputs.extend(
-            self.offset_updates(cfg, me)
-                .map(|(broker, msg)| Output::Send(broker, msg)),
-        );
+        if !self.loses_persist_on_shutdown(cfg, me) {
+            outputs.extend(
+                self.offset_updates(cfg, me)
+                    .map(|(broker, msg)| Output::Send(broker, msg)),
+            );
+        }
         outputs.extend(self.broadcast(cfg, me, |epoch| Message::Unregister { epoch }));
         let mut left = Self::empty(Phase::Left);
         let outlives = !cfg.consumers[me].interruptible;

@@ -390,6 +390,13 @@ impl ConsumerState {
         members_of(self.owned).filter_map(move |q| self.offset_update(cfg, me, q))
     }
 
+    /// Whether its shutdown's `persistConsumerOffset` is lost: one-way,
+    /// like the periodic persist, it is when the environment loses the next
+    /// persist and there is an offset to send.
+    pub fn loses_persist_on_shutdown(&self, cfg: &Config, me: usize) -> bool {
+        self.faults.contains(Fault::LosePersist) && self.offset_updates(cfg, me).next().is_some()
+    }
+
     /// The offset update of queue `q` it would send: the lowest offset still
     /// in flight, to the queue's broker if it talks to it; none for a queue
     /// whose offset it has not read yet.
