@@ -38,8 +38,10 @@ pub struct ClusterArgs {
     /// A randomised run for trace validation instead: the seed picks what
     /// happens to a running group of three (a join, a graceful leave, a
     /// kill, a pause past the brokers' expiry), whether at rest or while it
-    /// still starts, the messages and the timers; the run is validated
-    /// against the model of those picks (`conformance`).
+    /// still starts, the messages, the timers, and a fault the first
+    /// consumer may meet once (none, a lost notification, a failed query);
+    /// the run is validated against the model of those picks
+    /// (`conformance`).
     #[arg(long, value_name = "SEED", conflicts_with_all = ["scenario", "script", "orderly", "harms"])]
     random: Option<u64>,
     /// Run at RocketMQ's default timers: the script's scaled timers are

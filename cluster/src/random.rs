@@ -1,7 +1,9 @@
 //! Randomised runs for trace validation: a seed picks what happens to a
 //! running group (a join, a graceful leave, a kill, a pause past the
 //! brokers' expiry), whether it happens at rest or while the group is
-//! still rebalancing its start, how many messages flow, and the timers;
+//! still rebalancing its start, how many messages flow, the timers, and a
+//! fault of the environment the first consumer may meet (a lost
+//! notification, a failed query);
 //! the script it makes carries the model flags of that configuration, so
 //! that the run is validated against the model (`conformance`).
 //!
@@ -38,6 +40,37 @@ enum Change {
 
 const CHANGES: [Change; 4] = [Change::Join, Change::Leave, Change::Kill, Change::Pause];
 
+/// A fault the first consumer may meet, made by a harness rule that fires
+/// once: its budget flag, the rule, and the words for it.
+struct FaultPick {
+    flag: &'static str,
+    rule: fn() -> Value,
+    what: &'static str,
+}
+
+/// The faults a seed picks from, after none: those of the membership
+/// layer, which is the model of a randomised run (its messages are not
+/// modelled, so neither is a lost persist).
+const FAULTS: [Option<FaultPick>; 3] = [
+    None,
+    Some(FaultPick {
+        flag: "--lost-notifications",
+        rule: || {
+            json!({"consumer": "c1", "id": "fault", "at": "client", "action": "drop",
+                   "code": 40, "count": 1})
+        },
+        what: "c1 loses a notification",
+    }),
+    Some(FaultPick {
+        flag: "--failed-queries",
+        rule: || {
+            json!({"consumer": "c1", "id": "fault", "at": "client", "action": "fail",
+                   "code": 38, "count": 1})
+        },
+        what: "c1's member query fails once",
+    }),
+];
+
 /// The script of seed `seed`, or why it is not a valid script (a bug of
 /// this generator: its tests run twenty seeds).
 pub fn random_script(seed: u64) -> Result<Script, String> {
@@ -48,6 +81,9 @@ pub fn random_script(seed: u64) -> Result<Script, String> {
     let heartbeat = *picks.one_of(&[500u64, 1000, 2000]);
     let rebalance = *picks.one_of(&[1000u64, 2000, 3000]);
     let poll = *picks.one_of(&[1000u64, 2000, 5000]);
+    // Picked last, so that the picks before it are those of every seed's
+    // script before faults were picked.
+    let fault = picks.one_of(&FAULTS).as_ref();
     let running = 3;
     let consumers = running + usize::from(change == Change::Join);
     // The model compared with (its check runs before the cluster, so it is
@@ -70,6 +106,9 @@ pub fn random_script(seed: u64) -> Result<Script, String> {
         if let Some(flag) = budget {
             flags.extend([flag.to_owned(), "1".to_owned()]);
         }
+        if let Some(fault) = fault {
+            flags.extend([fault.flag.to_owned(), "1".to_owned()]);
+        }
         flags
     };
     let model = flags(usize::from(change == Change::Join));
@@ -86,9 +125,11 @@ pub fn random_script(seed: u64) -> Result<Script, String> {
     if change == Change::Pause {
         conform.extend(["--second-channels".to_owned(), "1".to_owned()]);
     }
-    let mut steps: Vec<Value> = (1..=running)
-        .map(|c| json!({"start": format!("c{c}")}))
+    let mut steps: Vec<Value> = fault
+        .map(|f| json!({"rule": (f.rule)()}))
+        .into_iter()
         .collect();
+    steps.extend((1..=running).map(|c| json!({"start": format!("c{c}")})));
     if at_rest {
         steps.push(json!({"await": {"for": "settled", "timeout_s": 120}}));
     }
@@ -132,8 +173,9 @@ pub fn random_script(seed: u64) -> Result<Script, String> {
     let script = json!({
         "scenario": format!("random-{seed}"),
         "what": format!(
-            "seed {seed}: {what}, {}, {messages} messages a queue; heartbeat {heartbeat} ms, rebalance {rebalance} ms, route poll {poll} ms",
-            if at_rest { "at rest" } else { "while the group still starts" }
+            "seed {seed}: {what}, {}, {messages} messages a queue{}; heartbeat {heartbeat} ms, rebalance {rebalance} ms, route poll {poll} ms",
+            if at_rest { "at rest" } else { "while the group still starts" },
+            fault.map_or(String::new(), |f| format!(", {}", f.what))
         ),
         "model": model,
         "conform": conform,
@@ -160,7 +202,14 @@ mod tests {
         let what = |s: u64| random_script(s).unwrap().what;
         assert_eq!(what(7), what(7));
         let seen: Vec<String> = (1..=20).map(|s| random_script(s).unwrap().what).collect();
-        for needle in ["joins", "shuts down", "is killed", "pauses"] {
+        for needle in [
+            "joins",
+            "shuts down",
+            "is killed",
+            "pauses",
+            "loses a notification",
+            "query fails once",
+        ] {
             assert!(
                 seen.iter().any(|w| w.contains(needle)),
                 "{needle}: {seen:#?}"
@@ -187,6 +236,26 @@ mod tests {
                 flags.contains("--second-channels 1"),
                 s.what.contains("pauses"),
                 "{seed}: {flags}"
+            );
+            // A fault is the first consumer's, which its budget of one
+            // gives it, and its rule fires once.
+            for (words, flag) in [
+                ("loses a notification", "--lost-notifications 1"),
+                ("query fails once", "--failed-queries 1"),
+            ] {
+                assert_eq!(
+                    flags.contains(flag),
+                    s.what.contains(words),
+                    "{seed}: {flags}"
+                );
+            }
+            let rules = s.steps.iter().filter(|step| matches!(step, crate::script::Step::Rule { count: Some(1), consumer: Some(c), .. } if c == "c1")).count();
+            assert_eq!(
+                rules,
+                usize::from(
+                    flags.contains("--lost-notifications") || flags.contains("--failed-queries")
+                ),
+                "{seed}"
             );
             // Not at rest, every consumer joins: the model starts cold.
             if s.what.contains("still starts") {
