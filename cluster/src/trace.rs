@@ -256,6 +256,12 @@ macro_rules! request_codes {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RequestCode(pub i64);
 
+impl RequestCode {
+    /// No request: a rule at a hook that is none (`listener`, `alloc`), and
+    /// the fault it makes.
+    pub const NONE: RequestCode = RequestCode(0);
+}
+
 request_codes! {
     /// A consumer's offset of a queue, asked of its broker.
     QUERY_CONSUMER_OFFSET = 14,
@@ -1015,11 +1021,13 @@ tagged! {
             /// The batch's offsets.
             offsets: Vec<i64>,
         }
-        /// A consumer's rule that fired on a request or a notification.
+        /// A consumer's rule that fired on a request or a notification, or
+        /// at its listener (code 0: the application failed the batch).
         ConsumerFault = "c.fault" {
             /// The request code.
             code: RequestCode,
-            /// The broker or name server.
+            /// The broker or name server; at the listener, the broker of
+            /// the batch's queue.
             peer: String,
             /// What the rule did.
             action: RuleAction,

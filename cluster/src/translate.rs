@@ -109,12 +109,15 @@ enum Hook {
     Client,
     /// A broker's server `RPCHook`: the requests it gets.
     Broker,
+    /// A consumer's message listener: a fault there makes the application
+    /// fail the batch (code 0, no request).
+    Listener,
 }
 
 /// The model's faults that harness rules make (`cluster/faults/`): where
 /// the rule fires, on which request, what it does, and the fault, which
 /// the consumer concerned meets there.
-const RULE_FAULTS: [(Hook, RequestCode, RuleAction, Fault); 6] = [
+const RULE_FAULTS: [(Hook, RequestCode, RuleAction, Fault); 7] = [
     (
         Hook::Client,
         RequestCode::NOTIFY_CONSUMER_IDS_CHANGED,
@@ -151,12 +154,21 @@ const RULE_FAULTS: [(Hook, RequestCode, RuleAction, Fault); 6] = [
         RuleAction::Drop,
         Fault::LosePersist,
     ),
+    (
+        Hook::Listener,
+        RequestCode::NONE,
+        RuleAction::Fail,
+        Fault::FailConsume,
+    ),
 ];
 
 /// The model's fault that a rule that fired (`c.fault`, `b.fault`) makes,
 /// if it makes one.
 pub fn rule_fault(kind: &Kind) -> Option<Fault> {
     let (hook, code, action) = match kind {
+        Kind::ConsumerFault { code, action, .. } if *code == RequestCode::NONE => {
+            (Hook::Listener, *code, *action)
+        }
         Kind::ConsumerFault { code, action, .. } => (Hook::Client, *code, *action),
         Kind::BrokerFault { code, action, .. } => (Hook::Broker, *code, *action),
         _ => return None,

@@ -504,3 +504,16 @@ fn a_persist_lost_at_shutdown_is_observed_with_the_shutdown() {
     assert_eq!(status(&j, "duplicate delivery"), Status::Found);
     assert!(j.matches_model(), "{:?}", mismatches(&j));
 }
+
+/// The application fails one batch at c1's listener (`RECONSUME_LATER`):
+/// the model's consumer meets its pending consume failure as that batch
+/// ends, and the whole run is explained.
+#[test]
+fn a_batch_the_listener_failed_is_observed_and_explained() {
+    let j = fault_run(
+        "consume-failure",
+        "tests/traces/fault-consume-failure.ndjson",
+    );
+    assert_eq!(faults_observed(&j), 1);
+    assert!(j.matches_model(), "{:?}", mismatches(&j));
+}

@@ -33,7 +33,8 @@
 //!   (another heartbeat thread's listing may show a channel before its
 //!   own thread records the registration).
 //! - **A fault follows its rule**: a rule that fails or loses a call at a
-//!   client's or a broker's hook is followed, in its process, by the fault
+//!   client's or a broker's hook (or fails a batch at a listener) is
+//!   followed, in its process, by the fault
 //!   event of that call (`c.fault`, `b.fault`, the same code), and every
 //!   fault event follows such a rule.
 //! - **Only the orchestrator stops a broker**, and a consumer acknowledges
@@ -352,13 +353,13 @@ fn answers(events: &[Event], found: &mut Vec<Contradiction>) {
 }
 
 /// Whether a `rule` event is one that fails or loses a call at a client's
-/// or a broker's hook: such a rule makes a fault event (`c.fault`,
-/// `b.fault`) of the call it matched.
+/// or a broker's hook, or fails a batch at a listener: such a rule makes a
+/// fault event (`c.fault`, `b.fault`) of what it matched.
 pub fn makes_a_fault(kind: &Kind) -> Option<RequestCode> {
     match kind {
         Kind::Rule {
             at, code, action, ..
-        } if matches!(at.as_str(), "client" | "broker")
+        } if matches!(at.as_str(), "client" | "broker" | "listener")
             && matches!(action, RuleAction::Fail | RuleAction::Drop) =>
         {
             Some(*code)

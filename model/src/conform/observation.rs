@@ -79,17 +79,19 @@ pub fn observable_fault(name: &str) -> Option<Fault> {
 }
 
 /// The faults a trace sees happen: those a harness rule makes by failing
-/// a call or losing a message at a hook (`c.fault`, `b.fault`), each
+/// a call or losing a message at a hook, or failing a batch at a listener
+/// (`c.fault`, `b.fault`), each
 /// scheduled for the consumer's next call of a kind, which meets it and
 /// clears it. A second channel is seen through the listings instead, and
 /// a fault that applies from then on (every lock call timing out) has no
 /// moment to be seen at.
-const OBSERVED_FAULTS: [Fault; 5] = [
+const OBSERVED_FAULTS: [Fault; 6] = [
     Fault::LoseNotification,
     Fault::FailQuery,
     Fault::FailOffsetRead,
     Fault::LosePersist,
     Fault::LoseUnlock,
+    Fault::FailConsume,
 ];
 
 /// Whether a trace sees `fault` happen ([`OBSERVED_FAULTS`]).

@@ -109,10 +109,13 @@ public final class ConsumerAgent {
     }
 
     /**
-     * One delivery: its begin, the rules at {@code listener} (a gate holds the batch), the
-     * application's work, its end; whether it was consumed. A listener that ignores its
-     * thread's interrupt (a graceful shutdown's {@code shutdownNow}) works on to the end; one
-     * that stops ends the batch there, unconsumed ({@code c.consume.interrupted}).
+     * One delivery: its begin, the rules at {@code listener} (a gate holds the batch; a fault
+     * makes the application fail it), the application's work, its end; whether it was
+     * consumed. A listener that ignores its thread's interrupt (a graceful shutdown's {@code
+     * shutdownNow}) works on to the end; one that stops ends the batch there, unconsumed
+     * ({@code c.consume.interrupted}). A failed batch was delivered to the application, which
+     * answers {@code RECONSUME_LATER} ({@code SUSPEND_CURRENT_QUEUE_A_MOMENT} orderly): its
+     * {@code c.fault} (code 0, the broker of its queue) comes before its end.
      */
     private boolean consume(MessageQueue mq, List<MessageExt> msgs) {
         String queue = mq.getBrokerName() + ":" + mq.getQueueId();
@@ -121,7 +124,14 @@ public final class ConsumerAgent {
             offsets.add(m.getQueueOffset());
         }
         Trace.emit("c.consume.begin", "topic", mq.getTopic(), "queue", queue, "offsets", offsets);
-        Rules.at("listener", 0, clientId, mq.getBrokerName(), queue, !stopsOnInterrupt);
+        Rules.Action action =
+                Rules.at("listener", 0, clientId, mq.getBrokerName(), queue, !stopsOnInterrupt);
+        if (action != Rules.Action.PASS) {
+            Trace.emit("c.fault", "code", 0, "peer", mq.getBrokerName(), "action",
+                    action.name().toLowerCase());
+            Trace.emit("c.consume.end", "topic", mq.getTopic(), "queue", queue, "offsets", offsets);
+            return false;
+        }
         // The application's work on the batch, the workload of the script.
         work(spec.getLongValue("consume_ms") * msgs.size());
         if (stopsOnInterrupt && Thread.currentThread().isInterrupted()) {
