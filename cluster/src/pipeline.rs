@@ -36,7 +36,7 @@ use crate::random::random_script;
 use crate::run::{self, prepare, RunOptions, RunResult};
 use crate::script::{harms_path, scenario_path, Script};
 use crate::trace::Event;
-use crate::translate::{same_sizes, validate, Start, Validation};
+use crate::translate::{restarts_with_downtime, same_sizes, validate, Start, Validation};
 use crate::ClusterError;
 
 /// Where a run's script comes from.
@@ -245,7 +245,12 @@ impl Checked {
         let mismatches = compare(&self.report, &outcome, &self.script);
         let not_compared = not_compared(&self.report, &outcome);
         let harms = harms::measure(&result.events, &result.observer, Script::TOPIC);
-        let flags = self.script.conform_flags().to_vec();
+        let mut flags = self.script.conform_flags().to_vec();
+        // A restart with a downtime is validated against restarts that
+        // stop first, which the run's own flags may not say.
+        if restarts_with_downtime(&result.events) && !flags.iter().any(|f| f == "--restart-stops") {
+            flags.push("--restart-stops".to_owned());
+        }
         let validation = ModelArgs::config_from(&flags)
             .and_then(|cfg| validate(&result.events, cfg, Bounds::default(), Start::Cold));
         Judged {

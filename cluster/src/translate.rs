@@ -299,6 +299,43 @@ fn fired(rules: &mut Vec<RuleFired>, rule: &'static str, line: usize) {
     }
 }
 
+/// Whether the model restarts its brokers as the run does: a restart with
+/// a downtime is a stop, calls refused while it lasts, and a start, which
+/// the model has only when its restarts stop first (`--restart-stops`); a
+/// restart of no downtime is either.
+fn check_restarts(events: &[Event], cfg: &Config) -> Result<(), String> {
+    let downtime = events.iter().enumerate().find_map(|(i, e)| match &e.kind {
+        Kind::Env {
+            action:
+                Env::RestartBroker {
+                    broker,
+                    downtime_ms,
+                },
+        } if *downtime_ms > 0 => Some((i + 1, broker, downtime_ms)),
+        _ => None,
+    });
+    match downtime {
+        Some((line, broker, ms)) if !cfg.protocol.restart_stops => Err(format!(
+            "line {line}: {broker} restarts with a downtime of {ms} ms, and the model's \
+             restart is one step: validate the run against a model with --restart-stops"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a trace restarts a broker with a downtime: its model then needs
+/// restarts that stop first ([`check_restarts`]).
+pub fn restarts_with_downtime(events: &[Event]) -> bool {
+    events.iter().any(|e| {
+        matches!(
+            &e.kind,
+            Kind::Env {
+                action: Env::RestartBroker { downtime_ms, .. }
+            } if *downtime_ms > 0
+        )
+    })
+}
+
 /// Whether the run's sizes are the model's: its brokers at the start, each
 /// topic's queues on each, its consumers.
 fn check_sizes(spec: &ClusterSpec, events: &[Event], cfg: &Config) -> Result<(), String> {
@@ -367,6 +404,7 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
         ));
     }
     check_sizes(spec, events, cfg)?;
+    check_restarts(events, cfg)?;
     // A topic of the model's name is that topic; the others pair up in
     // order.
     let mut unnamed = cfg.topic_names[..business]

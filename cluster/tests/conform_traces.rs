@@ -393,3 +393,34 @@ fn a_fault_the_model_does_not_give_that_consumer_is_refused_at_once() {
     let (_, result) = validate(&trace, model_of(script("lost-persist"), &[]));
     assert_eq!(result.verdict, Verdict::Conforms, "{result:#?}");
 }
+
+/// A broker restarted with a downtime is stopped while it lasts, which
+/// only a model whose restarts stop first has (`--restart-stops`): against
+/// a model whose restart is one step the trace is refused as bad input,
+/// naming the line (the pipeline validates such a run with that flag).
+#[test]
+fn a_restart_with_a_downtime_needs_restarts_that_stop() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/broker-disk-loss.ndjson");
+    let text = std::fs::read_to_string(path).expect("a recorded trace");
+    assert!(!translate::restarts_with_downtime(
+        &trace::parse(&text).expect("parses")
+    ));
+    let stop = r#""action":"stop_broker","broker":"broker-a""#;
+    let restart = r#""action":"restart_broker","broker":"broker-a","downtime_ms":3000"#;
+    let line = text
+        .lines()
+        .position(|l| l.contains(stop))
+        .expect("the broker stops")
+        + 1;
+    let trace = trace::parse(&text.replacen(stop, restart, 1)).expect("parses");
+    assert!(translate::restarts_with_downtime(&trace));
+    let error = translate::validate(&trace, disk_loss_run(), Bounds::default(), Start::Cold)
+        .err()
+        .expect("refused");
+    assert!(
+        error.starts_with(&format!(
+            "line {line}: broker-a restarts with a downtime of 3000 ms"
+        )),
+        "{error}"
+    );
+}
