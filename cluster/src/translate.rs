@@ -324,7 +324,7 @@ fn check_restarts(events: &[Event], cfg: &Config) -> Result<(), String> {
 }
 
 /// Whether a trace restarts a broker with a downtime: its model then needs
-/// restarts that stop first ([`check_restarts`]).
+/// restarts that stop first (`--restart-stops`).
 pub fn restarts_with_downtime(events: &[Event]) -> bool {
     events.iter().any(|e| {
         matches!(
