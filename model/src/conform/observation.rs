@@ -52,8 +52,8 @@ pub enum Observed {
     },
     /// A fault of the environment the consumer's next call of some kind
     /// was to meet met it: a notification lost, a query or an offset read
-    /// that failed, a persist or an unlock lost (a harness rule that fired,
-    /// `c.fault` or `b.fault`).
+    /// that failed, a persist or an unlock lost, a batch its listener failed
+    /// (a harness rule that fired, `c.fault` or `b.fault`).
     Faulted {
         /// The consumer.
         consumer: String,
