@@ -147,11 +147,20 @@ fn conformance_json(judged: &Judged) -> serde_json::Value {
                 json!({"line": o.line, "change": o.what.to_string(),
                        "event": event.map(Event::to_line)})
             });
+            // Every observation explained, and no such run comes to rest.
+            let at_end = v.conformance.unexplained == Some(v.conformance.observations);
+            let unexplained = unexplained.or_else(|| {
+                at_end.then(|| {
+                    json!({"line": null, "event": null,
+                           "change": "the end: the run ended at rest, and no run of the model comes to rest without a change the trace does not show"})
+                })
+            });
             json!({
                 "verdict": v.conformance.verdict,
                 "conforms": c.conforms(),
                 "model": c.flags,
                 "start": v.start,
+                "end": v.end,
                 "observations": v.conformance.observations,
                 "explained": v.conformance.explained,
                 "unexplained": unexplained,
@@ -333,11 +342,16 @@ fn print(judged: &Judged) {
     }
     let c = conformance_json(judged);
     println!(
-        "trace validation (rebalance conform {}): {}, {} of {} observations explained by one run from a cold start, {} allocations checked{}",
+        "trace validation (rebalance conform {}): {}, {} of {} observations explained by one run from a cold start{}, {} allocations checked{}",
         judged.conformance.flags.join(" "),
         c["verdict"].as_str().unwrap_or_default(),
         c["explained"],
         c["observations"],
+        if c["end"] == "at_rest" {
+            " that comes to rest as the run did"
+        } else {
+            ""
+        },
         c["allocations"],
         c["unexplained"]["change"]
             .as_str()

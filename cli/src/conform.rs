@@ -6,9 +6,11 @@ use rocketmq_rebalance_cluster::trace;
 use rocketmq_rebalance_cluster::translate::causality::Contradiction;
 use rocketmq_rebalance_cluster::translate::RuleFired;
 use rocketmq_rebalance_cluster::translate::{
-    validate, AllocationMismatch, Start, Translation, Validation,
+    trace_end, validate, AllocationMismatch, Start, Translation, Validation,
 };
-use rocketmq_rebalance_model::validation::{Bounds, Conformance, Observation, Observed, Verdict};
+use rocketmq_rebalance_model::validation::{
+    Bounds, Conformance, End, Observation, Observed, Verdict,
+};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
@@ -64,7 +66,9 @@ pub struct ConformArgs {
     /// the page's links.
     #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:3000")]
     explorer_url: String,
-    /// Print one JSON object on stdout instead of text (with
+    /// Print one JSON object on stdout instead of text (with `start`;
+    /// `end`, `at_rest` when the trace's `end` event says its run ended at
+    /// rest, so that the model's run must come to rest too, else `open`;
     /// `contradictions`, each line where the trace contradicts itself;
     /// `rules_fired`, each translator rule that read events otherwise than
     /// as they stand, with their lines; `observations_by_kind`).
@@ -77,6 +81,7 @@ struct Output<'a> {
     trace: String,
     model: &'a [String],
     start: Start,
+    end: End,
     #[serde(flatten)]
     conformance: &'a Conformance,
     unexplained_event: Option<String>,
@@ -166,13 +171,14 @@ pub fn run(args: ConformArgs) -> ExitCode {
     } else {
         Start::Cold
     };
-    let validation = match validate(&events, config, bounds, start) {
+    let validation = match validate(&events, config, bounds, start, trace_end(&events)) {
         Ok(v) => v,
         Err(e) => return bad_input(format!("{}: {e}", args.trace.display())),
     };
     let conforms = validation.conforms();
     let Validation {
         start,
+        end,
         translation,
         model,
         conformance: result,
@@ -204,6 +210,7 @@ pub fn run(args: ConformArgs) -> ExitCode {
             trace: args.trace.display().to_string(),
             model: &flags,
             start,
+            end,
             conformance: &result,
             unexplained_event,
             allocations: translation.allocations,
@@ -219,7 +226,7 @@ pub fn run(args: ConformArgs) -> ExitCode {
     } else {
         write_text(
             &mut out,
-            start,
+            (start, end),
             &result,
             &translation,
             unexplained_event.as_deref(),
@@ -250,7 +257,7 @@ pub fn run(args: ConformArgs) -> ExitCode {
 
 fn write_text(
     out: &mut impl Write,
-    start: Start,
+    (start, end): (Start, End),
     result: &Conformance,
     translation: &Translation,
     unexplained_event: Option<&str>,
@@ -298,6 +305,16 @@ fn write_text(
             result.observations, result.warm_up, result.explained, result.nodes
         )?,
     }
+    match end {
+        End::AtRest => writeln!(
+            out,
+            "  the run ended at rest: the model's run must come to rest there, after steps the trace cannot see"
+        )?,
+        End::Open => writeln!(
+            out,
+            "  the trace's end is open (no `end` event says the run ended at rest): a step still to come may not have happened yet"
+        )?,
+    }
     writeln!(
         out,
         "  {} allocations checked against the crate, {} differ",
@@ -317,10 +334,13 @@ fn write_text(
     if result.verdict == Verdict::Conforms {
         return Ok(());
     }
-    if let Some(i) = result.unexplained {
-        if let Some(o) = translation.observations.get(i) {
-            writeln!(out, "first unexplained: line {}: {}", o.line, o.what)?;
-        }
+    match result.unexplained.map(|i| translation.observations.get(i)) {
+        Some(Some(o)) => writeln!(out, "first unexplained: line {}: {}", o.line, o.what)?,
+        Some(None) => writeln!(
+            out,
+            "first unexplained: the end: every observation is explained, but no such run of the model comes to rest without a change the trace does not show"
+        )?,
+        None => {}
     }
     if let Some(event) = unexplained_event {
         writeln!(out, "  {event}")?;

@@ -91,8 +91,16 @@ fn real(scenario: &[&str]) -> serde_json::Value {
         conformance["conforms"], true,
         "the trace is not a behaviour of the model: {conformance:#}"
     );
-    // From a cold start, every observation explained.
+    // From a cold start, every observation explained; the run ended at
+    // rest, its trace says so last, and the model's run came to rest too.
     assert_eq!(conformance["start"], "cold", "{conformance:#}");
+    assert_eq!(conformance["end"], "at_rest", "{conformance:#}");
+    let text = std::fs::read_to_string(report["trace"].as_str().unwrap()).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (&last["ev"], &last["settled"]),
+        (&"end".into(), &true.into())
+    );
     assert_eq!(
         conformance["explained"], conformance["observations"],
         "{conformance:#}"

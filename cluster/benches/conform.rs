@@ -10,7 +10,7 @@ use std::path::Path;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rocketmq_rebalance_cluster::pipeline::{Plan, Source};
 use rocketmq_rebalance_cluster::trace;
-use rocketmq_rebalance_cluster::translate::{validate, Start};
+use rocketmq_rebalance_cluster::translate::{trace_end, validate, Start};
 use rocketmq_rebalance_flags::ModelArgs;
 use rocketmq_rebalance_model::{
     configuration::Config,
@@ -55,8 +55,15 @@ fn conform(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter(|| {
                 let events = trace::parse(&text).expect("parses");
-                let v = validate(&events, model_of(&source), Bounds::default(), Start::Cold)
-                    .expect("validates");
+                let end = trace_end(&events);
+                let v = validate(
+                    &events,
+                    model_of(&source),
+                    Bounds::default(),
+                    Start::Cold,
+                    end,
+                )
+                .expect("validates");
                 assert_eq!(v.conformance.verdict, Verdict::Conforms);
             })
         });

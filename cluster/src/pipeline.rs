@@ -25,7 +25,7 @@ use rocketmq_rebalance_model::{
     check_model, checked_model,
     configuration::{Config, Variant},
     report::{FingerprintBits, Report},
-    validation::{Bounds, Observation},
+    validation::{Bounds, End, Observation},
     CheckOptions, Search,
 };
 use rocketmq_rebalance_properties::compare::HarmParameters;
@@ -251,8 +251,14 @@ impl Checked {
         if restarts_with_downtime(&result.events) && !flags.iter().any(|f| f == "--restart-stops") {
             flags.push("--restart-stops".to_owned());
         }
+        // A run that ended at rest must end at rest in the model too.
+        let end = if result.settled {
+            End::AtRest
+        } else {
+            End::Open
+        };
         let validation = ModelArgs::config_from(&flags)
-            .and_then(|cfg| validate(&result.events, cfg, Bounds::default(), Start::Cold));
+            .and_then(|cfg| validate(&result.events, cfg, Bounds::default(), Start::Cold, end));
         Judged {
             estimate: HarmEstimate::of(&self.script),
             script: self.script.clone(),

@@ -290,6 +290,8 @@ pub fn run(
         o.steps(script, opts)
     })();
     let outcome = result.map(|timed_out| {
+        let settled = timed_out.is_none() && o.observer.settled(2);
+        o.emit(Kind::End { settled });
         let end = o.arrived.len();
         (timed_out, end)
     });

@@ -807,6 +807,13 @@ tagged! {
             /// What it did, and to what.
             action: Env,
         }
+        /// The orchestrator's last event: the run is over.
+        End = "end" {
+            /// Whether it ended with the group at rest: no wait timed out,
+            /// every running consumer has rebalanced twice since the last
+            /// change, and no broker lists an entry that will expire.
+            settled: bool,
+        }
         /// A wait that timed out and ended the run.
         AwaitTimeout = "await.timeout" {
             /// What it waited for.

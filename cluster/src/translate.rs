@@ -46,7 +46,7 @@ use rocketmq_rebalance_model::{
     build_model,
     configuration::Config,
     configuration::Fault,
-    validation::{conform, fault_name, Bounds, Conformance, Observation, Observed, Verdict},
+    validation::{conform, fault_name, Bounds, Conformance, End, Observation, Observed, Verdict},
     RebalanceModel,
 };
 
@@ -69,6 +69,9 @@ pub struct Translation {
     /// otherwise than as it stands, with the lines it read so, in the
     /// order each first fired.
     pub rules_fired: Vec<RuleFired>,
+    /// The brokers the trace no longer observes at its end: each stopped
+    /// and never started again.
+    pub gone: Vec<String>,
 }
 
 /// A translator rule that fired, and where.
@@ -234,6 +237,8 @@ pub enum Start {
 pub struct Validation {
     /// Where the model's runs started.
     pub start: Start,
+    /// How the trace ended, which the model's run must match.
+    pub end: End,
     /// The trace in the model's terms.
     pub translation: Translation,
     /// The model, which has the periodic rebalance: a real consumer
@@ -263,13 +268,29 @@ impl Translation {
     }
 }
 
+/// How a trace ends, as its run's `end` event says: at rest if the run
+/// ended settled; open if it did not, or if the trace has no `end` (cut
+/// short, or written before runs recorded their end).
+pub fn trace_end(events: &[Event]) -> End {
+    let settled = events.iter().rev().find_map(|e| match e.kind {
+        Kind::End { settled } => Some(settled),
+        _ => None,
+    });
+    if settled == Some(true) {
+        End::AtRest
+    } else {
+        End::Open
+    }
+}
+
 /// Validates `events` (a whole run) against `cfg`'s model, its runs
-/// started as `start` says.
+/// started as `start` says and ending as `end` says.
 pub fn validate(
     events: &[Event],
     cfg: Config,
     bounds: Bounds,
     start: Start,
+    end: End,
 ) -> Result<Validation, String> {
     let cfg = match start {
         Start::Cold => cfg
@@ -279,9 +300,16 @@ pub fn validate(
     };
     let translation = translate(events, &cfg)?;
     let model = build_model(cfg.with_periodic_rebalance(true));
-    let conformance = conform(&model, &translation.observations, bounds);
+    let conformance = conform(
+        &model,
+        &translation.observations,
+        bounds,
+        end,
+        &translation.gone,
+    );
     Ok(Validation {
         start,
+        end,
         translation,
         model,
         conformance,
@@ -459,6 +487,7 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
         cases: Vec::new(),
         contradictions: causality::contradictions(events),
         rules_fired: Vec::new(),
+        gone: Vec::new(),
     };
 
     let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -512,6 +541,7 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 stopping.push(broker);
                 if !starts_again(i, broker) {
                     fired(&mut out.rules_fired, BROKER_GONE, line);
+                    out.gone.push(broker.clone());
                 } else if members.get(broker).is_some_and(|m| !m.is_empty()) {
                     members.insert(broker.clone(), Vec::new());
                     observe(Observed::Members {
@@ -705,5 +735,18 @@ mod tests {
                 "{fault:?}"
             );
         }
+    }
+
+    /// A trace ends at rest only when its `end` event says so.
+    #[test]
+    fn a_trace_ends_at_rest_only_when_its_end_says_so() {
+        let run = r#"{"t":1,"p":"orchestrator","seq":1,"ev":"run","model":[],"orderly":false,"rocketmq":"5.3.3","scenario":"healthy","schema":2}"#;
+        let ended = |settled: bool| {
+            format!(r#"{{"t":2,"p":"orchestrator","seq":2,"ev":"end","settled":{settled}}}"#)
+        };
+        let end_of = |text: &str| trace_end(&crate::trace::parse(text).expect("a trace"));
+        assert_eq!(end_of(run), End::Open);
+        assert_eq!(end_of(&format!("{run}\n{}", ended(false))), End::Open);
+        assert_eq!(end_of(&format!("{run}\n{}", ended(true))), End::AtRest);
     }
 }

@@ -15,7 +15,7 @@ use rocketmq_rebalance_cluster::translate::{self, translate, Start, Translation}
 use rocketmq_rebalance_flags::ModelArgs;
 use rocketmq_rebalance_model::{
     configuration::{Config, ProtocolOptions},
-    validation::{Bounds, Conformance, Observed, Verdict},
+    validation::{Bounds, Conformance, End, Observed, Verdict},
 };
 
 fn events(name: &str) -> Vec<Event> {
@@ -74,7 +74,8 @@ fn validate_from(
     cfg: Config,
     bounds: Bounds,
 ) -> (Translation, Conformance) {
-    let v = translate::validate(events, cfg, bounds, start).expect("translates");
+    let end = translate::trace_end(events);
+    let v = translate::validate(events, cfg, bounds, start, end).expect("translates");
     (v.translation, v.conformance)
 }
 
@@ -414,13 +415,70 @@ fn a_restart_with_a_downtime_needs_restarts_that_stop() {
         + 1;
     let trace = trace::parse(&text.replacen(stop, restart, 1)).expect("parses");
     assert!(translate::restarts_with_downtime(&trace));
-    let error = translate::validate(&trace, disk_loss_run(), Bounds::default(), Start::Cold)
-        .err()
-        .expect("refused");
+    let error = translate::validate(
+        &trace,
+        disk_loss_run(),
+        Bounds::default(),
+        Start::Cold,
+        End::Open,
+    )
+    .err()
+    .expect("refused");
     assert!(
         error.starts_with(&format!(
             "line {line}: broker-a restarts with a downtime of 3000 ms"
         )),
         "{error}"
     );
+}
+
+/// The healthy join without its last queue change (`c3` taking
+/// `broker-b:1`), its `seq`s renumbered as if it had never been emitted.
+fn healthy_without_its_last_queue_change() -> Vec<Event> {
+    let mut trace = events("healthy.ndjson");
+    let last = trace
+        .iter()
+        .rposition(|e| matches!(&e.kind, Kind::QueuesChanged { topic, .. } if topic == "TopicTest"))
+        .expect("a queue change");
+    let dropped = trace.remove(last);
+    for e in trace[last..].iter_mut().filter(|e| e.p == dropped.p) {
+        e.seq -= 1;
+    }
+    trace
+}
+
+#[test]
+fn a_run_that_ended_at_rest_must_end_at_rest_in_the_model() {
+    let trace = healthy_without_its_last_queue_change();
+    // Small enough for a test: the search reaches the end within it.
+    let bounds = Bounds {
+        max_nodes: 200_000,
+        ..Bounds::default()
+    };
+    let ending = |end| {
+        let v = translate::validate(&trace, healthy("AVG"), bounds, Start::Cold, end)
+            .expect("translates");
+        (v.translation, v.conformance)
+    };
+    // Cut where it is, the trace may stop before c3's change: it conforms.
+    let (_, open) = ending(End::Open);
+    assert_eq!(open.verdict, Verdict::Conforms, "{open:#?}");
+    // Ended at rest: every observation is explained, but no run of the
+    // model comes to rest without the change that never came.
+    let (translation, result) = ending(End::AtRest);
+    assert_ne!(result.verdict, Verdict::Conforms, "{result:#?}");
+    assert_eq!(result.explained, translation.observations.len());
+    assert_eq!(result.unexplained, Some(translation.observations.len()));
+    // The whole trace comes to rest, the run to rest shown after its last
+    // observation.
+    let whole = events("healthy.ndjson");
+    let v = translate::validate(&whole, healthy("AVG"), bounds, Start::Cold, End::AtRest)
+        .expect("translates");
+    assert_eq!(v.conformance.verdict, Verdict::Conforms);
+    let last = v
+        .conformance
+        .explanation
+        .iter()
+        .rposition(|l| l.starts_with("   = line"));
+    assert!(last.is_some_and(|i| i + 1 < v.conformance.explanation.len()));
 }

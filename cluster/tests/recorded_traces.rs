@@ -18,7 +18,7 @@ use rocketmq_rebalance_cluster::script::Script;
 use rocketmq_rebalance_cluster::trace;
 use rocketmq_rebalance_cluster::translate::Start;
 use rocketmq_rebalance_model::report::Status;
-use rocketmq_rebalance_model::validation::Observed;
+use rocketmq_rebalance_model::validation::{End, Observed};
 
 fn scenario(name: &str, orderly: bool) -> Source {
     Source::Scenario {
@@ -71,6 +71,13 @@ fn judged(source: Source, file: &str) -> Judged {
     let c = &validation.conformance;
     assert_eq!(validation.start, Start::Cold, "{file}");
     assert_eq!((c.warm_up, c.explained), (0, c.observations), "{file}");
+    // A run the harness ended at rest ends at rest in the model too.
+    let end = if judged.result.settled {
+        End::AtRest
+    } else {
+        End::Open
+    };
+    assert_eq!(validation.end, end, "{file}");
     // Every property of the model's report is compared, or passed over
     // for a reason of its own.
     for p in &judged.report.properties {

@@ -34,6 +34,7 @@ use std::time::Instant;
 
 use rocketmq_rebalance::SplitMix64;
 use rocketmq_rebalance_cluster::pipeline::{Plan, Source};
+use rocketmq_rebalance_cluster::run::RunResult;
 use rocketmq_rebalance_cluster::trace::{
     self, ConsumerState, Env, Event, GroupEvent, Kind, ServerState,
 };
@@ -42,7 +43,7 @@ use rocketmq_rebalance_cluster::translate::{rule_fault, translate, validate, Sta
 use rocketmq_rebalance_flags::ModelArgs;
 use rocketmq_rebalance_model::{
     configuration::Config,
-    validation::{Bounds, Verdict},
+    validation::{Bounds, End, Verdict},
 };
 
 /// What was done to the trace.
@@ -199,8 +200,30 @@ fn model_of(trace: &str) -> Config {
     ModelArgs::config_from(plan.script.conform_flags()).expect("its conform flags")
 }
 
-/// Validates a trace's text against `cfg` as `rebalance conform` does.
-fn judge(text: &str, cfg: Config) -> Answer {
+/// How a mutant of `trace` ends: as the real run did, the harness having
+/// ended it at rest or not (what its `end` event says, and what the
+/// pipeline finds in a trace recorded before runs wrote one); a cut trace
+/// has lost its end.
+fn end_of(m: &Mutant) -> End {
+    if m.mutation == Mutation::Truncation {
+        return End::Open;
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/traces")
+        .join(&m.trace);
+    let text = std::fs::read_to_string(path).expect("a recorded trace");
+    let events = trace::parse(&text).expect("a recorded trace parses");
+    let plan = Plan::load(&source(&m.trace), false).expect("the trace's script");
+    if RunResult::recorded(&plan.script, events).settled {
+        End::AtRest
+    } else {
+        End::Open
+    }
+}
+
+/// Validates a trace's text against `cfg`, ending as `end` says, as
+/// `rebalance conform` does.
+fn judge(text: &str, cfg: Config, end: End) -> Answer {
     let events = match trace::parse(text) {
         Ok(events) => events,
         Err(e) => return Answer::Refused(format!("bad input: {e}")),
@@ -213,7 +236,7 @@ fn judge(text: &str, cfg: Config) -> Answer {
         Ok(Some(line)) => return Answer::Refused(format!("refuted at line {line}")),
         Ok(None) => {}
     }
-    match validate(&events, cfg, Bounds::default(), Start::Cold) {
+    match validate(&events, cfg, Bounds::default(), Start::Cold, end) {
         Err(e) => Answer::Refused(format!("bad input: {e}")),
         Ok(v) if v.conforms() => Answer::Accepted,
         Ok(v) if v.conformance.verdict == Verdict::BoundHit => Answer::Undecided,
@@ -828,19 +851,39 @@ const REQUIRED_SCORE: f64 = 0.95;
 fn the_validator_refuses_the_mutants_no_real_run_could_produce() {
     let started = Instant::now();
     let mutants = mutants();
-    let mut slowest = Vec::new();
-    let answers: Vec<Answer> = mutants
+    // Judged on every core, each taking every n-th mutant.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut judged: Vec<(usize, Answer, f64)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let mutants = &mutants;
+                scope.spawn(move || {
+                    (t..mutants.len())
+                        .step_by(threads)
+                        .map(|i| {
+                            let m = &mutants[i];
+                            let began = Instant::now();
+                            let answer = judge(&m.text, model_of(&m.trace), end_of(m));
+                            (i, answer, began.elapsed().as_secs_f64())
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a worker"))
+            .collect()
+    });
+    judged.sort_by_key(|(i, _, _)| *i);
+    let mut slowest: Vec<(f64, String)> = judged
         .iter()
-        .map(|m| {
-            let began = Instant::now();
-            let answer = judge(&m.text, model_of(&m.trace));
-            slowest.push((
-                began.elapsed().as_secs_f64(),
-                format!("{} {}", m.trace, m.what),
-            ));
-            answer
+        .map(|(i, _, seconds)| {
+            let m = &mutants[*i];
+            (*seconds, format!("{} {}", m.trace, m.what))
         })
         .collect();
+    let answers: Vec<Answer> = judged.into_iter().map(|(_, answer, _)| answer).collect();
     slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut by_kind: BTreeMap<Mutation, (usize, usize, usize)> = BTreeMap::new();
     let mut by_rule: BTreeMap<Equivalence, (usize, usize)> = BTreeMap::new();

@@ -182,8 +182,8 @@ pub mod report {
 /// behaviour of the model, within its bounds, and why not.
 pub mod validation {
     pub use crate::conform::{
-        conform, fault_name, observable_fault, Bounds, Conformance, Observation, Observed, Verdict,
-        CONFORMS,
+        conform, fault_name, observable_fault, Bounds, Conformance, End, Observation, Observed,
+        Verdict, CONFORMS,
     };
 }
 

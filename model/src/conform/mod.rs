@@ -9,7 +9,8 @@
 //! (model state, position in the trace), for a run of the model that makes
 //! exactly these changes in this order, allowing steps the trace cannot
 //! see between them (bounded) and observations of different actors close
-//! in time in either order. An observation no state of the model has (a
+//! in time in either order; a run that ended at rest must end in a state
+//! of the model at rest, reached by steps the trace cannot see. An observation no state of the model has (a
 //! client, consumer, topic or queue it lacks) is a mismatch at once,
 //! whatever the bounds. The answer is exact within the bounds: it
 //! conforms, it does not (with the first observation no run explains, a
@@ -20,4 +21,4 @@ mod observation;
 mod search;
 
 pub use observation::{fault_name, observable_fault, Observation, Observed};
-pub use search::{conform, Bounds, Conformance, Verdict, CONFORMS};
+pub use search::{conform, Bounds, Conformance, End, Verdict, CONFORMS};

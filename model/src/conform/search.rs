@@ -14,8 +14,10 @@ use stateright::Model;
 
 use super::observation::{changes, impossible, initial_observables, Observation, Observed};
 use crate::check::{Expectation, PropertyReport, Report, Status, Stopped};
+use crate::guarantees::Group;
+use crate::protocol::Timer;
 use crate::search::{collision_probability, encode_path, fingerprint, replay};
-use crate::shell::{RebalanceModel, SystemState};
+use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::{describe_action, describe_state};
 
 /// How far the search may go.
@@ -44,6 +46,24 @@ impl Default for Bounds {
             max_nodes: 5_000_000,
         }
     }
+}
+
+/// How a trace ends, which the run of the model that explains it must
+/// match too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum End {
+    /// The run ended with the group at rest (every running consumer has
+    /// rebalanced twice since the last change, and no broker lists an
+    /// entry that will expire): the model's run must come to rest too,
+    /// quiescent after silent steps only. Nothing it still had to do may
+    /// be assumed not to have happened yet, since the trace shows that its
+    /// effect never came.
+    AtRest,
+    /// The trace stops where it stops (cut short, or a wait timed out):
+    /// a step still to come may not have happened yet.
+    #[default]
+    Open,
 }
 
 /// The answer of [`conform`].
@@ -76,7 +96,9 @@ pub struct Conformance {
     /// Nodes visited.
     pub nodes: usize,
     /// Unless it conforms: the first observation no run explained (an
-    /// index into the observations).
+    /// index into the observations), or their number when every one was
+    /// explained and no such run came to rest as the trace does
+    /// ([`End::AtRest`]).
     pub unexplained: Option<usize>,
     /// Unless it conforms: a state of the model in which it could not be
     /// explained, one line per actor.
@@ -148,11 +170,15 @@ fn warm_up(initial: &[Observed], observations: &[Observation]) -> Option<usize> 
 /// Decides whether the observations are a behaviour of `model`: whether
 /// some run from its initial state makes exactly these changes, in this
 /// order up to the concurrency window, with at most `bounds.silent_steps`
-/// unseen steps between two of them.
+/// unseen steps between two of them, and ends as the trace does (`end`);
+/// the actors in `unobserved` (a broker stopped for good) are no longer
+/// seen at the end, so a run to rest may change them.
 pub fn conform(
     model: &RebalanceModel,
     observations: &[Observation],
     bounds: Bounds,
+    end: End,
+    unobserved: &[String],
 ) -> Conformance {
     let cfg = &*model.cfg;
     let initial = model.initial_state();
@@ -217,8 +243,31 @@ pub fn conform(
         let (next, ahead, silent) = (nodes[n].next, nodes[n].ahead, nodes[n].silent);
         if next == observations.len() {
             best = n;
-            result.verdict = Verdict::Conforms;
-            break;
+            // A run to rest is looked for where the last observation was
+            // explained; the search's own silent steps from there, checked
+            // at each state, decide where it finds none.
+            let rest = match (end, &nodes[n].state) {
+                (End::Open, _) => Some(Vec::new()),
+                (End::AtRest, Some(state)) if silent == 0 => to_rest(model, state, unobserved),
+                (End::AtRest, Some(state)) => Group::of(model, state).quiescent().then(Vec::new),
+                (End::AtRest, None) => None,
+            };
+            if let Some(steps) = rest {
+                // The run to rest is the end of the run reported.
+                for index in steps {
+                    nodes.push(Node {
+                        state: None,
+                        next,
+                        ahead,
+                        silent: 0,
+                        parent: Some(best),
+                        via: Some((index, Vec::new())),
+                    });
+                    best = nodes.len() - 1;
+                }
+                result.verdict = Verdict::Conforms;
+                break;
+            }
         }
         if next > nodes[best].next {
             best = n;
@@ -234,11 +283,10 @@ pub fn conform(
             };
             let seen_changes = changes(cfg, &state, &after);
             let (next2, ahead2, silent2, explained) = if seen_changes.is_empty() {
-                if silent >= bounds.silent_steps {
-                    result.bound_hit = true;
-                    continue;
-                }
                 (next, ahead, silent + 1, Vec::new())
+            } else if next == observations.len() {
+                // Past the end: a change the trace does not show.
+                continue;
             } else {
                 match explain(observations, next, ahead, &seen_changes, bounds) {
                     Some((next2, ahead2, explained)) => (next2, ahead2, 0, explained),
@@ -251,6 +299,11 @@ pub fn conform(
                 if nodes[old].silent <= silent2 {
                     continue;
                 }
+            }
+            // Only a silent step to somewhere new is cut by the bound.
+            if silent2 > bounds.silent_steps {
+                result.bound_hit = true;
+                continue;
             }
             if nodes.len() >= bounds.max_nodes {
                 result.bound_hit = true;
@@ -330,6 +383,76 @@ pub fn conform(
     result
 }
 
+/// The longest run to rest [`to_rest`] tries: several times what a group
+/// at rest needs (each consumer's messages on their way, a due rebalance
+/// and a round of periodic work: at most 22 steps in the recorded runs),
+/// so that a walk that wanders stops.
+const REST_STEPS: usize = 100;
+
+/// A run of the model from `state` to rest (quiescent) by steps the trace
+/// cannot see, if one is found within [`REST_STEPS`]: the action index of
+/// each. It is a witness, found greedily: a message on its way first, then
+/// a timer that is due, then periodic work, each time to a state this run
+/// has not been in; it may change the `unobserved` actors. Where it finds
+/// none, the search goes on from `state` within its own bounds, which
+/// decide.
+fn to_rest(model: &RebalanceModel, state: &SystemState, unobserved: &[String]) -> Option<Vec<u32>> {
+    let cfg = &*model.cfg;
+    let mut state = state.clone();
+    let mut been = std::collections::HashSet::from([fingerprint(&state)]);
+    let mut steps = Vec::new();
+    let mut actions = Vec::new();
+    while steps.len() < REST_STEPS {
+        if Group::of(model, &state).quiescent() {
+            return Some(steps);
+        }
+        actions.clear();
+        model.actions(&state, &mut actions);
+        let mut ranked: Vec<(u8, usize)> = actions
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| rest_rank(a).map(|r| (r, i)))
+            .collect();
+        ranked.sort_unstable();
+        let (index, after) = ranked.into_iter().find_map(|(_, i)| {
+            let after = model.next_state(&state, actions[i])?;
+            let unseen = changes(cfg, &state, &after)
+                .iter()
+                .all(|c| unobserved.iter().any(|u| u == c.actor()));
+            let fresh = unseen && been.insert(fingerprint(&after));
+            fresh.then_some((i, after))
+        })?;
+        steps.push(index as u32);
+        state = after;
+    }
+    None
+}
+
+/// How soon a run to rest takes `action`: a delivery first, then a timer
+/// that is due, then periodic work; never a step of the environment (a
+/// fault), which a run at rest does not take.
+fn rest_rank(action: &Action) -> Option<u8> {
+    match action {
+        Action::Deliver(_) => Some(0),
+        Action::Timeout(_, timer) => Some(match timer {
+            Timer::Rebalance { .. }
+            | Timer::Connect { .. }
+            | Timer::ChannelActive { .. }
+            | Timer::Start
+            | Timer::Heal
+            | Timer::Pull { .. }
+            | Timer::Done { .. } => 1,
+            Timer::PeriodicRebalance
+            | Timer::Heartbeat
+            | Timer::Persist
+            | Timer::LockAll
+            | Timer::SyncOffsets => 2,
+        }),
+        Action::Elapse { .. } => Some(3),
+        Action::Fault(..) => None,
+    }
+}
+
 /// Matches a step's changes with observations not yet explained: each to
 /// the first one equal to it that nothing orders after another one still
 /// unexplained (an earlier observation of the same actor, or any more than
@@ -404,12 +527,18 @@ impl Conformance {
             .chain(self.path.iter().copied())
             .collect();
         let mut trace = self.explanation.clone();
-        if let Some(i) = self.unexplained {
-            trace.push(format!(
+        match self.unexplained {
+            Some(i) if i == self.observations => trace.push(
+                "-- the end: the run ended at rest, and no run of the model that explains every \
+                 observation comes to rest without a change the trace does not show --"
+                    .to_owned(),
+            ),
+            Some(i) => trace.push(format!(
                 "-- observation {} of {}: no step of the model explains it --",
                 i + 1,
                 self.observations
-            ));
+            )),
+            None => {}
         }
         Report {
             scenario: cfg.scenario,
