@@ -343,7 +343,8 @@ impl Observer {
                 detail: Some(detail),
                 ..
             } => {
-                self.locks_granted(&e.p, detail.names(), e.t);
+                let granted = self.locked_queues(detail.names());
+                self.locks_granted(&e.p, &granted, e.t);
                 false
             }
             Kind::ConsumerRequest {
@@ -351,9 +352,10 @@ impl Observer {
                 queues: Some(queues),
                 ..
             } => {
+                let unlocked = self.locked_queues(queues);
                 if let Some(m) = self.members.get_mut(&e.p) {
-                    for q in queues {
-                        m.trusted_until.remove(q);
+                    for q in unlocked {
+                        m.trusted_until.remove(&q);
                     }
                 }
                 false
@@ -570,6 +572,20 @@ impl Observer {
         }
         who.push(me.to_owned());
         Some(who)
+    }
+
+    /// The queues of the observed topic among those a lock or an unlock
+    /// names: `TOPIC@broker:id` (one batch locks every topic's queues of a
+    /// broker, the group's retry topic's among them), or `broker:id` in
+    /// traces recorded before names carried their topic.
+    fn locked_queues(&self, names: &[String]) -> Vec<String> {
+        names
+            .iter()
+            .filter_map(|name| match name.split_once('@') {
+                Some((topic, queue)) => (topic == self.topic).then(|| queue.to_owned()),
+                None => Some(name.clone()),
+            })
+            .collect()
     }
 
     fn locks_granted(&mut self, name: &str, granted: &[String], t: u64) {
@@ -1074,6 +1090,31 @@ mod tests {
         // Past the validity the old holder trusts it no more.
         o.apply(&grant(400 + 30_000 * 1_000_000 + 1, "c2"));
         assert_eq!(o.two_live_locks.len(), 1);
+    }
+
+    /// A lock batch names each queue with its topic: the group's retry
+    /// topic's `broker-a:0` is another queue than the observed topic's.
+    #[test]
+    fn a_lock_of_another_topics_queue_of_the_same_name_is_no_second_lock() {
+        let mut o = balanced();
+        let grant = |t, p: &str, queue: &str| {
+            let kind = Kind::ConsumerResponse {
+                code: RequestCode::LOCK_BATCH_MQ,
+                peer: "broker-a".into(),
+                opaque: 1,
+                status: Some(0),
+                detail: Some(Detail::Names(strings(&[queue]))),
+                topic: None,
+            };
+            event(t, p, kind)
+        };
+        let observed = format!("{}@broker-a:0", o.topic);
+        o.apply(&grant(100, "c1", &observed));
+        o.apply(&grant(200, "c2", "%RETRY%group@broker-a:0"));
+        assert!(o.two_live_locks.is_empty());
+        o.apply(&grant(300, "c2", &observed));
+        assert_eq!(o.two_live_locks.len(), 1);
+        assert_eq!(o.two_live_locks[0].queue, "broker-a:0");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use rocketmq_rebalance_cluster::pipeline::{Checked, Judged, Plan, Source};
 use rocketmq_rebalance_cluster::run::RunResult;
 use rocketmq_rebalance_cluster::script::Script;
 use rocketmq_rebalance_cluster::trace;
-use rocketmq_rebalance_cluster::translate::Start;
+use rocketmq_rebalance_cluster::translate::{trace_end, Start};
 use rocketmq_rebalance_model::report::Status;
 use rocketmq_rebalance_model::validation::{End, Observed};
 
@@ -523,4 +523,23 @@ fn a_batch_the_listener_failed_is_observed_and_explained() {
     );
     assert_eq!(faults_observed(&j), 1);
     assert!(j.matches_model(), "{:?}", mismatches(&j));
+}
+
+/// The orderly listener that fails a batch suspends its queue a moment and
+/// consumes the batch again, keeping the queue and its lock: a duplicate,
+/// never a second lock. The run's lock events name each queue's topic, so
+/// the group's retry topic's `broker-b:0`, locked by the other consumer, is
+/// not taken for a second lock of `TopicTest`'s; its trace ends with the
+/// run's `end`, at rest.
+#[test]
+fn an_orderly_batch_the_listener_failed_is_consumed_again_under_the_same_lock() {
+    let j = fault_run(
+        "consume-failure-orderly",
+        "tests/traces/fault-consume-failure-orderly.ndjson",
+    );
+    assert_eq!(faults_observed(&j), 1);
+    assert!(j.matches_model(), "{:?}", mismatches(&j));
+    assert_eq!(status(&j, "one live lock per queue"), Status::Holds);
+    assert_eq!(status(&j, "duplicate delivery"), Status::Found);
+    assert_eq!(trace_end(&j.result.events), End::AtRest);
 }

@@ -16,7 +16,7 @@
 //!   `stopping`, `stopped`, `starting` again (traces from before
 //!   `starting` existed skip it), and lists members only from its
 //!   `starting` to its `stopped`: `start()` registers heartbeats before it
-//!   returns.
+//!   returns. The cluster is `ready` once every broker has started.
 //! - **Answers follow requests**: a response (`c.resp`, `b.resp`) answers
 //!   a request of the same process with its code, peer and opaque id, not
 //!   answered yet.
@@ -244,6 +244,23 @@ fn lives(events: &[Event], found: &mut Vec<Contradiction>) {
     for indices in by_process(events).values() {
         for &i in indices {
             match &events[i].kind {
+                // The harness is ready once every broker of the cluster has
+                // started.
+                Kind::Ready {} if events[i].p == "cluster" => {
+                    for (broker, state) in &brokers {
+                        if *state != ServerState::Started {
+                            at(
+                                found,
+                                i,
+                                format!(
+                                    "the cluster is ready while {broker} is {}: it is ready once \
+                                     every broker has started",
+                                    state.word()
+                                ),
+                            );
+                        }
+                    }
+                }
                 Kind::BrokerLife { broker, state, .. } => {
                     let was = brokers.get(broker.as_str()).copied();
                     let ok = match state {
@@ -836,6 +853,24 @@ mod tests {
         assert_eq!(
             problems(&[ready, start, begun, beat, &unstarted, &late]),
             ["line 6: broker-a lists members while it is down"]
+        );
+    }
+
+    #[test]
+    fn the_cluster_is_ready_once_every_broker_has_started() {
+        let starting =
+            r#"{"t":2,"p":"cluster","seq":1,"ev":"b.life","broker":"broker-a","state":"starting"}"#;
+        let started =
+            r#"{"t":3,"p":"cluster","seq":2,"ev":"b.life","broker":"broker-a","state":"started"}"#;
+        let ready = r#"{"t":4,"p":"cluster","seq":3,"ev":"ready"}"#;
+        assert_eq!(problems(&[starting, started, ready]), Vec::<String>::new());
+        let early = ready.replace(r#""seq":3"#, r#""seq":2"#);
+        assert_eq!(
+            problems(&[starting, &early]),
+            [
+                "line 3: the cluster is ready while broker-a is starting: it is ready once every \
+              broker has started"
+            ]
         );
     }
 }

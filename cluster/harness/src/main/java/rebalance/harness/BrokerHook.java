@@ -79,7 +79,7 @@ final class BrokerHook implements RPCHook, ConsumerIdsChangeListener {
                 detail = GetConsumerListByGroupResponseBody.decode(response.getBody(),
                         GetConsumerListByGroupResponseBody.class).getConsumerIdList();
             } else if (code == RequestCode.LOCK_BATCH_MQ) {
-                detail = queueNames(LockBatchResponseBody.decode(response.getBody(),
+                detail = lockedQueueNames(LockBatchResponseBody.decode(response.getBody(),
                         LockBatchResponseBody.class).getLockOKMQSet());
             }
         }
@@ -92,21 +92,40 @@ final class BrokerHook implements RPCHook, ConsumerIdsChangeListener {
             return null;
         }
         if (request.getCode() == RequestCode.LOCK_BATCH_MQ) {
-            return queueNames(LockBatchRequestBody.decode(request.getBody(),
+            return lockedQueueNames(LockBatchRequestBody.decode(request.getBody(),
                     LockBatchRequestBody.class).getMqSet());
         }
         if (request.getCode() == RequestCode.UNLOCK_BATCH_MQ) {
-            return queueNames(UnlockBatchRequestBody.decode(request.getBody(),
+            return lockedQueueNames(UnlockBatchRequestBody.decode(request.getBody(),
                     UnlockBatchRequestBody.class).getMqSet());
         }
         return null;
     }
 
+    /**
+     * The queues of a lock or an unlock, each named with its topic ({@code TOPIC@broker:id}): one
+     * batch locks every topic's queues of a broker, the group's retry topic's among them, so a
+     * name without its topic would stand for two queues.
+     */
+    static List<String> lockedQueueNames(Iterable<MessageQueue> queues) {
+        return sortedNames(queues, mq -> mq.getTopic() + "@" + queueName(mq));
+    }
+
+    /** Queues of one topic, each named {@code broker:id}. */
     static List<String> queueNames(Iterable<MessageQueue> queues) {
+        return sortedNames(queues, BrokerHook::queueName);
+    }
+
+    private static String queueName(MessageQueue mq) {
+        return mq.getBrokerName() + ":" + mq.getQueueId();
+    }
+
+    private static List<String> sortedNames(Iterable<MessageQueue> queues,
+            java.util.function.Function<MessageQueue, String> name) {
         List<String> names = new ArrayList<>();
         if (queues != null) {
             for (MessageQueue mq : queues) {
-                names.add(mq.getBrokerName() + ":" + mq.getQueueId());
+                names.add(name.apply(mq));
             }
         }
         names.sort(null);

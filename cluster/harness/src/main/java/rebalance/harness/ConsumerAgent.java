@@ -289,7 +289,7 @@ public final class ConsumerAgent {
                     detail = GetConsumerListByGroupResponseBody.decode(response.getBody(),
                             GetConsumerListByGroupResponseBody.class).getConsumerIdList();
                 } else if (code == RequestCode.LOCK_BATCH_MQ) {
-                    detail = BrokerHook.queueNames(LockBatchResponseBody.decode(
+                    detail = BrokerHook.lockedQueueNames(LockBatchResponseBody.decode(
                             response.getBody(), LockBatchResponseBody.class).getLockOKMQSet());
                 } else if (code == RequestCode.GET_ROUTEINFO_BY_TOPIC) {
                     // The route answered: each broker's read queues.
@@ -321,7 +321,7 @@ public final class ConsumerAgent {
                 set = UnlockBatchRequestBody.decode(request.getBody(),
                         UnlockBatchRequestBody.class).getMqSet();
             }
-            return set == null ? null : BrokerHook.queueNames(set);
+            return set == null ? null : BrokerHook.lockedQueueNames(set);
         }
     }
 }
