@@ -200,24 +200,30 @@ fn model_of(trace: &str) -> Config {
     ModelArgs::config_from(plan.script.conform_flags()).expect("its conform flags")
 }
 
-/// How a mutant of `trace` ends: as the real run did, the harness having
-/// ended it at rest or not (what its `end` event says, and what the
-/// pipeline finds in a trace recorded before runs wrote one); a cut trace
-/// has lost its end.
-fn end_of(m: &Mutant) -> End {
-    if m.mutation == Mutation::Truncation {
-        return End::Open;
-    }
+/// How the recorded run `trace` ended: at rest or not, as its `end` event
+/// says, or as the pipeline finds in a trace recorded before runs wrote
+/// one.
+fn recorded_end(trace: &str) -> End {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/traces")
-        .join(&m.trace);
+        .join(trace);
     let text = std::fs::read_to_string(path).expect("a recorded trace");
     let events = trace::parse(&text).expect("a recorded trace parses");
-    let plan = Plan::load(&source(&m.trace), false).expect("the trace's script");
+    let plan = Plan::load(&source(trace), false).expect("the trace's script");
     if RunResult::recorded(&plan.script, events).settled {
         End::AtRest
     } else {
         End::Open
+    }
+}
+
+/// How a mutant ends: as its real run did (`ends`, each trace's), except
+/// that a cut trace has lost its end.
+fn end_of(m: &Mutant, ends: &BTreeMap<String, End>) -> End {
+    if m.mutation == Mutation::Truncation {
+        End::Open
+    } else {
+        ends[&m.trace]
     }
 }
 
@@ -851,19 +857,29 @@ const REQUIRED_SCORE: f64 = 0.95;
 fn the_validator_refuses_the_mutants_no_real_run_could_produce() {
     let started = Instant::now();
     let mutants = mutants();
+    let ends: BTreeMap<String, End> = mutants
+        .iter()
+        .map(|m| m.trace.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .map(|t| {
+            let end = recorded_end(&t);
+            (t, end)
+        })
+        .collect();
     // Judged on every core, each taking every n-th mutant.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut judged: Vec<(usize, Answer, f64)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|t| {
-                let mutants = &mutants;
+                let (mutants, ends) = (&mutants, &ends);
                 scope.spawn(move || {
                     (t..mutants.len())
                         .step_by(threads)
                         .map(|i| {
                             let m = &mutants[i];
                             let began = Instant::now();
-                            let answer = judge(&m.text, model_of(&m.trace), end_of(m));
+                            let answer = judge(&m.text, model_of(&m.trace), end_of(m, ends));
                             (i, answer, began.elapsed().as_secs_f64())
                         })
                         .collect::<Vec<_>>()

@@ -282,17 +282,19 @@ pub fn conform(
                 continue;
             };
             let seen_changes = changes(cfg, &state, &after);
-            let (next2, ahead2, silent2, explained) = if seen_changes.is_empty() {
-                (next, ahead, silent + 1, Vec::new())
-            } else if next == observations.len() {
-                // Past the end: a change the trace does not show.
-                continue;
-            } else {
-                match explain(observations, next, ahead, &seen_changes, bounds) {
-                    Some((next2, ahead2, explained)) => (next2, ahead2, 0, explained),
-                    None => continue,
-                }
-            };
+            let past_end = next == observations.len();
+            let (next2, ahead2, silent2, explained) =
+                if seen_changes.is_empty() || (past_end && unseen(&seen_changes, unobserved)) {
+                    (next, ahead, silent + 1, Vec::new())
+                } else if past_end {
+                    // Past the end: a change the trace does not show.
+                    continue;
+                } else {
+                    match explain(observations, next, ahead, &seen_changes, bounds) {
+                        Some((next2, ahead2, explained)) => (next2, ahead2, 0, explained),
+                        None => continue,
+                    }
+                };
             let key = (fingerprint(&after), next2, ahead2);
             if let Some(&old) = seen.get(&key) {
                 // Reached again with no fewer silent steps: nothing new.
@@ -416,16 +418,22 @@ fn to_rest(model: &RebalanceModel, state: &SystemState, unobserved: &[String]) -
         ranked.sort_unstable();
         let (index, after) = ranked.into_iter().find_map(|(_, i)| {
             let after = model.next_state(&state, actions[i])?;
-            let unseen = changes(cfg, &state, &after)
-                .iter()
-                .all(|c| unobserved.iter().any(|u| u == c.actor()));
-            let fresh = unseen && been.insert(fingerprint(&after));
+            let fresh = unseen(&changes(cfg, &state, &after), unobserved)
+                && been.insert(fingerprint(&after));
             fresh.then_some((i, after))
         })?;
         steps.push(index as u32);
         state = after;
     }
     None
+}
+
+/// Whether the trace no longer sees any of `changes`: each is of an actor
+/// in `unobserved` (none is, when there are none).
+fn unseen(changes: &[Observed], unobserved: &[String]) -> bool {
+    changes
+        .iter()
+        .all(|c| unobserved.iter().any(|u| u == c.actor()))
 }
 
 /// How soon a run to rest takes `action`: a delivery first, then a timer
