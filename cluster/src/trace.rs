@@ -991,13 +991,18 @@ tagged! {
             /// Its share.
             result: Vec<String>,
         }
-        /// A consumer's process-queue table of a topic changed
-        /// (`messageQueueChanged`).
+        /// A round of a consumer's rebalance changed its process-queue
+        /// table of a topic (`messageQueueChanged`).
         QueuesChanged = "c.mqchanged" {
             /// The topic.
             topic: String,
-            /// Its queues now, sorted.
+            /// The round's allocation, sorted.
             divided: Vec<String>,
+            /// The table's queues of the topic after the round, sorted: the
+            /// allocation without a queue whose lock was refused or whose
+            /// offset could not be read, with a dropped one whose removal
+            /// waits for its batch. None in a trace recorded before it was.
+            table: Option<Vec<String>>,
         }
         /// A batch given to the application.
         ConsumeBegin = "c.consume.begin" {

@@ -102,6 +102,10 @@ const FAULT_IN_SHUTDOWN: &str = "a fault a consumer meets between its stopping a
 /// A fault rule that is none of the model's faults.
 const NO_MODEL_FAULT: &str = "a rule that fired and makes none of the model's faults a trace \
      can see is not observed (a broker's refusal of locks standing in for a variant's grace)";
+/// A queue change recorded before the harness traced the table.
+const ALLOCATION_AS_TABLE: &str = "a queue change without its table (a trace recorded before the \
+     harness traced it) is read as its allocation: the two differ only where a lock was refused, \
+     an offset read failed or a removal waits for its batch";
 /// The retry topic of a model without one.
 const RETRY_LEFT_OUT: &str = "the group's retry topic is left out of a model without one";
 
@@ -553,7 +557,11 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
             Kind::QueuesChanged { .. } if leaving.contains(&e.p.as_str()) => {
                 fired(&mut out.rules_fired, LAST_ROUND, line);
             }
-            Kind::QueuesChanged { topic, divided } => {
+            Kind::QueuesChanged {
+                topic,
+                divided,
+                table,
+            } => {
                 // The group's retry topic is left out of a model without
                 // one; any other topic the model lacks is observed as it
                 // is, for no state of the model to have.
@@ -565,7 +573,10 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     }
                     None => topic,
                 };
-                let mut queues = divided.clone();
+                let mut queues = table.clone().unwrap_or_else(|| {
+                    fired(&mut out.rules_fired, ALLOCATION_AS_TABLE, line);
+                    divided.clone()
+                });
                 queues.sort();
                 let key = (e.p.clone(), topic.clone());
                 if owns.get(&key).map_or(!queues.is_empty(), |q| *q != queues) {

@@ -217,6 +217,30 @@ fn a_query_that_overtakes_its_heartbeat_orphans_a_queue() {
     assert_eq!(mismatches(&j), Vec::<&str>::new());
 }
 
+/// The orderly broker restart with a downtime of 3 s
+/// (`--restart-downtime 3`): the broker refuses calls while it is down and
+/// starts again after it. Validated against restarts that stop first
+/// (`--restart-stops`, which the judge adds for a trace with a downtime),
+/// it conforms from a cold start, to rest, and matches the model's
+/// findings: the restarted broker's empty lock table lets c2 consume
+/// while c1 still trusts its lock.
+#[test]
+fn a_restart_with_a_downtime_conforms_to_restarts_that_stop() {
+    let j = judged(
+        scenario("broker-restart", true),
+        "tests/findings/broker-restart-orderly-downtime.ndjson",
+    );
+    let v = j.conformance.validation.as_ref().expect("validated");
+    assert!(v.model.cfg.protocol.restart_stops);
+    for property in [
+        "no queue consumed by two at once",
+        "one live lock per queue",
+    ] {
+        assert_eq!(status(&j, property), Status::Violated, "{property}");
+    }
+    assert!(j.matches_model(), "{:?}", mismatches(&j));
+}
+
 /// A script of this crate's scenarios by its file name.
 fn script(name: &str) -> Source {
     Source::Script(
@@ -492,6 +516,22 @@ fn a_failed_query_the_run_met_is_observed_and_explained() {
     assert!(j.matches_model(), "{:?}", mismatches(&j));
 }
 
+/// c1 loses the one broker's notification of c3's join: it keeps a queue
+/// the join gave c2 until its periodic rebalance (`transient double
+/// ownership`, as the model finds with one lost notification), and the
+/// model's c1 meets its lost notification where the rule fired.
+#[test]
+fn a_lost_notification_leaves_a_queue_double_owned_until_the_periodic_rebalance() {
+    let j = fault_run(
+        "lost-notification",
+        "tests/traces/fault-lost-notification.ndjson",
+    );
+    assert_eq!(faults_observed(&j), 1);
+    assert_eq!(status(&j, "transient double ownership"), Status::Found);
+    assert!(j.matches_model(), "{:?}", mismatches(&j));
+    assert_eq!(trace_end(&j.result.events), End::AtRest);
+}
+
 /// The broker loses the leaver's last persist, sent as it shuts down: the
 /// model's shutdown may lose it as well, and the fault is observed with
 /// the shutdown (a rule of the translator).
@@ -523,6 +563,75 @@ fn a_batch_the_listener_failed_is_observed_and_explained() {
     );
     assert_eq!(faults_observed(&j), 1);
     assert!(j.matches_model(), "{:?}", mismatches(&j));
+}
+
+/// c3's first offset read of its new queue fails: RocketMQ leaves the
+/// queue out of the process-queue table and reports no change for that
+/// round, though the round allocated it; the next round adds it. The trace
+/// records the table (`c.mqchanged`'s `table`), the model shows a round's
+/// table once its offset reads are over, and the run is explained with
+/// the failed read.
+#[test]
+fn a_failed_offset_read_keeps_its_queue_out_of_the_table_until_the_next_round() {
+    let j = fault_run(
+        "failed-offset-read",
+        "tests/traces/fault-failed-offset-read.ndjson",
+    );
+    assert_eq!(faults_observed(&j), 1);
+    assert!(j.matches_model(), "{:?}", mismatches(&j));
+    assert_eq!(trace_end(&j.result.events), End::AtRest);
+    // c3 allocated its queue in a round that reported nothing: the table
+    // is what the trace shows, not the allocation.
+    let c3 = |e: &&trace::Event| e.p == "c3";
+    let allocated = j
+        .result
+        .events
+        .iter()
+        .filter(c3)
+        .find_map(|e| match &e.kind {
+            trace::Kind::Alloc {
+                topic: Some(t),
+                result,
+                ..
+            } if t == "TopicTest" && !result.is_empty() => Some(e.seq),
+            _ => None,
+        });
+    let failed = j
+        .result
+        .events
+        .iter()
+        .filter(c3)
+        .find_map(|e| match &e.kind {
+            trace::Kind::ConsumerFault { .. } => Some(e.seq),
+            _ => None,
+        });
+    let reported = j
+        .result
+        .events
+        .iter()
+        .filter(c3)
+        .find_map(|e| match &e.kind {
+            trace::Kind::QueuesChanged { topic, table, .. } if topic == "TopicTest" => {
+                Some((e.seq, table.clone()))
+            }
+            _ => None,
+        });
+    let (allocated, failed, (reported, table)) = (
+        allocated.expect("c3 allocates"),
+        failed.expect("c3's read fails"),
+        reported.expect("c3 reports its table"),
+    );
+    assert!(
+        allocated < failed && failed < reported,
+        "{allocated} {failed} {reported}"
+    );
+    assert_eq!(table.as_deref(), Some(&["broker-b:1".to_owned()][..]));
+    let v = j.conformance.validation.as_ref().expect("validated");
+    assert!(v
+        .translation
+        .rules_fired
+        .iter()
+        .all(|r| !r.rule.contains("read as its allocation")));
 }
 
 /// The orderly listener that fails a batch suspends its queue a moment and

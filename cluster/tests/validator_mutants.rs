@@ -425,7 +425,9 @@ fn causal_pairs(events: &[Event]) -> Vec<(usize, usize)> {
             } => later()
                 .find_map(|(j, x)| match &x.kind {
                     Kind::Alloc { topic: Some(t), .. } if t == topic => Some(None),
-                    Kind::QueuesChanged { topic: t, divided } if t == topic => {
+                    Kind::QueuesChanged {
+                        topic: t, divided, ..
+                    } if t == topic => {
                         Some((divided == result).then_some(j))
                     }
                     _ => None,
@@ -515,7 +517,7 @@ fn second_owners(name: &str, events: &[Event], rng: &mut SplitMix64) -> Vec<Muta
         if let Some(dead) = death(e) {
             owned.retain(|(c, _), _| c != dead);
         }
-        let Kind::QueuesChanged { topic, divided } = &e.kind else {
+        let Kind::QueuesChanged { topic, divided, .. } = &e.kind else {
             continue;
         };
         for ((other, t), queues) in &owned {
@@ -534,9 +536,11 @@ fn second_owners(name: &str, events: &[Event], rng: &mut SplitMix64) -> Vec<Muta
         .into_iter()
         .map(|(i, queue)| {
             let mut mutated = events.to_vec();
-            if let Kind::QueuesChanged { divided, .. } = &mut mutated[i].kind {
-                divided.push(queue.clone());
-                divided.sort();
+            if let Kind::QueuesChanged { divided, table, .. } = &mut mutated[i].kind {
+                for set in std::iter::once(divided).chain(table) {
+                    set.push(queue.clone());
+                    set.sort();
+                }
             }
             Mutant {
                 trace: name.into(),

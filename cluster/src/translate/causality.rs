@@ -489,6 +489,12 @@ fn queue_changes(events: &[Event], found: &mut Vec<Contradiction>) {
     }
     for (p, indices) in by_process(events) {
         let mut last: BTreeMap<&str, Vec<&String>> = BTreeMap::new();
+        // Each topic's table as the process last reported it.
+        let mut tables: BTreeMap<&str, &[String]> = BTreeMap::new();
+        // The round under way: its topic, and the brokers where one of its
+        // offset reads failed. A round allocates, reads the new queues'
+        // offsets, then reports, before the next topic's round.
+        let mut round: Option<(&str, Vec<&str>)> = None;
         for &i in &indices {
             match &events[i].kind {
                 Kind::Alloc {
@@ -499,8 +505,20 @@ fn queue_changes(events: &[Event], found: &mut Vec<Contradiction>) {
                     let mut set: Vec<&String> = result.iter().collect();
                     set.sort();
                     last.insert(topic, set);
+                    round = Some((topic, Vec::new()));
                 }
-                Kind::QueuesChanged { topic, divided } => {
+                Kind::ConsumerFault { code, peer, .. }
+                    if *code == RequestCode::QUERY_CONSUMER_OFFSET =>
+                {
+                    if let Some((_, failed)) = &mut round {
+                        failed.push(peer);
+                    }
+                }
+                Kind::QueuesChanged {
+                    topic,
+                    divided,
+                    table,
+                } => {
                     let mut set: Vec<&String> = divided.iter().collect();
                     set.sort();
                     if last.get(topic.as_str()) != Some(&set) {
@@ -513,7 +531,50 @@ fn queue_changes(events: &[Event], found: &mut Vec<Contradiction>) {
                             ),
                         );
                     }
+                    let Some(table) = table else { continue };
+                    // A round adds only what it allocated; a queue it did
+                    // not allocate stays only until its removal succeeds.
+                    let before = tables.insert(topic, table).unwrap_or_default();
+                    // A queue whose offset read failed is not added.
+                    let failed = match &round {
+                        Some((t, failed)) if t == topic => failed.as_slice(),
+                        _ => &[],
+                    };
+                    let added_all = |broker: &&&str| {
+                        divided
+                            .iter()
+                            .filter(|q| q.split(':').next() == Some(**broker))
+                            .all(|q| table.contains(q) || before.contains(q))
+                    };
+                    if let Some(broker) = failed.iter().find(added_all) {
+                        at(
+                            found,
+                            i,
+                            format!(
+                                "{p}'s table of {topic} took every new queue of {broker}, \
+                                 though an offset read there failed in its round"
+                            ),
+                        );
+                    }
+                    if let Some(q) = table
+                        .iter()
+                        .find(|q| !divided.contains(q) && !before.contains(q))
+                    {
+                        at(
+                            found,
+                            i,
+                            format!(
+                                "{p}'s table of {topic} holds {q}, which its round did not \
+                                 allocate and its table did not hold"
+                            ),
+                        );
+                    }
                 }
+                // A process started again starts with an empty table.
+                Kind::ConsumerLife {
+                    state: ConsumerState::Starting,
+                    ..
+                } => tables.clear(),
                 _ => {}
             }
         }
@@ -718,6 +779,66 @@ mod tests {
         assert!(problems(&[early, &swapped])
             .iter()
             .any(|p| p.contains("stamped 5.0 ms before")));
+    }
+
+    /// A round's table holds what it allocated, and a queue dropped
+    /// before it only until its removal: any other queue is none the
+    /// process can have.
+    #[test]
+    fn a_table_holds_only_what_its_round_allocated_or_held_before() {
+        let alloc = |seq: u32, result: &str| {
+            format!(
+                r#"{{"t":{seq},"p":"c1","seq":{seq},"ev":"c.alloc","cid":"x@c1","cid_all":["x@c1"],"mq_all":["broker-a:0","broker-a:1"],"result":[{result}],"topic":"T"}}"#
+            )
+        };
+        let changed = |seq: u32, divided: &str, table: &str| {
+            format!(
+                r#"{{"t":{seq},"p":"c1","seq":{seq},"ev":"c.mqchanged","topic":"T","divided":[{divided}],"table":[{table}]}}"#
+            )
+        };
+        let (a0, a1, both) = (
+            r#""broker-a:0""#,
+            r#""broker-a:1""#,
+            r#""broker-a:0","broker-a:1""#,
+        );
+        // The lock of a1 refused, then a1 added; then a0 dropped while its
+        // batch runs, and removed at the next round.
+        let fine = [
+            alloc(1, both),
+            changed(2, both, a0),
+            alloc(3, both),
+            changed(4, both, both),
+            alloc(5, a1),
+            changed(6, a1, a1),
+        ];
+        // Of the tables only: these consumers never started.
+        let of_tables = |lines: &[String]| {
+            let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+            problems(&lines)
+                .into_iter()
+                .filter(|p| p.contains("table"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(of_tables(&fine), Vec::<String>::new());
+        assert_eq!(
+            of_tables(&[alloc(1, a0), changed(2, a0, both)]),
+            ["line 3: c1's table of T holds broker-a:1, which its round did not allocate and its table did not hold"]
+        );
+        // An offset read of the round failed: a new queue of that broker
+        // stays out of the table.
+        let failed = |seq: u32| {
+            format!(
+                r#"{{"t":{seq},"p":"c1","seq":{seq},"ev":"c.fault","code":14,"peer":"broker-a","action":"fail"}}"#
+            )
+        };
+        assert_eq!(
+            of_tables(&[alloc(1, both), failed(2), changed(3, both, a0)]),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            of_tables(&[alloc(1, both), failed(2), changed(3, both, both)]),
+            ["line 4: c1's table of T took every new queue of broker-a, though an offset read there failed in its round"]
+        );
     }
 
     #[test]

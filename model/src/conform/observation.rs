@@ -8,7 +8,7 @@
 use std::fmt;
 
 use crate::config::{listed, members_of, Config, Dense, Effect, Fault};
-use crate::protocol::Phase;
+use crate::protocol::{ConsumerState, Phase};
 use crate::shell::SystemState;
 
 /// A change that a real trace records and the model's step makes, in
@@ -147,24 +147,35 @@ pub struct Observation {
     pub line: usize,
 }
 
-/// The observable part of one consumer: its life, and while it runs its
-/// queues by topic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Seen {
-    phase: Phase,
-    owned: u64,
+/// What the trace has last shown of each consumer's process-queue table
+/// (bit sets of queue indices, by consumer). Java runs a rebalance round
+/// in one go, each lock and offset read a call it waits for, and reports
+/// the table once, at the round's end, if the round changed it
+/// (`messageQueueChanged`); the model takes each call as a step of its
+/// own, so a round's table is seen once the round is over, against the
+/// table last shown. So a run's observations depend on its path, not only
+/// on its state: the search keeps this with each state.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Shown(Vec<u64>);
+
+impl Shown {
+    /// Nothing shown yet: no consumer has a table.
+    pub fn nothing(cfg: &Config) -> Self {
+        Self(vec![0; cfg.consumers.len()])
+    }
 }
 
-fn seen(state: &SystemState, c: usize) -> Seen {
-    let consumer = &state.consumers[c];
-    Seen {
-        phase: consumer.phase,
-        owned: if consumer.phase == Phase::Running {
-            consumer.owned
-        } else {
-            0
-        },
-    }
+/// The running consumer's process-queue table of `topic` once the round
+/// that changes it is over: the queues it consumes and, orderly, those
+/// dropped and still waiting to be removed. None while a round is under
+/// way: a new queue's offset read or, orderly, its lock in flight (Java
+/// adds a queue only once both succeeded, and reports at the round's end).
+fn table_after_round(cfg: &Config, consumer: &ConsumerState, topic: usize) -> Option<u64> {
+    let of_topic = cfg.topic_queues(topic);
+    let reading = cfg.messages()
+        && members_of(consumer.owned & of_topic).any(|q| consumer.queues[q].reading_offset);
+    let locking_new = u64::from(consumer.adding) & of_topic != 0;
+    (!reading && !locking_new).then(|| (consumer.owned | u64::from(consumer.dropped())) & of_topic)
 }
 
 /// The client ids of a broker's member table, sorted: one a channel, so
@@ -210,9 +221,15 @@ fn met(cfg: &Config, before: &SystemState, after: &SystemState, c: usize) -> Vec
     }
 }
 
-/// The changes from `before` to `after` a trace can see, brokers first.
-/// A consumer that stops running is seen to stop, not to drop its queues.
-pub fn changes(cfg: &Config, before: &SystemState, after: &SystemState) -> Vec<Observed> {
+/// The changes from `before` to `after` a trace can see, brokers first,
+/// with `shown` the tables the trace has shown so far (updated). A
+/// consumer that stops running is seen to stop, not to drop its queues.
+pub fn changes(
+    cfg: &Config,
+    before: &SystemState,
+    after: &SystemState,
+    shown: &mut Shown,
+) -> Vec<Observed> {
     let mut out = Vec::new();
     for (b, (old, new)) in before.brokers.iter().zip(&after.brokers).enumerate() {
         if (old.memory.members, old.memory.twice) != (new.memory.members, new.memory.twice) {
@@ -223,7 +240,7 @@ pub fn changes(cfg: &Config, before: &SystemState, after: &SystemState) -> Vec<O
         }
     }
     for c in 0..cfg.consumers.len() {
-        let (old, new) = (seen(before, c), seen(after, c));
+        let (old, new) = (&before.consumers[c], &after.consumers[c]);
         let consumer = &cfg.consumers[c].name;
         if old.phase != new.phase {
             out.push(match new.phase {
@@ -245,15 +262,21 @@ pub fn changes(cfg: &Config, before: &SystemState, after: &SystemState) -> Vec<O
             });
         }
         if new.phase != Phase::Running {
+            // Its process and table are gone; a new one starts empty.
+            shown.0[c] = 0;
             continue;
         }
         for (topic, name) in cfg.topic_names.iter().enumerate() {
             let of_topic = cfg.topic_queues(topic);
-            if old.owned & of_topic != new.owned & of_topic {
+            let Some(table) = table_after_round(cfg, new, topic) else {
+                continue;
+            };
+            if shown.0[c] & of_topic != table {
+                shown.0[c] = shown.0[c] & !of_topic | table;
                 out.push(Observed::Owns {
                     consumer: consumer.clone(),
                     topic: name.clone(),
-                    queues: queue_names(cfg, topic, new.owned),
+                    queues: queue_names(cfg, topic, table),
                 });
             }
         }
@@ -263,8 +286,9 @@ pub fn changes(cfg: &Config, before: &SystemState, after: &SystemState) -> Vec<O
 
 /// What the trace must have shown to reach the model's initial state from
 /// nothing started: each broker's members, each consumer's start and
-/// queues (a running group starts registered and balanced).
-pub fn initial_observables(cfg: &Config, state: &SystemState) -> Vec<Observed> {
+/// queues (a running group starts registered and balanced), and the
+/// tables so shown.
+pub fn initial_observables(cfg: &Config, state: &SystemState) -> (Vec<Observed>, Shown) {
     let nothing = SystemState {
         brokers: state
             .brokers
@@ -287,7 +311,9 @@ pub fn initial_observables(cfg: &Config, state: &SystemState) -> Vec<Observed> {
             .collect(),
         ..state.clone()
     };
-    changes(cfg, &nothing, state)
+    let mut shown = Shown::nothing(cfg);
+    let observed = changes(cfg, &nothing, state, &mut shown);
+    (observed, shown)
 }
 
 /// Why no state of the model can show `what`, if none can: it names a
@@ -351,5 +377,80 @@ pub fn impossible(cfg: &Config, what: &Observed) -> Option<String> {
                 Some(_) => None,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{HashSet, VecDeque};
+    use std::sync::Arc;
+
+    use stateright::Model;
+
+    use super::*;
+    use crate::config::{NetworkKind, Scenario, Sizes};
+    use crate::shell::RebalanceModel;
+
+    /// Two consumers starting cold, one queue a broker, one message each:
+    /// every queue's offset is read when it is added.
+    fn cold_start() -> RebalanceModel {
+        let avg = Arc::from(rocketmq_rebalance::strategy_from_name("AVG").expect("a name"));
+        let sizes = Sizes {
+            consumers: 2,
+            queues: 1,
+            messages: 1,
+            ..Sizes::default()
+        };
+        let cfg = Config::new(Scenario::Healthy, sizes, NetworkKind::Ordered, avg)
+            .and_then(Config::cold_started)
+            .expect("valid");
+        RebalanceModel::new(cfg)
+    }
+
+    /// A queue whose offset read is still in flight is in the model's
+    /// `owned` but not yet in Java's table: no step shows a table with it,
+    /// and a step that adds it to `owned` shows nothing of that consumer's
+    /// queues until its round is over.
+    #[test]
+    fn a_table_is_shown_only_once_its_rounds_offset_reads_are_over() {
+        let model = cold_start();
+        let cfg = &*model.cfg;
+        let (_, shown) = initial_observables(cfg, &model.init_states()[0]);
+        let mut queue = VecDeque::from([(model.init_states()[0].clone(), shown)]);
+        let mut visited = HashSet::new();
+        let (mut rounds_under_way, mut tables_shown) = (0, 0);
+        let mut actions = Vec::new();
+        // The first states breadth first: the cold start and its rounds.
+        while let Some((state, shown)) = queue.pop_front().filter(|_| visited.len() < 20_000) {
+            if !visited.insert((crate::search::fingerprint(&state), shown.clone())) {
+                continue;
+            }
+            actions.clear();
+            model.actions(&state, &mut actions);
+            for action in &actions {
+                let Some(after) = model.next_state(&state, *action) else {
+                    continue;
+                };
+                let mut next = shown.clone();
+                let seen = changes(cfg, &state, &after, &mut next);
+                for (c, consumer) in after.consumers.iter().enumerate() {
+                    let reading = members_of(consumer.owned)
+                        .filter(|&q| consumer.queues[q].reading_offset)
+                        .fold(0u64, |set, q| set | 1 << q);
+                    let name = &cfg.consumers[c].name;
+                    let owns = seen
+                        .iter()
+                        .any(|o| matches!(o, Observed::Owns { consumer, .. } if consumer == name));
+                    if reading != 0 {
+                        assert!(!owns, "{name} shown mid-round: {seen:?}");
+                        assert_eq!(next.0[c] & reading, 0);
+                        rounds_under_way += 1;
+                    }
+                    tables_shown += usize::from(owns);
+                }
+                queue.push_back((after, next));
+            }
+        }
+        assert!(rounds_under_way > 0 && tables_shown > 0);
     }
 }

@@ -12,7 +12,7 @@ use std::collections::{BinaryHeap, HashMap};
 
 use stateright::Model;
 
-use super::observation::{changes, impossible, initial_observables, Observation, Observed};
+use super::observation::{changes, impossible, initial_observables, Observation, Observed, Shown};
 use crate::check::{Expectation, PropertyReport, Report, Status, Stopped};
 use crate::guarantees::Group;
 use crate::protocol::Timer;
@@ -116,12 +116,12 @@ pub struct Conformance {
     pub bound_hit: bool,
 }
 
-/// One node: a state (until it is expanded), the observations explained so
-/// far (`next`, the first unexplained, and `ahead`, those after it already
-/// explained, as bits from `next + 1`), and the silent steps taken since
-/// the last.
+/// One node: a state and the tables the trace has shown by then (until it
+/// is expanded), the observations explained so far (`next`, the first
+/// unexplained, and `ahead`, those after it already explained, as bits
+/// from `next + 1`), and the silent steps taken since the last.
 struct Node {
-    state: Option<SystemState>,
+    state: Option<(SystemState, Shown)>,
     next: usize,
     ahead: u64,
     silent: usize,
@@ -182,7 +182,8 @@ pub fn conform(
 ) -> Conformance {
     let cfg = &*model.cfg;
     let initial = model.initial_state();
-    let start = warm_up(&initial_observables(cfg, &initial), observations);
+    let (initial_seen, initial_shown) = initial_observables(cfg, &initial);
+    let start = warm_up(&initial_seen, observations);
     let mut result = Conformance {
         verdict: Verdict::Mismatch,
         observations: observations.len(),
@@ -215,14 +216,14 @@ pub fn conform(
         // The trace never shows the group the model starts with.
         result.unexplained = Some(observations.len().saturating_sub(1));
         result.state = describe_state(model, &initial);
-        result.explanation = initial_observables(cfg, &initial)
+        result.explanation = initial_seen
             .iter()
             .map(|o| format!("the model starts with: {o}"))
             .collect();
         return result;
     };
     let mut nodes = vec![Node {
-        state: Some(initial.clone()),
+        state: Some((initial.clone(), initial_shown.clone())),
         next: start,
         ahead: 0,
         silent: 0,
@@ -230,7 +231,7 @@ pub fn conform(
         via: None,
     }];
     let mut seen: HashMap<(u64, usize, u64), usize> = HashMap::new();
-    seen.insert((fingerprint(&initial), start, 0), 0);
+    seen.insert((key_of(&initial, &initial_shown), start, 0), 0);
     // Most explained first, then fewest silent steps, then oldest.
     let priority = |node: &Node, index: usize| {
         let explained = node.next + node.ahead.count_ones() as usize;
@@ -248,8 +249,12 @@ pub fn conform(
             // at each state, decide where it finds none.
             let rest = match (end, &nodes[n].state) {
                 (End::Open, _) => Some(Vec::new()),
-                (End::AtRest, Some(state)) if silent == 0 => to_rest(model, state, unobserved),
-                (End::AtRest, Some(state)) => Group::of(model, state).quiescent().then(Vec::new),
+                (End::AtRest, Some((state, shown))) if silent == 0 => {
+                    to_rest(model, state, shown, unobserved)
+                }
+                (End::AtRest, Some((state, _))) => {
+                    Group::of(model, state).quiescent().then(Vec::new)
+                }
                 (End::AtRest, None) => None,
             };
             if let Some(steps) = rest {
@@ -272,7 +277,7 @@ pub fn conform(
         if next > nodes[best].next {
             best = n;
         }
-        let Some(state) = nodes[n].state.take() else {
+        let Some((state, shown)) = nodes[n].state.take() else {
             continue;
         };
         actions.clear();
@@ -281,7 +286,8 @@ pub fn conform(
             let Some(after) = model.next_state(&state, action) else {
                 continue;
             };
-            let seen_changes = changes(cfg, &state, &after);
+            let mut shown2 = shown.clone();
+            let seen_changes = changes(cfg, &state, &after, &mut shown2);
             let past_end = next == observations.len();
             let (next2, ahead2, silent2, explained) =
                 if seen_changes.is_empty() || (past_end && unseen(&seen_changes, unobserved)) {
@@ -295,7 +301,7 @@ pub fn conform(
                         None => continue,
                     }
                 };
-            let key = (fingerprint(&after), next2, ahead2);
+            let key = (key_of(&after, &shown2), next2, ahead2);
             if let Some(&old) = seen.get(&key) {
                 // Reached again with no fewer silent steps: nothing new.
                 if nodes[old].silent <= silent2 {
@@ -314,7 +320,7 @@ pub fn conform(
             }
             seen.insert(key, nodes.len());
             let node = Node {
-                state: Some(after),
+                state: Some((after, shown2)),
                 next: next2,
                 ahead: ahead2,
                 silent: silent2,
@@ -385,6 +391,15 @@ pub fn conform(
     result
 }
 
+/// A node's identity: its state's fingerprint and the tables shown, which
+/// decide what its successors show.
+fn key_of(state: &SystemState, shown: &Shown) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (fingerprint(state), shown).hash(&mut hasher);
+    hasher.finish()
+}
+
 /// The longest run to rest [`to_rest`] tries: several times what a group
 /// at rest needs (each consumer's messages on their way, a due rebalance
 /// and a round of periodic work: at most 22 steps in the recorded runs),
@@ -398,7 +413,12 @@ const REST_STEPS: usize = 100;
 /// has not been in; it may change the `unobserved` actors. Where it finds
 /// none, the search goes on from `state` within its own bounds, which
 /// decide.
-fn to_rest(model: &RebalanceModel, state: &SystemState, unobserved: &[String]) -> Option<Vec<u32>> {
+fn to_rest(
+    model: &RebalanceModel,
+    state: &SystemState,
+    shown: &Shown,
+    unobserved: &[String],
+) -> Option<Vec<u32>> {
     let cfg = &*model.cfg;
     let mut state = state.clone();
     let mut been = std::collections::HashSet::from([fingerprint(&state)]);
@@ -418,8 +438,11 @@ fn to_rest(model: &RebalanceModel, state: &SystemState, unobserved: &[String]) -
         ranked.sort_unstable();
         let (index, after) = ranked.into_iter().find_map(|(_, i)| {
             let after = model.next_state(&state, actions[i])?;
-            let fresh = unseen(&changes(cfg, &state, &after), unobserved)
-                && been.insert(fingerprint(&after));
+            // Only the unobserved actors change: the tables shown stay.
+            let fresh = unseen(
+                &changes(cfg, &state, &after, &mut shown.clone()),
+                unobserved,
+            ) && been.insert(fingerprint(&after));
             fresh.then_some((i, after))
         })?;
         steps.push(index as u32);

@@ -80,7 +80,8 @@ public final class ConsumerAgent {
             consumer.subscribe((String) topic, "*");
         }
         consumer.setMessageQueueListener((topic, mqAll, mqDivided) -> Trace.emit("c.mqchanged",
-                "topic", topic, "divided", BrokerHook.queueNames(mqDivided)));
+                "topic", topic, "divided", BrokerHook.queueNames(mqDivided),
+                "table", BrokerHook.queueNames(tableOf(topic))));
         String listener = spec.getString("listener");
         if (!List.of("ignores", "stops").contains(listener)) {
             throw new IllegalArgumentException("listener " + listener + " is not ignores or stops");
@@ -97,6 +98,23 @@ public final class ConsumerAgent {
                             ? ConsumeConcurrentlyStatus.CONSUME_SUCCESS
                             : ConsumeConcurrentlyStatus.RECONSUME_LATER);
         }
+    }
+
+    /**
+     * The queues of {@code topic} in the process-queue table, a dropped one still there included:
+     * what {@code messageQueueChanged} follows (it is called once a round has changed the table),
+     * where its argument is the allocation, which holds a queue whose lock was refused or whose
+     * offset could not be read, and lacks one whose removal waits for its running batch.
+     */
+    private List<MessageQueue> tableOf(String topic) {
+        List<MessageQueue> queues = new ArrayList<>();
+        for (MessageQueue mq : consumer.getDefaultMQPushConsumerImpl().getRebalanceImpl()
+                .getProcessQueueTable().keySet()) {
+            if (mq.getTopic().equals(topic)) {
+                queues.add(mq);
+            }
+        }
+        return queues;
     }
 
     private static AllocateMessageQueueStrategy strategy(String name) {
