@@ -39,7 +39,8 @@ pub struct ClusterArgs {
     /// happens to a running group of three (a join, a graceful leave, a
     /// kill, a pause past the brokers' expiry), whether at rest or while it
     /// still starts, the messages, the timers, and a fault the first
-    /// consumer may meet once (none, a lost notification, a failed query);
+    /// consumer may meet once (none, a lost notification, a failed query,
+    /// or with messages and a kill or a leave a batch its listener fails);
     /// the run is validated against the model of those picks
     /// (`conformance`).
     #[arg(long, value_name = "SEED", conflicts_with_all = ["scenario", "script", "orderly", "harms"])]

@@ -3,7 +3,8 @@
 //! brokers' expiry), whether it happens at rest or while the group is
 //! still rebalancing its start, how many messages flow, the timers, and a
 //! fault of the environment the first consumer may meet (a lost
-//! notification, a failed query);
+//! notification, a failed query, or where messages flow a batch its
+//! listener fails);
 //! the script it makes carries the model flags of that configuration, so
 //! that the run is validated against the model (`conformance`).
 //!
@@ -41,16 +42,17 @@ enum Change {
 const CHANGES: [Change; 4] = [Change::Join, Change::Leave, Change::Kill, Change::Pause];
 
 /// A fault the first consumer may meet, made by a harness rule that fires
-/// once: its budget flag, the rule, and the words for it.
+/// once: its budget flag, the rule, the words for it, and whether the
+/// model needs messages for it.
 struct FaultPick {
     flag: &'static str,
     rule: fn() -> Value,
     what: &'static str,
+    messages: bool,
 }
 
 /// The faults a seed picks from, after none: those of the membership
-/// layer, which is the model of a randomised run (its messages are not
-/// modelled, so neither is a lost persist).
+/// layer, which is the model of a randomised run.
 const FAULTS: [Option<FaultPick>; 3] = [
     None,
     Some(FaultPick {
@@ -60,6 +62,7 @@ const FAULTS: [Option<FaultPick>; 3] = [
                    "code": 40, "count": 1})
         },
         what: "c1 loses a notification",
+        messages: false,
     }),
     Some(FaultPick {
         flag: "--failed-queries",
@@ -68,6 +71,26 @@ const FAULTS: [Option<FaultPick>; 3] = [
                    "code": 38, "count": 1})
         },
         what: "c1's member query fails once",
+        messages: false,
+    }),
+];
+
+/// The faults a seed whose messages flow picks from where it picked none
+/// above and its change is a kill or a leave: those of the message layer,
+/// for which the model has messages too. The model checked before the run
+/// has one queue a broker and one message a queue (deliveries are not
+/// observed, so their number does not matter); validation's has the run's
+/// queues. With a join or a pause, the check with messages takes minutes
+/// (`healthy --consumers 4 --joins 1 --messages 1 --consume-failures 1`
+/// runs past 120 s), too long for a run. Picked after, so that a seed's
+/// earlier picks are those it made before these existed.
+const MESSAGE_FAULTS: [Option<FaultPick>; 2] = [
+    None,
+    Some(FaultPick {
+        flag: "--consume-failures",
+        rule: || json!({"consumer": "c1", "id": "fault", "at": "listener", "action": "fail", "count": 1}),
+        what: "c1's listener fails a batch once",
+        messages: true,
     }),
 ];
 
@@ -83,7 +106,11 @@ pub fn random_script(seed: u64) -> Result<Script, String> {
     let poll = *picks.one_of(&[1000u64, 2000, 5000]);
     // Picked last, so that the picks before it are those of every seed's
     // script before faults were picked.
-    let fault = picks.one_of(&FAULTS).as_ref();
+    let fault = picks.one_of(&FAULTS).as_ref().or_else(|| {
+        (messages > 0 && matches!(change, Change::Kill | Change::Leave))
+            .then(|| picks.one_of(&MESSAGE_FAULTS).as_ref())
+            .flatten()
+    });
     let running = 3;
     let consumers = running + usize::from(change == Change::Join);
     // The model compared with (its check runs before the cluster, so it is
@@ -107,6 +134,9 @@ pub fn random_script(seed: u64) -> Result<Script, String> {
             flags.extend([flag.to_owned(), "1".to_owned()]);
         }
         if let Some(fault) = fault {
+            if fault.messages {
+                flags.extend(["--messages".to_owned(), "1".to_owned()]);
+            }
             flags.extend([fault.flag.to_owned(), "1".to_owned()]);
         }
         flags
@@ -120,6 +150,10 @@ pub fn random_script(seed: u64) -> Result<Script, String> {
     } else {
         flags(consumers)
     };
+    // Validation's model has the run's queues, two a broker.
+    if fault.is_some_and(|f| f.messages) {
+        conform.extend(["--queues".to_owned(), "2".to_owned()]);
+    }
     // A consumer resuming from a pause may reconnect on two channels at
     // once, and a broker then lists it twice until one expires.
     if change == Change::Pause {
@@ -209,6 +243,7 @@ mod tests {
             "pauses",
             "loses a notification",
             "query fails once",
+            "fails a batch once",
         ] {
             assert!(
                 seen.iter().any(|w| w.contains(needle)),
@@ -242,6 +277,7 @@ mod tests {
             for (words, flag) in [
                 ("loses a notification", "--lost-notifications 1"),
                 ("query fails once", "--failed-queries 1"),
+                ("fails a batch once", "--consume-failures 1"),
             ] {
                 assert_eq!(
                     flags.contains(flag),
@@ -253,10 +289,21 @@ mod tests {
             assert_eq!(
                 rules,
                 usize::from(
-                    flags.contains("--lost-notifications") || flags.contains("--failed-queries")
+                    flags.contains("--lost-notifications")
+                        || flags.contains("--failed-queries")
+                        || flags.contains("--consume-failures")
                 ),
                 "{seed}"
             );
+            // A fault of the message layer: the models have messages, and
+            // validation's the run's queues; only with a kill or a leave.
+            if s.what.contains("fails a batch once") {
+                assert!(
+                    flags.contains("--messages 1") && flags.contains("--queues 2"),
+                    "{seed}: {flags}"
+                );
+                assert!(s.what.contains("killed") || s.what.contains("shuts down"));
+            }
             // Not at rest, every consumer joins: the model starts cold.
             if s.what.contains("still starts") {
                 let consumers = s.consumers.len().to_string();
