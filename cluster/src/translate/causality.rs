@@ -495,7 +495,10 @@ fn queue_changes(events: &[Event], found: &mut Vec<Contradiction>) {
         // offset reads failed. A round allocates, reads the new queues'
         // offsets, then reports, before the next topic's round.
         let mut round: Option<(&str, Vec<&str>)> = None;
+        // By thread, the topic of the last round it began.
+        let mut began: BTreeMap<&str, &str> = BTreeMap::new();
         for &i in &indices {
+            let thread = events[i].thr.as_str();
             match &events[i].kind {
                 Kind::Alloc {
                     topic: Some(topic),
@@ -506,6 +509,7 @@ fn queue_changes(events: &[Event], found: &mut Vec<Contradiction>) {
                     set.sort();
                     last.insert(topic, set);
                     round = Some((topic, Vec::new()));
+                    began.insert(thread, topic);
                 }
                 Kind::ConsumerFault { code, peer, .. }
                     if *code == RequestCode::QUERY_CONSUMER_OFFSET =>
@@ -519,6 +523,18 @@ fn queue_changes(events: &[Event], found: &mut Vec<Contradiction>) {
                     divided,
                     table,
                 } => {
+                    // A round reports before its thread begins the next
+                    // topic's.
+                    if let Some(other) = began.get(thread).filter(|t| **t != topic) {
+                        at(
+                            found,
+                            i,
+                            format!(
+                                "{p}'s queue change of {topic} comes in its round of {other}: \
+                                 a round reports before the next one begins"
+                            ),
+                        );
+                    }
                     let mut set: Vec<&String> = divided.iter().collect();
                     set.sort();
                     if last.get(topic.as_str()) != Some(&set) {
@@ -823,6 +839,23 @@ mod tests {
         assert_eq!(
             of_tables(&[alloc(1, a0), changed(2, a0, both)]),
             ["line 3: c1's table of T holds broker-a:1, which its round did not allocate and its table did not hold"]
+        );
+        // A round reports before its thread begins another topic's.
+        let retry = r#"{"t":2,"p":"c1","seq":2,"ev":"c.alloc","cid":"x@c1","cid_all":["x@c1"],"mq_all":["broker-a:0"],"result":[],"topic":"%RETRY%g"}"#;
+        assert_eq!(
+            of_tables(&[alloc(1, a0), retry.to_owned(), changed(3, a0, a0)]),
+            Vec::<String>::new(),
+        );
+        let problems_of = |lines: &[String]| {
+            let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+            problems(&lines)
+                .into_iter()
+                .filter(|p| p.contains("round of"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            problems_of(&[alloc(1, a0), retry.to_owned(), changed(3, a0, a0)]),
+            ["line 4: c1's queue change of T comes in its round of %RETRY%g: a round reports before the next one begins"]
         );
         // An offset read of the round failed: a new queue of that broker
         // stays out of the table.
