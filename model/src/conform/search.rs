@@ -15,7 +15,7 @@ use stateright::Model;
 use super::observation::{changes, impossible, initial_observables, Observation, Observed, Shown};
 use crate::check::{Expectation, PropertyReport, Report, Status, Stopped};
 use crate::guarantees::Group;
-use crate::protocol::Timer;
+use crate::protocol::{Phase, Timer};
 use crate::search::{collision_probability, encode_path, fingerprint, replay};
 use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::{describe_action, describe_state};
@@ -252,9 +252,7 @@ pub fn conform(
                 (End::AtRest, Some((state, shown))) if silent == 0 => {
                     to_rest(model, state, shown, unobserved)
                 }
-                (End::AtRest, Some((state, _))) => {
-                    Group::of(model, state).quiescent().then(Vec::new)
-                }
+                (End::AtRest, Some((state, _))) => at_rest(model, state).then(Vec::new),
                 (End::AtRest, None) => None,
             };
             if let Some(steps) = rest {
@@ -406,6 +404,19 @@ fn key_of(state: &SystemState, shown: &Shown) -> u64 {
 /// so that a walk that wanders stops.
 const REST_STEPS: usize = 100;
 
+/// Whether `state` is at rest as the harness ends a run at rest: quiescent,
+/// and no running consumer's table still holds a dropped queue. The
+/// harness waits until every running consumer has rebalanced twice since
+/// the last change, and each round tries a dropped queue's removal again,
+/// so a removal that waited for its batch is done by then.
+fn at_rest(model: &RebalanceModel, state: &SystemState) -> bool {
+    Group::of(model, state).quiescent()
+        && state
+            .consumers
+            .iter()
+            .all(|c| c.phase != Phase::Running || c.dropped() == 0)
+}
+
 /// A run of the model from `state` to rest (quiescent) by steps the trace
 /// cannot see, if one is found within [`REST_STEPS`]: the action index of
 /// each. It is a witness, found greedily: a message on its way first, then
@@ -425,7 +436,7 @@ fn to_rest(
     let mut steps = Vec::new();
     let mut actions = Vec::new();
     while steps.len() < REST_STEPS {
-        if Group::of(model, &state).quiescent() {
+        if at_rest(model, &state) {
             return Some(steps);
         }
         actions.clear();
