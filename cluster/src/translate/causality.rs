@@ -491,12 +491,11 @@ fn queue_changes(events: &[Event], found: &mut Vec<Contradiction>) {
         let mut last: BTreeMap<&str, Vec<&String>> = BTreeMap::new();
         // Each topic's table as the process last reported it.
         let mut tables: BTreeMap<&str, &[String]> = BTreeMap::new();
-        // The round under way: its topic, and the brokers where one of its
-        // offset reads failed. A round allocates, reads the new queues'
-        // offsets, then reports, before the next topic's round.
-        let mut round: Option<(&str, Vec<&str>)> = None;
-        // By thread, the topic of the last round it began.
-        let mut began: BTreeMap<&str, &str> = BTreeMap::new();
+        // By thread, the round it began last: its topic, and the brokers
+        // where one of its offset reads failed. A round allocates, reads
+        // the new queues' offsets, then reports, before the thread begins
+        // the next topic's round.
+        let mut rounds: BTreeMap<&str, (&str, Vec<&str>)> = BTreeMap::new();
         for &i in &indices {
             let thread = events[i].thr.as_str();
             match &events[i].kind {
@@ -508,13 +507,12 @@ fn queue_changes(events: &[Event], found: &mut Vec<Contradiction>) {
                     let mut set: Vec<&String> = result.iter().collect();
                     set.sort();
                     last.insert(topic, set);
-                    round = Some((topic, Vec::new()));
-                    began.insert(thread, topic);
+                    rounds.insert(thread, (topic, Vec::new()));
                 }
                 Kind::ConsumerFault { code, peer, .. }
                     if *code == RequestCode::QUERY_CONSUMER_OFFSET =>
                 {
-                    if let Some((_, failed)) = &mut round {
+                    if let Some((_, failed)) = rounds.get_mut(thread) {
                         failed.push(peer);
                     }
                 }
@@ -523,9 +521,8 @@ fn queue_changes(events: &[Event], found: &mut Vec<Contradiction>) {
                     divided,
                     table,
                 } => {
-                    // A round reports before its thread begins the next
-                    // topic's.
-                    if let Some(other) = began.get(thread).filter(|t| **t != topic) {
+                    let round = rounds.get(thread);
+                    if let Some((other, _)) = round.filter(|(t, _)| t != topic) {
                         at(
                             found,
                             i,
@@ -552,10 +549,9 @@ fn queue_changes(events: &[Event], found: &mut Vec<Contradiction>) {
                     // not allocate stays only until its removal succeeds.
                     let before = tables.insert(topic, table).unwrap_or_default();
                     // A queue whose offset read failed is not added.
-                    let failed = match &round {
-                        Some((t, failed)) if t == topic => failed.as_slice(),
-                        _ => &[],
-                    };
+                    let failed = round
+                        .filter(|(t, _)| t == topic)
+                        .map_or(&[][..], |(_, failed)| failed.as_slice());
                     let added_all = |broker: &&&str| {
                         divided
                             .iter()
