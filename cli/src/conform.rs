@@ -113,7 +113,7 @@ fn by_kind(observations: &[Observation]) -> BTreeMap<&'static str, usize> {
             Observed::Members { .. } => "membership",
             Observed::Owns { .. } => "queues",
             Observed::Started { .. } | Observed::ShutDown { .. } | Observed::Died { .. } => "life",
-            Observed::Faulted { .. } => "fault",
+            Observed::Faulted { .. } | Observed::FailedOver { .. } => "fault",
         };
         *counts.entry(kind).or_default() += 1;
     }

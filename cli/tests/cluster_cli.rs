@@ -208,6 +208,27 @@ fn orderly_broker_restart_grants_a_lock_its_holder_still_trusts() {
     );
 }
 
+/// A master that fails over to its slave (RocketMQ's slave acting as
+/// master): the slave has no lock table, so a joiner is granted a queue
+/// whose holder still runs a batch under its lock.
+#[test]
+fn an_orderly_failover_grants_a_lock_its_holder_still_trusts() {
+    if !java_and_maven() {
+        return;
+    }
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../cluster/scenarios/failover-orderly.json"
+    );
+    let r = real(&["--script", script]);
+    for property in [
+        "no queue consumed by two at once",
+        "one live lock per queue",
+    ] {
+        assert_eq!(status(&r, property), ("violated", "violated"), "{property}");
+    }
+}
+
 #[test]
 fn a_join_under_load_hands_one_queue_over_with_a_measured_pause() {
     if !java_and_maven() {

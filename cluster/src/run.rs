@@ -163,7 +163,10 @@ pub fn run(
     let names = ["cluster".to_owned()]
         .into_iter()
         .chain(brokers.iter().cloned());
-    let names = names.chain(name_servers.iter().cloned());
+    let slaves = brokers[..script.failovers]
+        .iter()
+        .map(|b| format!("{b}-slave"));
+    let names = names.chain(slaves).chain(name_servers.iter().cloned());
     for name in names.chain(script.consumers.iter().map(|c| c.name.clone())) {
         let dir = opts.run_dir.join(name);
         if dir.exists() {
@@ -171,7 +174,9 @@ pub fn run(
                 .map_err(|e| io_error("cannot clear the run directory", &dir, e))?;
         }
     }
-    let ports = free_ports(name_servers.len() + 2 * brokers.len() + script.relays.len())?;
+    let ports = free_ports(
+        name_servers.len() + 2 * (brokers.len() + script.failovers) + script.relays.len(),
+    )?;
     let mut ports = ports.into_iter();
     let ns_ports: BTreeMap<&String, u16> = name_servers
         .iter()
@@ -205,8 +210,17 @@ pub fn run(
                     format!("127.0.0.1:{port}")
                 })
                 .collect();
-            json!({"name": b, "port": port, "ha_port": ha_port, "name_servers": name_servers,
-                   "name_server_addresses": addresses, "late": i >= late})
+            let mut spec = json!({"name": b, "port": port, "ha_port": ha_port,
+                                  "name_servers": name_servers,
+                                  "name_server_addresses": addresses, "late": i >= late});
+            if i < script.failovers {
+                let port = ports.next().unwrap_or_default();
+                let ha_port = ports.next().unwrap_or_default();
+                // Its slave is the broker to the consumers once it serves.
+                peers.insert(format!("127.0.0.1:{port}"), json!(b));
+                spec["slave"] = json!({"port": port, "ha_port": ha_port});
+            }
+            spec
         })
         .collect();
     let group = format!("rebalance-{}", script.scenario);
@@ -651,6 +665,17 @@ impl Orchestrator {
                         Env::StartBroker { broker }
                     } else {
                         Env::StopBroker { broker }
+                    };
+                    let cmd = env.word();
+                    self.emit_env(env);
+                    self.command("cluster", cmd, json!({ "broker": b }))?
+                }
+                Step::FailOver(b) | Step::SyncSlave(b) => {
+                    let broker = b.clone();
+                    let env = if matches!(step, Step::FailOver(_)) {
+                        Env::FailOver { broker }
+                    } else {
+                        Env::SyncSlave { broker }
                     };
                     let cmd = env.word();
                     self.emit_env(env);

@@ -54,6 +54,10 @@ pub struct Script {
     /// Brokers, `broker-a`, `broker-b`, ... (default 2).
     #[serde(default = "two")]
     pub brokers: usize,
+    /// Brokers (the first ones) with a slave, which serves in the master's
+    /// place after a `fail_over` step (the model's `--failovers`).
+    #[serde(default)]
+    pub failovers: usize,
     /// Brokers (the last ones) that are not started with the cluster: a
     /// `start_broker` step starts each (a broker joining the route).
     #[serde(default)]
@@ -228,6 +232,14 @@ pub enum Step {
     /// Stop a broker: `shutdown()`, which unregisters it from the name
     /// servers (it leaves the route).
     StopBroker(String),
+    /// A broker's master fails: it shuts down and its slave serves in its
+    /// place, with the members the consumers' heartbeats gave it, no lock,
+    /// and the offsets of its last copy (`sync_slave`). Done once every
+    /// name server routes the slave as the master.
+    FailOver(String),
+    /// A broker's slave copies its master's tables now (the consumer
+    /// offsets among them), as RocketMQ's slave does once a minute.
+    SyncSlave(String),
     /// Set the topic's read and write queues on a broker (a route change).
     Route {
         /// The broker.
@@ -552,6 +564,9 @@ impl Script {
                 self.broker_pick
             ));
         }
+        if self.failovers > self.brokers - self.late_brokers {
+            return Err("failovers must name brokers that start with the cluster".into());
+        }
         if self.late_brokers >= self.brokers {
             return Err("late_brokers must leave a broker that starts with the cluster".into());
         }
@@ -607,6 +622,12 @@ impl Script {
                 | Step::StopBroker(b)
                 | Step::LoseDisk(b)
                 | Step::Evict(b) => broker(b)?,
+                Step::FailOver(b) | Step::SyncSlave(b) => {
+                    broker(b)?;
+                    if !brokers[..self.failovers].contains(b) {
+                        return Err(format!("{b} has no slave (the script's failovers)"));
+                    }
+                }
                 Step::Route { broker: b, queues } => {
                     broker(b)?;
                     if !(1..=64).contains(queues) {
@@ -694,6 +715,8 @@ mod tests {
             r#"[{"start":"c9"}]"#,
             r#"[{"restart_broker":{"broker":"broker-z"}}]"#,
             r#"[{"cut":"r1"}]"#,
+            r#"[{"fail_over":"broker-a"}]"#,
+            r#"[{"sync_slave":"broker-b"}]"#,
             r#"[{"jump":"c1"}]"#,
             r#"[{"await":{"for":"settled","timeout_s":0}}]"#,
             r#"[{"rule":{"id":"g","at":"listener","action":"hold"}}]"#,

@@ -704,6 +704,10 @@ tagged! {
             /** The broker. */ broker: String,
             /** Its new read and write queues. */ queues: u64,
         }
+        /// A broker's master shut down, its slave serving in its place.
+        FailOver = "fail_over" { /** The broker. */ broker: String, }
+        /// A broker's slave copied its master's tables.
+        SyncSlave = "sync_slave" { /** The broker. */ broker: String, }
         /// A broker's expired commit-log files deleted.
         Evict = "evict" { /** The broker. */ broker: String, }
         /// A stopped broker's consumer offsets deleted.
@@ -741,6 +745,8 @@ impl Env {
             | Env::StopBroker { broker }
             | Env::Route { broker, .. }
             | Env::Evict { broker }
+            | Env::FailOver { broker }
+            | Env::SyncSlave { broker }
             | Env::LoseDisk { broker } => broker,
             Env::Cut { relay } | Env::Heal { relay } => relay,
         }

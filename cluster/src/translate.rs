@@ -620,6 +620,11 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     _ => {}
                 }
             }
+            Kind::Env {
+                action: Env::FailOver { broker },
+            } => observe(Observed::FailedOver {
+                broker: broker.clone(),
+            }),
             Kind::Env { action } => {
                 let died = match action {
                     Env::Kill { consumer } => Some(consumer),

@@ -652,3 +652,52 @@ fn an_orderly_batch_the_listener_failed_is_consumed_again_under_the_same_lock() 
     assert_eq!(status(&j, "duplicate delivery"), Status::Found);
     assert_eq!(trace_end(&j.result.events), End::AtRest);
 }
+
+/// Whether the run's validation observed `broker`'s failover (and, since
+/// the run conforms, the model's failover step explained it).
+fn failed_over(judged: &Judged, broker: &str) -> bool {
+    let v = judged.conformance.validation.as_ref().expect("validated");
+    v.translation.observations.iter().any(|o| {
+        o.what
+            == Observed::FailedOver {
+                broker: broker.into(),
+            }
+    })
+}
+
+/// broker-a's master fails while c1 runs a batch of a1 under its lock; its
+/// slave, acting as master, has no lock table. c2 joins before c1 renews
+/// its locks there, is granted a1 and consumes it beside c1's batch: both
+/// orderly properties are violated, on RocketMQ 5.3.3 as in the model.
+#[test]
+fn a_failover_lets_a_joiner_consume_a_queue_its_holder_still_runs() {
+    let j = judged(
+        script("failover-orderly"),
+        "tests/findings/failover-orderly.ndjson",
+    );
+    for property in [
+        "no queue consumed by two at once",
+        "one live lock per queue",
+    ] {
+        assert_eq!(status(&j, property), Status::Violated, "{property}");
+    }
+    assert!(failed_over(&j, "broker-a"));
+    assert!(j.matches_model(), "{:?}", mismatches(&j));
+}
+
+/// The slave copies the offsets after c1's first commit; c1 commits two
+/// more to the master, is killed, and the master fails before c2
+/// rebalances. The slave serves the copy's offset, and c2 consumes the two
+/// committed messages again: as the model's failover rolls committed
+/// offsets back to the slave's last sync.
+#[test]
+fn a_failover_serves_the_offsets_of_the_slaves_last_copy() {
+    let j = judged(
+        script("failover-offsets"),
+        "tests/findings/failover-offsets.ndjson",
+    );
+    assert_eq!(status(&j, "duplicate delivery"), Status::Found);
+    assert_eq!(j.outcome.duplicates, 2);
+    assert!(failed_over(&j, "broker-a"));
+    assert!(j.matches_model(), "{:?}", mismatches(&j));
+}

@@ -8,8 +8,8 @@
 use std::fmt;
 
 use crate::config::{listed, members_of, Config, Dense, Effect, Fault};
-use crate::protocol::{ConsumerState, Phase};
-use crate::shell::SystemState;
+use crate::protocol::{ConsumerState, Peer, Phase};
+use crate::shell::{actor_index, SystemState};
 
 /// A change that a real trace records and the model's step makes, in
 /// RocketMQ's names: brokers `broker-a`, client ids as the broker lists
@@ -49,6 +49,12 @@ pub enum Observed {
     Died {
         /// The consumer.
         consumer: String,
+    },
+    /// The broker's master failed and its slave serves in its place (a
+    /// harness `fail_over` step).
+    FailedOver {
+        /// The broker.
+        broker: String,
     },
     /// A fault of the environment the consumer's next call of some kind
     /// was to meet met it: a notification lost, a query or an offset read
@@ -106,7 +112,7 @@ impl Observed {
     /// Who makes the change: the events of one actor keep their order.
     pub fn actor(&self) -> &str {
         match self {
-            Self::Members { broker, .. } => broker,
+            Self::Members { broker, .. } | Self::FailedOver { broker } => broker,
             Self::Owns { consumer, .. }
             | Self::Started { consumer }
             | Self::ShutDown { consumer }
@@ -130,6 +136,7 @@ impl fmt::Display for Observed {
             Self::Started { consumer } => write!(f, "{consumer} starts"),
             Self::ShutDown { consumer } => write!(f, "{consumer} shuts down"),
             Self::Died { consumer } => write!(f, "{consumer} dies"),
+            Self::FailedOver { broker } => write!(f, "{broker} fails over"),
             Self::Faulted { consumer, fault } => write!(f, "{consumer} meets its {fault} fault"),
         }
     }
@@ -232,6 +239,14 @@ pub fn changes(
 ) -> Vec<Observed> {
     let mut out = Vec::new();
     for (b, (old, new)) in before.brokers.iter().zip(&after.brokers).enumerate() {
+        // A failover is the step that spends its broker's one failover.
+        let timers = actor_index(cfg, Peer::Broker(b as u8));
+        let armed = |s: &SystemState| s.timers[timers].contains_fault(Fault::Failover);
+        if armed(before) && !armed(after) {
+            out.push(Observed::FailedOver {
+                broker: cfg.broker_names[b].clone(),
+            });
+        }
         if (old.memory.members, old.memory.twice) != (new.memory.members, new.memory.twice) {
             out.push(Observed::Members {
                 broker: cfg.broker_names[b].clone(),
@@ -365,6 +380,13 @@ pub fn impossible(cfg: &Config, what: &Observed) -> Option<String> {
         | Observed::Died { consumer } => {
             (!consumer_known(consumer)).then(|| format!("the model has no consumer {consumer}"))
         }
+        Observed::FailedOver { broker } => match cfg.broker_names.iter().position(|b| b == broker) {
+            None => Some(format!("the model has no broker {broker}")),
+            Some(b) if !cfg.may(Fault::Failover, b) => Some(format!(
+                "the model gives {broker} no failover (its budget, --failovers, picks others or is 0)"
+            )),
+            Some(_) => None,
+        },
         Observed::Faulted { consumer, fault } => {
             let Some(spec) = cfg.consumers.iter().find(|c| c.name == *consumer) else {
                 return Some(format!("the model has no consumer {consumer}"));
@@ -388,7 +410,8 @@ mod tests {
     use stateright::Model;
 
     use super::*;
-    use crate::config::{NetworkKind, Scenario, Sizes};
+    use crate::config::{LockTiming, NetworkKind, ProtocolOptions, Scenario, Sizes};
+    use crate::shell::Action;
     use crate::shell::RebalanceModel;
 
     /// Two consumers starting cold, one queue a broker, one message each:
@@ -452,5 +475,67 @@ mod tests {
             }
         }
         assert!(rounds_under_way > 0 && tables_shown > 0);
+    }
+
+    /// A failover is observed at the step that spends it, and no other
+    /// step shows one; once spent, it is no step again. (A failover that
+    /// would change nothing, with no lock held and the slave's copy
+    /// current, is no step of the model.)
+    #[test]
+    fn a_failover_is_observed_where_the_broker_fails_over() {
+        let avg = Arc::from(rocketmq_rebalance::strategy_from_name("AVG").expect("a name"));
+        let sizes = Sizes {
+            consumers: 2,
+            brokers: 1,
+            queues: 1,
+            failovers: 1,
+            messages: 1,
+            ..Sizes::default()
+        };
+        let protocol = ProtocolOptions {
+            orderly: Some(LockTiming::default()),
+            ..Scenario::Healthy.default_protocol()
+        };
+        let cfg = Config::new_with(
+            Scenario::Healthy,
+            sizes,
+            NetworkKind::Ordered,
+            avg,
+            protocol,
+        )
+        .expect("valid");
+        let model = RebalanceModel::new(cfg);
+        let cfg = &*model.cfg;
+        let init = model.init_states()[0].clone();
+        let mut queue = VecDeque::from([init]);
+        let mut visited = HashSet::new();
+        let (mut actions, mut failovers) = (Vec::new(), 0);
+        while let Some(state) = queue.pop_front().filter(|_| visited.len() < 5_000) {
+            if !visited.insert(crate::search::fingerprint(&state)) {
+                continue;
+            }
+            actions.clear();
+            model.actions(&state, &mut actions);
+            for action in &actions {
+                let Some(after) = model.next_state(&state, *action) else {
+                    continue;
+                };
+                let (_, mut shown) = initial_observables(cfg, &state);
+                let seen = changes(cfg, &state, &after, &mut shown);
+                let failed_over = seen.contains(&Observed::FailedOver {
+                    broker: "broker-a".into(),
+                });
+                let is_failover = *action == Action::Fault(Peer::Broker(0), Fault::Failover);
+                assert_eq!(failed_over, is_failover, "{action:?}: {seen:?}");
+                if failed_over {
+                    failovers += 1;
+                    let mut later = Vec::new();
+                    model.actions(&after, &mut later);
+                    assert!(!later.contains(action), "a second failover");
+                }
+                queue.push_back(after);
+            }
+        }
+        assert!(failovers > 0);
     }
 }

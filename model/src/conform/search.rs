@@ -145,7 +145,7 @@ fn fold<'a>(observed: impl IntoIterator<Item = &'a Observed>) -> HashMap<String,
             | Observed::ShutDown { consumer }
             | Observed::Died { consumer } => format!("life {consumer}"),
             // A fault is an event, no value of the state.
-            Observed::Faulted { .. } => continue,
+            Observed::Faulted { .. } | Observed::FailedOver { .. } => continue,
         };
         values.insert(key, o);
     }

@@ -26,6 +26,16 @@ use crate::protocol::{
 };
 
 pub use deliveries::Deliveries;
+
+/// The actor index of a peer in `cfg`'s system: name server 0, then
+/// brokers, then consumers.
+pub(crate) fn actor_index(cfg: &Config, peer: Peer) -> usize {
+    match peer {
+        Peer::NameServer => 0,
+        Peer::Broker(b) => 1 + usize::from(b),
+        Peer::Consumer(c) => 1 + cfg.broker_names.len() + usize::from(c),
+    }
+}
 pub use network::{Envelope, Network};
 pub use timers::TimerSet;
 
@@ -98,11 +108,7 @@ impl RebalanceModel {
     /// The actor index of a peer: name server 0, then brokers, then
     /// consumers.
     pub(crate) fn index_of(&self, peer: Peer) -> usize {
-        match peer {
-            Peer::NameServer => 0,
-            Peer::Broker(b) => 1 + usize::from(b),
-            Peer::Consumer(c) => 1 + self.cfg.broker_names.len() + usize::from(c),
-        }
+        actor_index(&self.cfg, peer)
     }
 
     /// Every peer, in actor index order.

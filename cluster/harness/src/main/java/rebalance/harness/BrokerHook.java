@@ -39,11 +39,21 @@ final class BrokerHook implements RPCHook, ConsumerIdsChangeListener {
     private final BrokerController controller;
     /** Client ids by remote address, learned from heartbeats. */
     private final Map<String, String> clients = new ConcurrentHashMap<>();
+    /**
+     * Whether this process is the broker the trace names: a master until it fails over, its slave
+     * from then on. A slave learns client ids while silent, since consumers heartbeat it too.
+     */
+    private volatile boolean serving;
 
-    BrokerHook(String broker, String group, BrokerController controller) {
+    BrokerHook(String broker, String group, BrokerController controller, boolean serving) {
         this.broker = broker;
         this.group = group;
         this.controller = controller;
+        this.serving = serving;
+    }
+
+    void serving(boolean serving) {
+        this.serving = serving;
     }
 
     @Override
@@ -55,6 +65,9 @@ final class BrokerHook implements RPCHook, ConsumerIdsChangeListener {
         if (code == RequestCode.HEART_BEAT && request.getBody() != null) {
             HeartbeatData hb = HeartbeatData.decode(request.getBody(), HeartbeatData.class);
             clients.put(remoteAddr, hb.getClientID());
+        }
+        if (!serving) {
+            return;
         }
         String client = clients.get(remoteAddr);
         Trace.emit("b.req", "broker", broker, "code", code, "client", client, "addr", remoteAddr,
@@ -70,7 +83,7 @@ final class BrokerHook implements RPCHook, ConsumerIdsChangeListener {
     @Override
     public void doAfterResponse(String remoteAddr, RemotingCommand request, RemotingCommand response) {
         int code = request.getCode();
-        if (!TRACED.contains(code) || response == null) {
+        if (!TRACED.contains(code) || response == null || !serving) {
             return;
         }
         Object detail = null;
@@ -134,7 +147,7 @@ final class BrokerHook implements RPCHook, ConsumerIdsChangeListener {
 
     @Override
     public void handle(ConsumerGroupEvent event, String group, Object... args) {
-        if (!this.group.equals(group)) {
+        if (!this.group.equals(group) || !serving) {
             return;
         }
         String client = null;

@@ -8,9 +8,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -20,6 +23,7 @@ import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.common.BrokerConfig;
 import org.apache.rocketmq.common.MQVersion;
+import org.apache.rocketmq.common.MixAll;
 import org.apache.rocketmq.common.TopicConfig;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageQueue;
@@ -29,6 +33,7 @@ import org.apache.rocketmq.remoting.netty.NettyClientConfig;
 import org.apache.rocketmq.remoting.netty.NettyServerConfig;
 import org.apache.rocketmq.remoting.protocol.route.QueueData;
 import org.apache.rocketmq.remoting.protocol.route.TopicRouteData;
+import org.apache.rocketmq.store.config.BrokerRole;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
 
 /**
@@ -39,14 +44,20 @@ import org.apache.rocketmq.store.config.MessageStoreConfig;
  * <p>Argument: the path of the run's cluster file (JSON, written by the orchestrator). Hooks are
  * installed between {@code initialize()} and {@code start()}. It traces {@code ready} once every
  * broker's queues are in every name server's route, then serves commands (see {@link Commands}):
- * {@code produce}, {@code stream}, {@code restart_broker}, {@code stop_broker}, {@code start_broker}, {@code cut},
+ * {@code produce}, {@code stream}, {@code restart_broker}, {@code stop_broker}, {@code start_broker},
+ * {@code fail_over}, {@code sync_slave}, {@code cut},
  * {@code heal}, {@code rule}, {@code release}, {@code snapshot}.
  */
 public final class ClusterMain {
     private final JSONObject spec;
     private final String group;
     private final Map<String, NamesrvController> nameServers = new LinkedHashMap<>();
+    /** The brokers the trace names, by name: each master, or its slave once it fails over. */
     private final Map<String, BrokerController> brokers = new LinkedHashMap<>();
+    /** The slaves of the brokers that have one, by the broker's name. */
+    private final Map<String, BrokerController> slaves = new LinkedHashMap<>();
+    private final Set<String> failedOver = new HashSet<>();
+    private final Map<BrokerController, BrokerHook> hooks = new HashMap<>();
     private final Map<String, Relay> relays = new LinkedHashMap<>();
     private DefaultMQProducer producer;
     /** The steady producer of {@code stream}: one round of sends a period, while it runs. */
@@ -117,6 +128,8 @@ public final class ClusterMain {
         NamesrvConfig config = new NamesrvConfig();
         config.setKvConfigPath(new File(dir, "kvConfig.json").getPath());
         config.setConfigStorePath(new File(dir, "namesrv.properties").getPath());
+        // A slave acts as its broker's master once none is registered (fail_over).
+        config.setSupportActingMaster(hasSlaves());
         Settings.apply(config, spec.getJSONObject("name_server_config"));
         NettyServerConfig netty = new NettyServerConfig();
         netty.setListenPort(ns.getIntValue("port"));
@@ -128,6 +141,11 @@ public final class ClusterMain {
         controller.start();
         nameServers.put(name, controller);
         Trace.emit("ns.life", "ns", name, "state", "started", "port", ns.getIntValue("port"));
+    }
+
+    private boolean hasSlaves() {
+        return spec.getJSONArray("brokers").stream()
+                .anyMatch(o -> ((JSONObject) o).containsKey("slave"));
     }
 
     private JSONObject brokerSpec(String name) {
@@ -144,7 +162,32 @@ public final class ClusterMain {
         if (brokers.containsKey(name)) {
             throw new IllegalStateException("broker " + name + " is running");
         }
-        File store = new File(spec.getString("run_dir"), name);
+        if (failedOver.contains(name)) {
+            throw new IllegalStateException("broker " + name + " has failed over: its slave serves");
+        }
+        JSONObject slave = b.getJSONObject("slave");
+        // start() opens the port first: heartbeats register before it returns.
+        Trace.emit("b.life", "broker", name, "state", "starting", "port", b.getIntValue("port"));
+        BrokerController master = launch(b, null);
+        brokers.put(name, master);
+        Trace.emit("b.life", "broker", name, "state", "started", "port", b.getIntValue("port"));
+        // Its slave is silent until it serves in the master's place (fail_over).
+        if (slave != null && !slaves.containsKey(name)) {
+            slaves.put(name, launch(b, slave));
+        }
+    }
+
+    /**
+     * Starts the master of broker spec {@code b}, or, given its {@code slave} spec, the slave of
+     * the pair: broker id 1, replicating the master's commit log over HA, serving reads (pulls)
+     * and, once no master is registered, acting as the master (RocketMQ's slave-acting-master
+     * mode: the name servers route it as broker id 0, and it answers locks, unlocks and offset
+     * queries from its own tables).
+     */
+    private BrokerController launch(JSONObject b, JSONObject slave) throws Exception {
+        String name = b.getString("name");
+        JSONObject self = slave == null ? b : slave;
+        File store = new File(spec.getString("run_dir"), slave == null ? name : name + "-slave");
         BrokerConfig config = new BrokerConfig();
         config.setBrokerName(name);
         config.setBrokerClusterName("harness");
@@ -152,25 +195,39 @@ public final class ClusterMain {
         config.setNamesrvAddr(String.join(";", b.getJSONArray("name_server_addresses").toJavaList(String.class)));
         config.setAutoCreateTopicEnable(false);
         config.setTraceTopicEnable(false);
+        if (b.containsKey("slave")) {
+            config.setBrokerIP2("127.0.0.1");
+            config.setEnableSlaveActingMaster(true);
+            // The pre-online check is for a master that comes back; no run brings one back.
+            config.setSkipPreOnline(true);
+        }
         Settings.apply(config, spec.getJSONObject("broker_config"));
         MessageStoreConfig storeConfig = new MessageStoreConfig();
         storeConfig.setStorePathRootDir(store.getPath());
         storeConfig.setStorePathCommitLog(new File(store, "commitlog").getPath());
-        storeConfig.setHaListenPort(b.getIntValue("ha_port"));
+        storeConfig.setHaListenPort(self.getIntValue("ha_port"));
         storeConfig.setMappedFileSizeCommitLog(4 * 1024 * 1024);
         storeConfig.setMappedFileSizeConsumeQueue(6000 * 20);
         storeConfig.setMaxIndexNum(1000);
         storeConfig.setMaxHashSlotNum(4000);
         storeConfig.setTimerWheelEnable(false);
         Settings.apply(storeConfig, spec.getJSONObject("store_config"));
+        if (slave != null) {
+            config.setBrokerId(1);
+            config.setSlaveReadEnable(true);
+            // Its master's HA address comes with its registration, as in a deployment.
+            storeConfig.setBrokerRole(BrokerRole.SLAVE);
+        }
         NettyServerConfig netty = new NettyServerConfig();
-        netty.setListenPort(b.getIntValue("port"));
+        netty.setListenPort(self.getIntValue("port"));
         BrokerController controller =
                 new BrokerController(config, netty, new NettyClientConfig(), storeConfig);
         if (!controller.initialize()) {
-            throw new IllegalStateException("broker " + name + " did not initialize");
+            throw new IllegalStateException("broker " + name + (slave == null ? "" : "'s slave")
+                    + " did not initialize");
         }
-        BrokerHook hook = new BrokerHook(name, group, controller);
+        BrokerHook hook = new BrokerHook(name, group, controller, slave == null);
+        hooks.put(controller, hook);
         controller.registerServerRPCHook(hook);
         controller.getConsumerManager().appendConsumerIdsChangeListener(hook);
         // Topics before start(), so that the first registration carries them.
@@ -182,11 +239,8 @@ public final class ClusterMain {
                 controller.getTopicConfigManager().updateTopicConfig(topic);
             }
         }
-        // start() opens the port first: heartbeats register before it returns.
-        Trace.emit("b.life", "broker", name, "state", "starting", "port", b.getIntValue("port"));
         controller.start();
-        brokers.put(name, controller);
-        Trace.emit("b.life", "broker", name, "state", "started", "port", b.getIntValue("port"));
+        return controller;
     }
 
     private void stopBroker(String name) {
@@ -197,6 +251,94 @@ public final class ClusterMain {
         Trace.emit("b.life", "broker", name, "state", "stopping");
         controller.shutdown();
         Trace.emit("b.life", "broker", name, "state", "stopped");
+    }
+
+    /**
+     * Broker {@code name}'s master fails: its hook falls silent and it shuts down (unregistering
+     * from the name servers), and its slave serves in its place, traced as the broker from then
+     * on. Done once every name server routes the slave as the broker's master.
+     */
+    private void failOver(String name) throws Exception {
+        BrokerController slave = slaves.get(name);
+        BrokerController master = brokers.get(name);
+        if (slave == null || master == null || failedOver.contains(name)) {
+            throw new IllegalStateException("broker " + name + " has no running master with a slave");
+        }
+        awaitReplicated(name, master, slave);
+        hooks.get(master).serving(false);
+        brokers.remove(name);
+        master.shutdown();
+        failedOver.add(name);
+        brokers.put(name, slave);
+        hooks.get(slave).serving(true);
+        String address = "127.0.0.1:" + brokerSpec(name).getJSONObject("slave").getIntValue("port");
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (!routedAsMaster(name, address)) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the name servers never routed " + name
+                        + "'s slave as its master");
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /**
+     * Waits until the slave has every message of the master's queues: a run fails the master
+     * over at a step of its script, not in the middle of a replication it cannot see.
+     */
+    private void awaitReplicated(String name, BrokerController master, BrokerController slave)
+            throws Exception {
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        for (Object o : spec.getJSONArray("topics")) {
+            JSONObject t = (JSONObject) o;
+            if (!t.getJSONArray("brokers").contains(name)) {
+                continue;
+            }
+            String topic = t.getString("name");
+            for (int q = 0; q < t.getIntValue("queues"); q++) {
+                long max = master.getMessageStore().getMaxOffsetInQueue(topic, q);
+                while (slave.getMessageStore().getMaxOffsetInQueue(topic, q) < max) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException(name + "'s slave never replicated "
+                                + topic + " queue " + q + " up to offset " + max);
+                    }
+                    Thread.sleep(50);
+                }
+            }
+        }
+    }
+
+    private boolean routedAsMaster(String name, String address) {
+        for (NamesrvController ns : nameServers.values()) {
+            for (Object o : spec.getJSONArray("topics")) {
+                JSONObject t = (JSONObject) o;
+                if (!t.getJSONArray("brokers").contains(name)) {
+                    continue;
+                }
+                TopicRouteData route =
+                        ns.getRouteInfoManager().pickupTopicRouteData(t.getString("name"));
+                boolean routed = route != null && route.getBrokerDatas().stream().anyMatch(
+                        d -> d.getBrokerName().equals(name)
+                                && address.equals(d.getBrokerAddrs().get(MixAll.MASTER_ID)));
+                if (!routed) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Broker {@code name}'s slave copies the master's tables now ({@code SlaveSynchronize.syncAll},
+     * which RocketMQ runs once a minute in master-slave mode, every 10 s with a controller): the
+     * consumer offsets it will serve after a failover are those of the last copy.
+     */
+    private void syncSlave(String name) {
+        BrokerController slave = slaves.get(name);
+        if (slave == null || failedOver.contains(name)) {
+            throw new IllegalStateException("broker " + name + " has no slave copying a master");
+        }
+        slave.getSlaveSynchronize().syncAll();
     }
 
     /** Waits until every name server routes every topic's queues on every broker meant to. */
@@ -268,6 +410,8 @@ public final class ClusterMain {
                 startBroker(brokerSpec(name));
                 awaitRoutes();
             }
+            case "fail_over" -> failOver(args.getString("broker"));
+            case "sync_slave" -> syncSlave(args.getString("broker"));
             case "route" -> route(args.getString("broker"), args.getString("topic"),
                     args.getIntValue("queues"));
             case "evict" -> evict(args.getString("broker"), args.getString("topic"));
@@ -441,6 +585,11 @@ public final class ClusterMain {
         producer.shutdown();
         for (String name : new ArrayList<>(brokers.keySet())) {
             stopBroker(name);
+        }
+        for (Map.Entry<String, BrokerController> slave : slaves.entrySet()) {
+            if (!failedOver.contains(slave.getKey())) {
+                slave.getValue().shutdown();
+            }
         }
         for (NamesrvController ns : nameServers.values()) {
             ns.shutdown();
