@@ -303,7 +303,11 @@ pub fn validate(
         Start::Settled => cfg,
     };
     let translation = translate(events, &cfg)?;
-    let model = build_model(cfg.with_periodic_rebalance(true));
+    // Every failover the trace shows is a step of the model's.
+    let model = build_model(
+        cfg.with_periodic_rebalance(true)
+            .with_every_failover_a_step(true),
+    );
     let conformance = conform(
         &model,
         &translation.observations,

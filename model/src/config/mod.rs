@@ -70,6 +70,13 @@ pub struct Config {
     /// (liveness), not for the safety properties at rest. Off unless set
     /// with [`Config::with_periodic_rebalance`].
     pub periodic_rebalance: bool,
+    /// A failover is a step even where it changes nothing of the system
+    /// (no lock held, the slave's copy current), spending the broker's
+    /// failover: a trace sees every failover, so trace validation needs
+    /// it as the model's step. Off unless set with
+    /// [`Config::with_every_failover_a_step`]: a check would only gain
+    /// states that differ in a budget nobody can see.
+    pub every_failover_a_step: bool,
     /// Consumer group name passed to the strategy.
     pub group: String,
     /// Topic names.
@@ -103,6 +110,7 @@ impl fmt::Debug for Config {
             .field("clients", &self.clients)
             .field("protocol", &self.protocol)
             .field("periodic_rebalance", &self.periodic_rebalance)
+            .field("every_failover_a_step", &self.every_failover_a_step)
             .finish()
     }
 }
@@ -317,11 +325,13 @@ impl Config {
     }
 
     /// This configuration built again with `sizes` and `protocol`, keeping
-    /// what was set on it after it was built: the periodic rebalance, each
+    /// what was set on it after it was built: the periodic rebalance,
+    /// whether every failover is a step, each
     /// consumer's client id and whether its listener stops on an
     /// interrupt, and the clients.
     fn rebuilt(self, sizes: Sizes, protocol: ProtocolOptions) -> Result<Self, ConfigError> {
-        let periodic_rebalance = self.periodic_rebalance;
+        let (periodic_rebalance, every_failover) =
+            (self.periodic_rebalance, self.every_failover_a_step);
         let kept: Vec<(String, bool)> = self
             .consumers
             .iter()
@@ -329,7 +339,8 @@ impl Config {
             .collect();
         let clients = self.clients;
         let mut cfg = Self::new_with(self.scenario, sizes, self.network, self.strategy, protocol)?
-            .with_periodic_rebalance(periodic_rebalance);
+            .with_periodic_rebalance(periodic_rebalance)
+            .with_every_failover_a_step(every_failover);
         for (spec, (id, interruptible)) in cfg.consumers.iter_mut().zip(kept) {
             spec.client_id = id;
             spec.interruptible = interruptible;
@@ -420,6 +431,7 @@ impl Config {
             clients,
             protocol,
             periodic_rebalance: false,
+            every_failover_a_step: false,
             group,
             consumers,
             script,
@@ -438,6 +450,13 @@ impl Config {
     /// not (see [`Config::periodic_rebalance`]).
     pub fn with_periodic_rebalance(mut self, on: bool) -> Self {
         self.periodic_rebalance = on;
+        self
+    }
+
+    /// The same configuration with every failover a step or not (see
+    /// [`Config::every_failover_a_step`]).
+    pub fn with_every_failover_a_step(mut self, on: bool) -> Self {
+        self.every_failover_a_step = on;
         self
     }
 

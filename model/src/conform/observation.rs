@@ -478,9 +478,7 @@ mod tests {
     }
 
     /// A failover is observed at the step that spends it, and no other
-    /// step shows one; once spent, it is no step again. (A failover that
-    /// would change nothing, with no lock held and the slave's copy
-    /// current, is no step of the model.)
+    /// step shows one; once spent, it is no step again.
     #[test]
     fn a_failover_is_observed_where_the_broker_fails_over() {
         let avg = Arc::from(rocketmq_rebalance::strategy_from_name("AVG").expect("a name"));
@@ -537,5 +535,40 @@ mod tests {
             }
         }
         assert!(failovers > 0);
+    }
+
+    /// A failover that changes nothing of the system (no lock, no
+    /// message) is no step of a check, but a step, and observed, where a
+    /// trace is validated: the trace sees it.
+    #[test]
+    fn a_failover_that_changes_nothing_is_a_step_only_under_observation() {
+        let avg: Arc<dyn rocketmq_rebalance::AllocateStrategy> =
+            Arc::from(rocketmq_rebalance::strategy_from_name("AVG").expect("a name"));
+        let sizes = Sizes {
+            consumers: 2,
+            brokers: 1,
+            queues: 1,
+            failovers: 1,
+            ..Sizes::default()
+        };
+        let failover = Action::Fault(Peer::Broker(0), Fault::Failover);
+        for observed in [false, true] {
+            let cfg = Config::new(Scenario::Healthy, sizes, NetworkKind::Ordered, avg.clone())
+                .expect("valid")
+                .with_every_failover_a_step(observed);
+            let model = RebalanceModel::new(cfg);
+            let init = model.init_states()[0].clone();
+            let after = model.next_state(&init, failover);
+            assert_eq!(after.is_some(), observed);
+            if let Some(after) = after {
+                let (_, mut shown) = initial_observables(&model.cfg, &init);
+                assert_eq!(
+                    changes(&model.cfg, &init, &after, &mut shown),
+                    [Observed::FailedOver {
+                        broker: "broker-a".into()
+                    }]
+                );
+            }
+        }
     }
 }

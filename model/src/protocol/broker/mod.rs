@@ -469,13 +469,14 @@ impl BrokerState {
     /// the `lock-grace-after-start` remedy, grants none for its grace).
     /// Its offsets are its last copy of the master's. No step when that
     /// changes nothing (no lock held, the copy current): no one could
-    /// tell.
+    /// tell, but for a trace that sees the failover itself
+    /// ([`Config::every_failover_a_step`]).
     fn fail_over(&self, cfg: &Config) -> Step<Self> {
         let mut next = *self;
         next.memory.locks = LockTable::default();
         next.memory.grace = start_grace(cfg);
         next.disk = self.disk.failed_over();
-        (next != *self).then_some((next, Vec::new()))
+        (next != *self || cfg.every_failover_a_step).then_some((next, Vec::new()))
     }
 
     /// `SlaveSynchronize.syncConsumerOffset`: the slave copies the running
