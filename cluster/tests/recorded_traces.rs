@@ -701,3 +701,25 @@ fn a_failover_serves_the_offsets_of_the_slaves_last_copy() {
     assert!(failed_over(&j, "broker-a"));
     assert!(j.matches_model(), "{:?}", mismatches(&j));
 }
+
+/// The orderly failover with the remedy `lock-grace-after-start`, applied
+/// by the slave that serves (a broker rule fails every `LOCK_BATCH_MQ`
+/// from the failover until `c1`'s trust in its lock has lapsed): nobody is
+/// granted `a1` while `c1` may still consume it, and both orderly
+/// properties hold, as in the model with the variant.
+#[test]
+fn a_failed_over_broker_that_grants_no_lock_in_its_grace_consumes_nothing_twice() {
+    let j = judged(
+        script("failover-orderly-lock-grace"),
+        "tests/findings/failover-orderly-lock-grace.ndjson",
+    );
+    for property in [
+        "no queue consumed by two at once",
+        "one live lock per queue",
+    ] {
+        assert_eq!(status(&j, property), Status::Holds, "{property}");
+    }
+    assert_eq!(j.outcome.duplicates, 0);
+    assert!(failed_over(&j, "broker-a"));
+    assert!(j.matches_model(), "{:?}", mismatches(&j));
+}
