@@ -52,6 +52,9 @@ struct Member {
     /// It subscribes to the observed topic: only then does it rebalance it.
     /// Brokers list every member of the group whatever it subscribes to.
     subscribed: bool,
+    /// Its process-queue table of the topic, as its last `c.mqchanged`
+    /// showed it.
+    table: BTreeSet<String>,
 }
 
 impl Member {
@@ -91,6 +94,9 @@ pub struct Observer {
     running_brokers: BTreeSet<String>,
     broker_members: BTreeMap<String, Vec<String>>,
     members: BTreeMap<String, Member>,
+    /// The trace records process-queue tables (`c.mqchanged`'s `table`;
+    /// traces before 2026-12-04 have none).
+    tables: bool,
     lock_validity_ns: u64,
     /// Whether transient hazards are counted yet: from the start, or from
     /// the first state that is the model's initial state, where the
@@ -178,10 +184,12 @@ impl Observer {
                         trusted_until: BTreeMap::new(),
                         route: None,
                         subscribed: true,
+                        table: BTreeSet::new(),
                     };
                     (name.clone(), member)
                 })
                 .collect(),
+            tables: false,
             lock_validity_ns: lock_validity_ms * 1_000_000,
             counting: !from_settled,
             double_owned: Vec::new(),
@@ -302,6 +310,17 @@ impl Observer {
                 let queues = (0..*queues).map(|q| format!("{broker}:{q}")).collect();
                 self.broker_queues.insert(broker.clone(), queues);
                 true
+            }
+            Kind::QueuesChanged {
+                topic: t,
+                table: Some(table),
+                ..
+            } if topic(t) => {
+                self.tables = true;
+                if let Some(m) = self.members.get_mut(&e.p) {
+                    m.table = table.iter().cloned().collect();
+                }
+                false
             }
             Kind::ConsumeBegin {
                 topic: t,
@@ -484,6 +503,7 @@ impl Observer {
         if let Some(m) = self.members.get_mut(name) {
             m.trusted_until.clear();
             m.allocated = false;
+            m.table.clear();
             for q in std::mem::take(&mut m.owned) {
                 close_span(&mut self.ownership, &q, name, t);
             }
@@ -757,7 +777,8 @@ impl Observer {
     pub fn settled(&self, rounds: u32) -> bool {
         let mut running = self.members.values().filter(|m| m.allocates()).peekable();
         running.peek().is_some()
-            && running.all(|m| m.allocated && m.rounds >= rounds)
+            && running
+                .all(|m| m.allocated && m.rounds >= rounds && (!self.tables || m.table == m.owned))
             && self.stale_channels().is_empty()
     }
 
@@ -1025,6 +1046,27 @@ mod tests {
         o.apply(&alloc(60, "c2", &["c1", "c2"], &["broker-a:1"]));
         assert!(o.converged());
         assert!(o.double_owned.is_empty(), "{:?}", o.double_owned);
+    }
+
+    /// A consumer's table (its `c.mqchanged`) must hold its allocation for
+    /// the group to be at rest: an orderly queue whose lock is refused is
+    /// allocated but not consumed, and Java's next round tries again.
+    #[test]
+    fn a_table_without_its_allocation_is_not_at_rest() {
+        let mut o = balanced();
+        let table = |t, p: &str, queues: &[&str]| {
+            let kind = Kind::QueuesChanged {
+                topic: "T".into(),
+                divided: strings(queues),
+                table: Some(strings(queues)),
+            };
+            event(t, p, kind)
+        };
+        o.apply(&table(40, "c1", &["broker-a:0"]));
+        o.apply(&table(41, "c2", &[]));
+        assert!(!o.settled(2), "c2's table lacks a1");
+        o.apply(&table(50, "c2", &["broker-a:1"]));
+        assert!(o.settled(2));
     }
 
     #[test]
