@@ -659,24 +659,18 @@ impl Orchestrator {
                         json!({"broker": broker, "downtime_ms": downtime}),
                     )?
                 }
-                Step::StartBroker(b) | Step::StopBroker(b) => {
+                Step::StartBroker(b)
+                | Step::StopBroker(b)
+                | Step::FailOver(b)
+                | Step::SyncSlave(b) => {
                     let broker = b.clone();
-                    let env = if matches!(step, Step::StartBroker(_)) {
-                        Env::StartBroker { broker }
-                    } else {
-                        Env::StopBroker { broker }
+                    let env = match step {
+                        Step::StartBroker(_) => Env::StartBroker { broker },
+                        Step::StopBroker(_) => Env::StopBroker { broker },
+                        Step::FailOver(_) => Env::FailOver { broker },
+                        _ => Env::SyncSlave { broker },
                     };
-                    let cmd = env.word();
-                    self.emit_env(env);
-                    self.command("cluster", cmd, json!({ "broker": b }))?
-                }
-                Step::FailOver(b) | Step::SyncSlave(b) => {
-                    let broker = b.clone();
-                    let env = if matches!(step, Step::FailOver(_)) {
-                        Env::FailOver { broker }
-                    } else {
-                        Env::SyncSlave { broker }
-                    };
+                    // The cluster's command is the action's word.
                     let cmd = env.word();
                     self.emit_env(env);
                     self.command("cluster", cmd, json!({ "broker": b }))?
