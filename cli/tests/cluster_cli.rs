@@ -289,7 +289,22 @@ fn bad_input_exits_2_before_starting_anything() {
             String::from_utf8_lossy(&out.stderr).contains("error:"),
             "{args:?}"
         );
-    }
+    } // A script whose run fails a broker over while its model has no
+      // failover to take.
+    let dir = std::env::temp_dir().join(format!("rebalance-bad-failover-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let script = dir.join("no-failover.json");
+    std::fs::write(
+        &script,
+        r#"{"scenario":"healthy","what":"w","model":["--brokers","1","--consumers","1"],
+            "brokers":1,"failovers":1,"consumers":[{"name":"c1"}],
+            "steps":[{"start":"c1"},{"fail_over":"broker-a"}]}"#,
+    )
+    .expect("the script writes");
+    let out = rebalance(&["--script", script.to_str().expect("a UTF-8 path")]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--failovers 1"));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

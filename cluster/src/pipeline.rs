@@ -185,7 +185,17 @@ impl Plan {
             .and_then(|cfg| {
                 let topics = vec![script.queues; script.topics().len()];
                 let brokers = script.brokers - script.late_brokers;
-                same_sizes(brokers, &topics, script.consumers.len(), &cfg)
+                same_sizes(brokers, &topics, script.consumers.len(), &cfg)?;
+                // A failover the run makes must be one the model may take.
+                let failovers = cfg.sizes.failovers;
+                if failovers < script.failovers {
+                    return Err(format!(
+                        "the run has {} brokers with a slave, the model {failovers} failovers: \
+                         give the model --failovers {}",
+                        script.failovers, script.failovers
+                    ));
+                }
+                Ok(())
             })
             .map_err(|e| {
                 ClusterError::BadInput(format!(

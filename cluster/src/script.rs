@@ -607,7 +607,27 @@ impl Script {
                 .then_some(())
                 .ok_or_else(|| format!("no relay {name}"))
         };
+        // Brokers whose master has failed over: it never comes back.
+        let mut failed_over: Vec<&str> = Vec::new();
         for step in &self.steps {
+            match step {
+                Step::FailOver(b)
+                | Step::SyncSlave(b)
+                | Step::RestartBroker { broker: b, .. }
+                | Step::StartBroker(b)
+                | Step::LoseDisk(b)
+                    if failed_over.contains(&b.as_str()) =>
+                {
+                    return Err(format!(
+                        "{b} has failed over: its master is gone for good, so a step that \
+                         needs it is refused"
+                    ));
+                }
+                _ => {}
+            }
+            if let Step::FailOver(b) = step {
+                failed_over.push(b);
+            }
             match step {
                 Step::Start(c)
                 | Step::Shutdown(c)
@@ -717,6 +737,26 @@ mod tests {
             r#"[{"cut":"r1"}]"#,
             r#"[{"fail_over":"broker-a"}]"#,
             r#"[{"sync_slave":"broker-b"}]"#,
+        ] {
+            assert!(script(bad).is_err(), "{bad} was accepted");
+        }
+        // Failovers: broker-a has a slave.
+        let failover = |steps: &str| {
+            Script::parse(&format!(
+                r#"{{"scenario":"healthy","what":"w","model":["--failovers","1"],"failovers":1,
+                   "consumers":[{{"name":"c1"}}],"steps":{steps}}}"#
+            ))
+        };
+        assert!(failover(r#"[{"sync_slave":"broker-a"},{"fail_over":"broker-a"}]"#).is_ok());
+        for bad in [
+            r#"[{"fail_over":"broker-a"},{"fail_over":"broker-a"}]"#,
+            r#"[{"fail_over":"broker-a"},{"sync_slave":"broker-a"}]"#,
+            r#"[{"fail_over":"broker-a"},{"restart_broker":{"broker":"broker-a"}}]"#,
+            r#"[{"fail_over":"broker-b"}]"#,
+        ] {
+            assert!(failover(bad).is_err(), "{bad} was accepted");
+        }
+        for bad in [
             r#"[{"jump":"c1"}]"#,
             r#"[{"await":{"for":"settled","timeout_s":0}}]"#,
             r#"[{"rule":{"id":"g","at":"listener","action":"hold"}}]"#,
