@@ -254,9 +254,9 @@ public final class ClusterMain {
     }
 
     /**
-     * Broker {@code name}'s master fails: its hook falls silent and it shuts down (unregistering
-     * from the name servers), and its slave serves in its place, traced as the broker from then
-     * on. Done once every name server routes the slave as the broker's master.
+     * Broker {@code name}'s master fails: its hook falls silent, its slave is traced as the broker
+     * from then on, and it shuts down (unregistering from the name servers), the slave serving in
+     * its place. Done once every name server routes the slave as the broker's master.
      */
     private void failOver(String name) throws Exception {
         BrokerController slave = slaves.get(name);
@@ -265,12 +265,14 @@ public final class ClusterMain {
             throw new IllegalStateException("broker " + name + " has no running master with a slave");
         }
         awaitReplicated(name, master, slave);
+        // The slave is the broker from the failover on, through the master's
+        // shutdown (it unregisters first, then closes its channels): what the
+        // slave's tables do meanwhile is the broker's.
         hooks.get(master).serving(false);
-        brokers.remove(name);
-        master.shutdown();
+        hooks.get(slave).serving(true);
         failedOver.add(name);
         brokers.put(name, slave);
-        hooks.get(slave).serving(true);
+        master.shutdown();
         String address = "127.0.0.1:" + brokerSpec(name).getJSONObject("slave").getIntValue("port");
         long deadline = System.nanoTime() + 60_000_000_000L;
         while (!routedAsMaster(name, address)) {
