@@ -430,6 +430,36 @@ mod tests {
         RebalanceModel::new(cfg)
     }
 
+    /// Every step from the first `limit` nodes breadth first from the
+    /// model's initial state, a node being a state and the tables the trace
+    /// last showed: `step` sees the node, the action and the state after
+    /// it, and gives the tables shown after it.
+    fn each_step(
+        model: &RebalanceModel,
+        limit: usize,
+        mut step: impl FnMut(&SystemState, &Shown, Action, &SystemState) -> Shown,
+    ) {
+        let init = model.init_states()[0].clone();
+        let (_, shown) = initial_observables(&model.cfg, &init);
+        let mut queue = VecDeque::from([(init, shown)]);
+        let mut visited = HashSet::new();
+        let mut actions = Vec::new();
+        while let Some((state, shown)) = queue.pop_front().filter(|_| visited.len() < limit) {
+            if !visited.insert((crate::search::fingerprint(&state), shown.clone())) {
+                continue;
+            }
+            actions.clear();
+            model.actions(&state, &mut actions);
+            for &action in &actions {
+                let Some(after) = model.next_state(&state, action) else {
+                    continue;
+                };
+                let next = step(&state, &shown, action, &after);
+                queue.push_back((after, next));
+            }
+        }
+    }
+
     /// A queue whose offset read is still in flight is in the model's
     /// `owned` but not yet in Java's table: no step shows a table with it,
     /// and a step that adds it to `owned` shows nothing of that consumer's
@@ -438,42 +468,28 @@ mod tests {
     fn a_table_is_shown_only_once_its_rounds_offset_reads_are_over() {
         let model = cold_start();
         let cfg = &*model.cfg;
-        let (_, shown) = initial_observables(cfg, &model.init_states()[0]);
-        let mut queue = VecDeque::from([(model.init_states()[0].clone(), shown)]);
-        let mut visited = HashSet::new();
         let (mut rounds_under_way, mut tables_shown) = (0, 0);
-        let mut actions = Vec::new();
         // The first states breadth first: the cold start and its rounds.
-        while let Some((state, shown)) = queue.pop_front().filter(|_| visited.len() < 20_000) {
-            if !visited.insert((crate::search::fingerprint(&state), shown.clone())) {
-                continue;
-            }
-            actions.clear();
-            model.actions(&state, &mut actions);
-            for action in &actions {
-                let Some(after) = model.next_state(&state, *action) else {
-                    continue;
-                };
-                let mut next = shown.clone();
-                let seen = changes(cfg, &state, &after, &mut next);
-                for (c, consumer) in after.consumers.iter().enumerate() {
-                    let reading = members_of(consumer.owned)
-                        .filter(|&q| consumer.queues[q].reading_offset)
-                        .fold(0u64, |set, q| set | 1 << q);
-                    let name = &cfg.consumers[c].name;
-                    let owns = seen
-                        .iter()
-                        .any(|o| matches!(o, Observed::Owns { consumer, .. } if consumer == name));
-                    if reading != 0 {
-                        assert!(!owns, "{name} shown mid-round: {seen:?}");
-                        assert_eq!(next.0[c] & reading, 0);
-                        rounds_under_way += 1;
-                    }
-                    tables_shown += usize::from(owns);
+        each_step(&model, 20_000, |state, shown, _, after| {
+            let mut next = shown.clone();
+            let seen = changes(cfg, state, after, &mut next);
+            for (c, consumer) in after.consumers.iter().enumerate() {
+                let reading = members_of(consumer.owned)
+                    .filter(|&q| consumer.queues[q].reading_offset)
+                    .fold(0u64, |set, q| set | 1 << q);
+                let name = &cfg.consumers[c].name;
+                let owns = seen
+                    .iter()
+                    .any(|o| matches!(o, Observed::Owns { consumer, .. } if consumer == name));
+                if reading != 0 {
+                    assert!(!owns, "{name} shown mid-round: {seen:?}");
+                    assert_eq!(next.0[c] & reading, 0);
+                    rounds_under_way += 1;
                 }
-                queue.push_back((after, next));
+                tables_shown += usize::from(owns);
             }
-        }
+            next
+        });
         assert!(rounds_under_way > 0 && tables_shown > 0);
     }
 
@@ -504,36 +520,23 @@ mod tests {
         .expect("valid");
         let model = RebalanceModel::new(cfg);
         let cfg = &*model.cfg;
-        let init = model.init_states()[0].clone();
-        let mut queue = VecDeque::from([init]);
-        let mut visited = HashSet::new();
-        let (mut actions, mut failovers) = (Vec::new(), 0);
-        while let Some(state) = queue.pop_front().filter(|_| visited.len() < 5_000) {
-            if !visited.insert(crate::search::fingerprint(&state)) {
-                continue;
+        let mut failovers = 0;
+        each_step(&model, 5_000, |state, shown, action, after| {
+            let mut next = shown.clone();
+            let seen = changes(cfg, state, after, &mut next);
+            let failed_over = seen.contains(&Observed::FailedOver {
+                broker: "broker-a".into(),
+            });
+            let is_failover = action == Action::Fault(Peer::Broker(0), Fault::Failover);
+            assert_eq!(failed_over, is_failover, "{action:?}: {seen:?}");
+            if failed_over {
+                failovers += 1;
+                let mut later = Vec::new();
+                model.actions(after, &mut later);
+                assert!(!later.contains(&action), "a second failover");
             }
-            actions.clear();
-            model.actions(&state, &mut actions);
-            for action in &actions {
-                let Some(after) = model.next_state(&state, *action) else {
-                    continue;
-                };
-                let (_, mut shown) = initial_observables(cfg, &state);
-                let seen = changes(cfg, &state, &after, &mut shown);
-                let failed_over = seen.contains(&Observed::FailedOver {
-                    broker: "broker-a".into(),
-                });
-                let is_failover = *action == Action::Fault(Peer::Broker(0), Fault::Failover);
-                assert_eq!(failed_over, is_failover, "{action:?}: {seen:?}");
-                if failed_over {
-                    failovers += 1;
-                    let mut later = Vec::new();
-                    model.actions(&after, &mut later);
-                    assert!(!later.contains(action), "a second failover");
-                }
-                queue.push_back(after);
-            }
-        }
+            next
+        });
         assert!(failovers > 0);
     }
 
