@@ -25,8 +25,8 @@ use clap::Args;
 pub use numbers::Numbers;
 use rocketmq_rebalance::StrategySpec;
 use rocketmq_rebalance_model::configuration::{
-    Allocator, ClientChoices, Commit, Config, ConfigError, ConsumeFrom, Dense, LockTiming,
-    NetworkKind, ProtocolOptions, Release, Scenario, Size, Variant,
+    Allocator, ClientChoices, Commit, Config, ConfigError, ConsumeFrom, Consumption, Dense,
+    LockTiming, NetworkKind, ProtocolOptions, Release, Scenario, Size, Variant,
 };
 
 /// Scenario, sizes, strategy, network and fault budgets.
@@ -131,11 +131,21 @@ pub struct ModelArgs {
     /// periodic rebalance alone.
     #[arg(long)]
     pub no_notify: bool,
-    /// Who computes a consumer's share: client (each consumer, the default)
-    /// or server (the broker it asks, QUERY_ASSIGNMENT). Not with --orderly:
-    /// orderly consumers always allocate on the client.
-    #[arg(long, default_value = "client")]
-    pub assignment: Allocator,
+    /// Who computes a consumer's share: client (each consumer; the default
+    /// with push) or server (the broker it asks, QUERY_ASSIGNMENT; the
+    /// default, and the only choice, with --consumption pop). Not with
+    /// --orderly: orderly consumers always allocate on the client.
+    #[arg(long)]
+    pub assignment: Option<Allocator>,
+    /// How consumers get messages: push (the default: each pulls the
+    /// queues it was allocated and reports its offsets) or pop (POP_MESSAGE
+    /// and ACK_MESSAGE: the broker assigns every queue to every consumer
+    /// and hands out each message under a handle, revived into the retry
+    /// topic if its invisible time passes unacknowledged). Pop needs
+    /// --messages; not with --orderly, --commit sync or --retry-topic; its
+    /// faults are --lost-acks and --slow-batches.
+    #[arg(long, default_value = "push")]
+    pub consumption: Consumption,
     /// When offsets reach the broker: async (every 5 s and on drop,
     /// one-way: RocketMQ's behaviour) or sync (each batch acknowledged
     /// before the next pull).
@@ -193,7 +203,11 @@ impl ModelArgs {
             subscription_table: defaults.subscription_table || self.subscription_table,
             retry_topic: defaults.retry_topic || self.retry_topic,
             notify: defaults.notify && !self.no_notify,
-            assignment: self.assignment,
+            assignment: self.assignment.unwrap_or(match self.consumption {
+                Consumption::Push => Allocator::Client,
+                Consumption::Pop => Allocator::Server,
+            }),
+            consumption: self.consumption,
             commit: self.commit,
             consume_from: self.consume_from,
             pull_requests: self.pull_requests,

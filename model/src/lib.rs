@@ -95,20 +95,21 @@
 //!
 //! | property | expectation (part) | promise |
 //! |---|---|---|
-//! | `no queue stays double-owned` ([`NO_DOUBLE_OWNERSHIP`](report::NO_DOUBLE_OWNERSHIP)) | always | at rest, no queue is consumed by two live consumers |
-//! | `converged when quiescent` ([`CONVERGED_WHEN_QUIESCENT`](report::CONVERGED_WHEN_QUIESCENT)) | always | at rest, the group agrees and every queue has exactly one owner |
+//! | `no queue stays double-owned` ([`NO_DOUBLE_OWNERSHIP`](report::NO_DOUBLE_OWNERSHIP)) | always (push) | at rest, no queue is consumed by two live consumers |
+//! | `converged when quiescent` ([`CONVERGED_WHEN_QUIESCENT`](report::CONVERGED_WHEN_QUIESCENT)) | always | at rest, the group agrees and every queue has exactly one owner (with POP, every live subscriber is assigned every queue) |
 //! | `member lists agree at rest` ([`AGREE_AT_REST`](report::AGREE_AT_REST)) | always | when messages stop, no broker a consumer may ask contradicts the member list it used |
 //! | `every call answered or failed` ([`EVERY_CALL_ENDS`](report::EVERY_CALL_ENDS)) | always | no consumer waits for an answer that can no longer come: each call it waits on, its answer or its failure is still on its way |
-//! | `transient double ownership` ([`TRANSIENT_DOUBLE`](report::TRANSIENT_DOUBLE)) | sometimes | some state has a queue consumed by two live consumers |
-//! | `transient orphaned queue` ([`TRANSIENT_ORPHAN`](report::TRANSIENT_ORPHAN)) | sometimes | some state has a queue of the route in force consumed by nobody, after a subscriber rebalanced |
+//! | `transient double ownership` ([`TRANSIENT_DOUBLE`](report::TRANSIENT_DOUBLE)) | sometimes (push) | some state has a queue consumed by two live consumers |
+//! | `transient orphaned queue` ([`TRANSIENT_ORPHAN`](report::TRANSIENT_ORPHAN)) | sometimes (push) | some state has a queue of the route in force consumed by nobody, after a subscriber rebalanced |
 //! | `full convergence` ([`FULL_CONVERGENCE`](report::FULL_CONVERGENCE)) | sometimes | some state is at rest and converged, every consumer started |
 //! | `converges and stays converged` ([`CONVERGES`](report::CONVERGES)) | eventually | every fair run ends converged, for ever |
-//! | `no message skipped` ([`NO_MESSAGE_SKIPPED`](report::NO_MESSAGE_SKIPPED)) | always (`--messages`) | every message below its queue's committed offset was delivered at least once |
+//! | `no message skipped` ([`NO_MESSAGE_SKIPPED`](report::NO_MESSAGE_SKIPPED)) | always (`--messages`) | every message below its queue's committed offset was delivered at least once (with POP, every acknowledged message) |
 //! | `duplicate delivery` ([`DUPLICATE_DELIVERY`](report::DUPLICATE_DELIVERY)) | sometimes (`--messages`) | some message is delivered twice |
 //! | `paused queue` ([`PAUSED_QUEUE`](report::PAUSED_QUEUE)) | sometimes (`--messages`) | some queue with a message waiting is consumed by nobody, after a subscriber rebalanced |
 //! | `no stall past the bound` ([`NO_LONG_STALL`](report::NO_LONG_STALL)) | always (`--messages`, with `--max-stall K`) | no queue with a message waits more than K (ticks of the orderly clock, else steps of its owner) while a live consumer owns it; decided on the harms' graph |
 //! | `every message consumed` ([`EVERY_MESSAGE_CONSUMED`](report::EVERY_MESSAGE_CONSUMED)) | eventually (`--messages`) | every fair run delivers every message of every topic a live consumer subscribes to |
 //! | `no queue consumed by two at once` ([`NO_CONCURRENT_CONSUMPTION`](report::NO_CONCURRENT_CONSUMPTION)) | always (`--orderly`) | in every state, no queue has a batch running at two live consumers |
+//! | `no message consumed by two at once` ([`NO_MESSAGE_RUN_TWICE`](report::NO_MESSAGE_RUN_TWICE)) | always (`--consumption pop`) | in every state, no message is in batches running at two consumers |
 //! | `one live lock per queue` ([`ONE_LIVE_LOCK`](report::ONE_LIVE_LOCK)) | always (`--orderly`) | no two live consumers trust a lock of one queue at once |
 //! | `every queue consumed again` ([`EVERY_QUEUE_CONSUMED_AGAIN`](report::EVERY_QUEUE_CONSUMED_AGAIN)) | eventually (`--orderly`) | every fair run ends with every subscribed queue held, under a trusted lock, by the consumer it is allocated to |
 //!
@@ -155,10 +156,11 @@ pub use shell::{Action, RebalanceModel, SystemState};
 pub mod configuration {
     pub use crate::config::{
         shown_id, Allocator, Call, CallSet, Client, ClientChoice, ClientChoices, ClientKind,
-        Commit, Config, ConfigError, ConsumeFrom, Dense, DenseIter, Effect, Fault, FaultSpec,
-        Layer, LockTiming, NetworkKind, Pick, ProtocolOptions, Release, Scenario, Size, Sizes,
-        Target, UnknownAllocator, UnknownCommit, UnknownConsumeFrom, UnknownNetwork,
-        UnknownRelease, UnknownScenario, UnknownVariant, Variant, VariantKind, VariantSet,
+        Commit, Config, ConfigError, ConsumeFrom, Consumption, Dense, DenseIter, Effect, Fault,
+        FaultSpec, Layer, LockTiming, NetworkKind, Pick, ProtocolOptions, Release, Scenario, Size,
+        Sizes, Target, UnknownAllocator, UnknownCommit, UnknownConsumeFrom, UnknownConsumption,
+        UnknownNetwork, UnknownRelease, UnknownScenario, UnknownVariant, Variant, VariantKind,
+        VariantSet,
     };
 }
 
@@ -173,8 +175,8 @@ pub mod report {
     pub use crate::guarantees::{
         AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, DUPLICATE_DELIVERY, EVERY_CALL_ENDS,
         EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN, FULL_CONVERGENCE,
-        NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_LONG_STALL, NO_MESSAGE_SKIPPED,
-        ONE_LIVE_LOCK, PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
+        NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_LONG_STALL, NO_MESSAGE_RUN_TWICE,
+        NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK, PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
     };
 }
 

@@ -421,6 +421,45 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
             "pulled {} [{from}, {to})",
             cfg.queues[usize::from(*queue)].label
         ),
+        Message::PopMessage { queue, epoch, .. } => format!(
+            "POP_MESSAGE {}{}",
+            cfg.queues[usize::from(*queue)].label,
+            on_connection(*epoch)
+        ),
+        Message::PopResult {
+            queue,
+            from,
+            to,
+            attempt,
+            ..
+        } => {
+            let label = &cfg.queues[usize::from(*queue)].label;
+            if from == to {
+                format!("popped nothing of {label}")
+            } else {
+                format!("popped {label} [{from}, {to}), handle {attempt}")
+            }
+        }
+        Message::AckMessage {
+            queue,
+            from,
+            to,
+            attempt,
+            epoch,
+        } => format!(
+            "ACK_MESSAGE {} [{from}, {to}), handle {attempt}{}",
+            cfg.queues[usize::from(*queue)].label,
+            on_connection(*epoch)
+        ),
+        Message::InvisibleTimeExpired {
+            queue,
+            from,
+            to,
+            attempt,
+        } => format!(
+            "(invisible time of {} [{from}, {to}), handle {attempt}, passes unacknowledged: revived)",
+            cfg.queues[usize::from(*queue)].label
+        ),
         Message::SendMessageBack {
             queue,
             from,

@@ -10,13 +10,17 @@ use std::collections::{BTreeMap, HashSet, VecDeque};
 use rocketmq_rebalance_model::internals::fingerprint;
 use rocketmq_rebalance_model::view::StateView;
 use rocketmq_rebalance_model::{
-    configuration::{Dense, Effect, Fault, LockTiming, ProtocolOptions, Scenario, Sizes, Target},
+    configuration::{
+        Allocator, Consumption, Dense, Effect, Fault, Layer, LockTiming, ProtocolOptions, Scenario,
+        Sizes, Target,
+    },
     Action, RebalanceModel,
 };
 
 /// Every fault's budget at one, with messages and orderly consumption, two topics
 /// (a consumer resubscribes to the last one) and two name servers (one
-/// may be partitioned from the last broker).
+/// may be partitioned from the last broker); but POP's, which
+/// [`every_pop_fault`] has.
 fn every_fault() -> RebalanceModel {
     let mut sizes = Sizes {
         consumers: 2,
@@ -29,7 +33,7 @@ fn every_fault() -> RebalanceModel {
         ..Sizes::DEFAULT
     };
     // Each fault's first budget at one, from its definition.
-    for fault in Fault::all() {
+    for fault in Fault::all().filter(|f| f.spec().layer != Layer::Pop) {
         sizes.set(fault.spec().budgets[0], 1);
     }
     let protocol = ProtocolOptions {
@@ -44,10 +48,49 @@ fn every_fault() -> RebalanceModel {
     ))
 }
 
+/// POP's faults at one, with a consumer that crashes, over one broker.
+fn every_pop_fault() -> RebalanceModel {
+    let mut sizes = Sizes {
+        consumers: 2,
+        brokers: 1,
+        queues: 1,
+        joins: Some(0),
+        crashes: 1,
+        messages: 1,
+        ..Sizes::DEFAULT
+    };
+    for fault in Fault::all().filter(|f| f.spec().layer == Layer::Pop) {
+        sizes.set(fault.spec().budgets[0], 1);
+    }
+    let protocol = ProtocolOptions {
+        consumption: Consumption::Pop,
+        assignment: Allocator::Server,
+        ..ProtocolOptions::default()
+    };
+    RebalanceModel::new(common::config_with(
+        Scenario::Healthy,
+        sizes,
+        "AVG",
+        protocol,
+    ))
+}
+
 #[test]
 fn every_fault_is_armed_and_fires_as_a_step() {
-    let model = every_fault();
     let mut fired: BTreeMap<Fault, usize> = BTreeMap::new();
+    for model in [every_fault(), every_pop_fault()] {
+        fire_every_fault(&model, &mut fired);
+    }
+    let missing: Vec<Fault> = Fault::all().filter(|f| !fired.contains_key(f)).collect();
+    assert!(
+        missing.is_empty(),
+        "never armed or never a step: {missing:?}"
+    );
+}
+
+/// Counts in `fired` the faults that fire as steps in `model`'s first
+/// states, breadth first.
+fn fire_every_fault(model: &RebalanceModel, fired: &mut BTreeMap<Fault, usize>) {
     let mut seen = HashSet::new();
     let mut queue = VecDeque::from([model.initial_state()]);
     seen.insert(fingerprint(&queue[0]));
@@ -71,11 +114,6 @@ fn every_fault_is_armed_and_fires_as_a_step() {
             }
         }
     }
-    let missing: Vec<Fault> = Fault::all().filter(|f| !fired.contains_key(f)).collect();
-    assert!(
-        missing.is_empty(),
-        "never armed or never a step: {missing:?}"
-    );
 }
 
 /// The explorer's and the report's consumer panel lists every fault

@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use rocketmq_rebalance_model::{
-    configuration::{Allocator, Config, Dense, Fault, Layer, Size, Sizes},
+    configuration::{Allocator, Config, Consumption, Dense, Fault, Layer, Size, Sizes},
     report::{PropertyReport, Report, Status},
 };
 
@@ -65,7 +65,9 @@ pub fn summary(config: &Config) -> String {
     if protocol.assignment != Allocator::Client {
         line += &format!(", assignment {}", protocol.assignment);
     }
-    if sizes.messages > 0 {
+    if sizes.messages > 0 && protocol.consumption == Consumption::Pop {
+        line += &format!(", consumption pop, pop batch {}", sizes.pull_batch);
+    } else if sizes.messages > 0 {
         line += &format!(
             ", pull batch {}, commit {}, consume from {}",
             sizes.pull_batch, protocol.commit, protocol.consume_from

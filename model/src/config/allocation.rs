@@ -39,6 +39,12 @@ impl Config {
         if members == 0 && self.has(Variant::GoEmptyListReleasesAll) {
             return Some(0);
         }
+        // `allocate4Pop` with `popShareQueueNum` at -1: every queue of the
+        // route (as queue -1 of each broker) to every member; nothing
+        // when the broker has no member of the group.
+        if self.pops() {
+            return (members != 0).then(|| self.route_queues(route, topic));
+        }
         let key = (route, topic as u8, members, twice, consumer as u8);
         if let Some(hit) = self.memo.0.read().ok().and_then(|m| m.get(&key).copied()) {
             return hit;

@@ -61,6 +61,16 @@ pub enum ConfigError {
         /// The number that needs it.
         size: Size,
     },
+    /// A fault of POP consumption asked for without it.
+    PopOnly {
+        /// The number that needs it.
+        size: Size,
+    },
+    /// POP consumption without a part it needs.
+    PopNeeds {
+        /// What it needs, in the flags' words.
+        needs: &'static str,
+    },
     /// A fault of the message layer asked for without messages.
     MessagesOnly {
         /// The number that needs it.
@@ -140,6 +150,10 @@ impl fmt::Display for ConfigError {
             Self::OrderlyOnly { size } => {
                 write!(f, "{size} is modelled with orderly consumption only")
             }
+            Self::PopOnly { size } => {
+                write!(f, "{size} is modelled with POP consumption (--consumption pop) only")
+            }
+            Self::PopNeeds { needs } => write!(f, "POP consumption needs {needs}"),
             Self::MessagesOnly { size } => {
                 write!(f, "{size} is modelled with messages only")
             }

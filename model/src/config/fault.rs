@@ -11,7 +11,7 @@
 //! would need a fault to happen (`check::liveness`).
 
 use super::dense::DenseSet;
-use super::{ProtocolOptions, Scenario, Size, Sizes};
+use super::{Consumption, ProtocolOptions, Scenario, Size, Sizes};
 
 dense_enum! {
     /// An event of the environment: a fault, or an operator's or a user's
@@ -96,6 +96,15 @@ dense_enum! {
         /// last sync from the master (`SlaveSynchronize.syncConsumerOffset`),
         /// the commits since then lost.
         Failover,
+        /// POP: the consumer's next `ACK_MESSAGE` is lost (the remoting
+        /// client sends it one-way, `ackMessageAsync`), so the handle it
+        /// acknowledges expires: the broker revives the message into the
+        /// group's retry topic.
+        LoseAck,
+        /// POP: the batches the consumer's listener is running outlast
+        /// their invisible time (60 s by default): the broker revives their
+        /// messages while they run, and their acknowledgements come too late.
+        SlowBatch,
     }
 }
 
@@ -125,6 +134,13 @@ pub enum Layer {
     Messages,
     /// Orderly consumption: locks, leases and the clock (`--orderly`).
     Orderly,
+    /// Queues consumed by one owner each, as push consumers take them
+    /// (`--consumption push`, the default): with POP every consumer is
+    /// given every queue, and the broker hands out messages.
+    Ownership,
+    /// POP consumption: handles, acknowledgements and the revive
+    /// (`--consumption pop`).
+    Pop,
 }
 
 impl Layer {
@@ -134,6 +150,8 @@ impl Layer {
             Self::Rebalance => true,
             Self::Messages => sizes.messages > 0,
             Self::Orderly => protocol.orderly.is_some(),
+            Self::Ownership => protocol.consumption == Consumption::Push,
+            Self::Pop => sizes.messages > 0 && protocol.consumption == Consumption::Pop,
         }
     }
 }
@@ -189,7 +207,7 @@ impl Fault {
     /// The one definition of the fault.
     pub const fn spec(self) -> FaultSpec {
         use Effect::{Now, Scheduled};
-        use Layer::{Messages, Orderly, Rebalance};
+        use Layer::{Messages, Orderly, Pop, Rebalance};
         use Pick::{First, Last, Script};
         use Target::{Broker, Consumer, NameServer};
         let (target, budgets, pick, layer, effect, words, periodic): (_, &[Size], _, _, _, _, _) = match self {
@@ -395,6 +413,24 @@ impl Fault {
                 Rebalance,
                 Now,
                 "fails over: its slave serves, with no lock table and the offsets of its last sync",
+                false,
+            ),
+            Self::LoseAck => (
+                Consumer,
+                &[Size::LostAcks],
+                First,
+                Pop,
+                Scheduled("its next ACK_MESSAGE is lost"),
+                "its next ACK_MESSAGE will be lost",
+                false,
+            ),
+            Self::SlowBatch => (
+                Consumer,
+                &[Size::SlowBatches],
+                First,
+                Pop,
+                Now,
+                "its running batches outlast their invisible time",
                 false,
             ),
         };

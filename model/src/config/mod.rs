@@ -33,8 +33,8 @@ pub use error::ConfigError;
 pub use fault::{picks, Effect, Fault, FaultSet, FaultSpec, Layer, Pick, Target};
 pub use network_kind::{NetworkKind, UnknownNetwork};
 pub use protocol_options::{
-    Allocator, Call, CallSet, Commit, ConsumeFrom, LockTiming, ProtocolOptions, UnknownAllocator,
-    UnknownCommit, UnknownConsumeFrom,
+    Allocator, Call, CallSet, Commit, ConsumeFrom, Consumption, LockTiming, ProtocolOptions,
+    UnknownAllocator, UnknownCommit, UnknownConsumeFrom, UnknownConsumption,
 };
 pub use scenario::{Scenario, UnknownScenario};
 pub use sizes::{Size, Sizes};
@@ -213,6 +213,68 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Checks that POP consumption has what it needs and nothing it does not
+/// model, and that its faults come with it.
+fn validate_pop(sizes: &Sizes, protocol: &ProtocolOptions) -> Result<(), ConfigError> {
+    let pop_faults = || {
+        Fault::all()
+            .filter(|f| f.spec().layer == Layer::Pop)
+            .flat_map(|f| f.spec().budgets.iter().copied())
+    };
+    let given = |size: Size| sizes.count(size).is_some_and(|n| n > 0);
+    if protocol.consumption == Consumption::Push {
+        return match pop_faults().find(|&size| given(size)) {
+            Some(size) => Err(ConfigError::PopOnly { size }),
+            None => Ok(()),
+        };
+    }
+    if sizes.messages == 0 {
+        return Err(ConfigError::PopNeeds {
+            needs: "messages (--messages)",
+        });
+    }
+    let not_together = |second| {
+        Err(ConfigError::NotTogether {
+            first: "POP consumption",
+            second,
+        })
+    };
+    if protocol.orderly.is_some() {
+        return not_together("orderly consumption (FIFO POP is not modelled yet)");
+    }
+    if protocol.assignment == Allocator::Client {
+        return not_together(
+            "client-side assignment (a POP consumer is assigned by its broker: --assignment server)",
+        );
+    }
+    if protocol.commit == Commit::Sync {
+        return not_together("--commit sync (a POP consumer acknowledges each message)");
+    }
+    if protocol.retry_topic {
+        return not_together("--retry-topic (POP reads its own retry topic)");
+    }
+    // What only push consumers do with their offsets and pulls.
+    let push_only = [
+        Size::LostPersists,
+        Size::FailedOffsetReads,
+        Size::PullStalls,
+        Size::Evictions,
+        Size::DiskLosses,
+        Size::Failovers,
+    ];
+    match push_only.into_iter().find(|&size| given(size)) {
+        Some(size) => Err(ConfigError::NotTogether {
+            first: "POP consumption",
+            second: size.name(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The messages a broker's POP table holds, by queue index and offset
+/// (`PopTable`).
+pub(crate) const POP_SLOTS: usize = 32;
+
 /// Checks orderly consumption's durations, and that what only orderly
 /// consumption has is asked for with it.
 fn validate_orderly(
@@ -361,6 +423,7 @@ impl Config {
     ) -> Result<Self, ConfigError> {
         validate(scenario, &sizes)?;
         validate_orderly(scenario, &sizes, protocol.orderly)?;
+        validate_pop(&sizes, &protocol)?;
         if protocol.restart_stops && sizes.broker_restarts + sizes.disk_losses == 0 {
             return Err(ConfigError::StopsWithoutRestarts);
         }
@@ -415,6 +478,15 @@ impl Config {
             return Err(ConfigError::TooManyMessageQueues {
                 queues: routes.queues.len(),
                 max: MAX_MESSAGE_QUEUES,
+            });
+        }
+        if protocol.consumption == Consumption::Pop
+            && routes.queues.len() * sizes.messages > POP_SLOTS
+        {
+            return Err(ConfigError::OutOfRange {
+                size: Size::Messages,
+                min: 1,
+                max: POP_SLOTS / routes.queues.len(),
             });
         }
         let of_topic = (0..topic_names.len())
@@ -574,6 +646,11 @@ impl Config {
     /// Whether messages are modelled.
     pub(crate) fn messages(&self) -> bool {
         self.sizes.messages > 0
+    }
+
+    /// POP consumption: the broker hands out messages, with handles.
+    pub(crate) fn pops(&self) -> bool {
+        self.protocol.consumption == Consumption::Pop
     }
 
     /// Orderly consumption's durations, when it is modelled (and with it the

@@ -23,6 +23,23 @@ pub enum Allocator {
     Server,
 }
 
+/// How a consumer gets its messages (`--consumption`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Consumption {
+    /// Push (the default): a consumer pulls the queues it was allocated,
+    /// from its offset, and reports how far it consumed.
+    #[default]
+    Push,
+    /// POP, message by message (`POP_MESSAGE`, `ACK_MESSAGE`): the group's
+    /// mode is POP on the brokers and `clientRebalance` off, so each
+    /// consumer's `QUERY_ASSIGNMENT` gets every queue of the route
+    /// (`allocate4Pop` with `popShareQueueNum` at its default, -1) and
+    /// pops whatever the broker gives it, each message invisible to the
+    /// others until acknowledged or until its invisible time passes.
+    Pop,
+}
+
 /// When a consumer's offsets reach the broker.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -144,6 +161,7 @@ macro_rules! named {
 }
 
 named!(Allocator, UnknownAllocator, "assignment", Client => "client", Server => "server");
+named!(Consumption, UnknownConsumption, "consumption", Push => "push", Pop => "pop");
 named!(Commit, UnknownCommit, "commit mode", Async => "async", Sync => "sync");
 named!(ConsumeFrom, UnknownConsumeFrom, "consume-from rule", Last => "last", First => "first");
 
@@ -188,6 +206,9 @@ pub struct ProtocolOptions {
     pub notify: bool,
     /// Who computes a consumer's share.
     pub assignment: Allocator,
+    /// How consumers get their messages: push, or POP (with messages
+    /// modelled).
+    pub consumption: Consumption,
     /// When offsets reach the broker (with messages modelled).
     pub commit: Commit,
     /// Where a consumer starts on a queue without an offset (with messages
@@ -250,6 +271,7 @@ impl Default for ProtocolOptions {
             retry_topic: false,
             notify: true,
             assignment: Allocator::Client,
+            consumption: Consumption::Push,
             commit: Commit::Async,
             consume_from: ConsumeFrom::Last,
             pull_requests: false,

@@ -268,6 +268,14 @@ sizes_table! {
         /// get has expired (isPullExpired) and is dropped and added afresh,
         /// its offset persisted and read again.
         PullStalls pull_stalls: usize = 0, "--pull-stalls", "pull stalls";
+        /// POP: consumers (the first ones) that may each lose one
+        /// ACK_MESSAGE (sent one-way): its message is revived when its
+        /// invisible time passes, and popped again.
+        LostAcks lost_acks: usize = 0, "--lost-acks", "lost acks";
+        /// POP: consumers (the first ones) whose running batches may, once,
+        /// outlast their invisible time: the broker revives their messages
+        /// while they run, and their acknowledgements come too late.
+        SlowBatches slow_batches: usize = 0, "--slow-batches", "slow batches";
         /// Orderly: ticks by which the first consumer's wall clock may be
         /// stepped back, a tick at a time: its locks' ages stand still,
         /// while its renewal, on the monotonic clock, comes when due.

@@ -1261,6 +1261,7 @@ impl Config {
         match v.entry().needs {
             Needs::Orderly if self.orderly().is_none() => Some("orderly consumption (--orderly)"),
             Needs::Messages if !self.messages() => Some("messages (--messages)"),
+            Needs::Messages if self.pops() => Some("push consumption (--consumption push)"),
             _ if v == Variant::ClientIdPidOnly && self.consumers.len() < 2 => {
                 Some("two consumers or more (--consumers)")
             }

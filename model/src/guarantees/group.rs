@@ -6,7 +6,7 @@ use rocketmq_rebalance_properties::{double_owned, is_partition, orphaned};
 use crate::config::{members_of, Config, ConsumerSet, QueueSet};
 use crate::config::{set_of, Allocator, Route};
 use crate::protocol::message::NO_OFFSET;
-use crate::protocol::{BrokerState, ConsumerState, NameServerState, Peer, Phase, Timer};
+use crate::protocol::{BrokerState, ConsumerState, NameServerState, Peer, Phase, PopStatus, Timer};
 use crate::shell::{RebalanceModel, SystemState};
 
 /// One system state seen by role; borrowing only, so that evaluating a
@@ -181,18 +181,60 @@ impl<'a> Group<'a> {
     /// No message below its queue's committed offset was left undelivered:
     /// what a new owner skips is lost.
     pub fn no_message_skipped(&self) -> bool {
+        if self.cfg.pops() {
+            return self.no_message_acked_undelivered();
+        }
         (0..self.cfg.queues.len()).all(|q| {
             let stored = self.state.brokers[usize::from(self.cfg.broker_of(q))].offset(q);
             stored == NO_OFFSET || (0..usize::from(stored)).all(|o| self.deliveries(q, o) > 0)
         })
     }
 
+    /// POP: no message is acknowledged at its broker without having
+    /// reached application code.
+    fn no_message_acked_undelivered(&self) -> bool {
+        (0..self.cfg.queues.len()).all(|q| {
+            let table = self.state.brokers[usize::from(self.cfg.broker_of(q))]
+                .disk
+                .pop;
+            (0..self.cfg.sizes.messages).all(|o| {
+                table.status(self.cfg, q, o).0 != PopStatus::Acked || self.deliveries(q, o) > 0
+            })
+        })
+    }
+
+    /// POP: messages that two consumers' running batches hold at once, as
+    /// a count.
+    pub fn messages_run_twice(&self) -> usize {
+        (0..self.cfg.queues.len())
+            .flat_map(|q| (0..self.cfg.sizes.messages).map(move |o| (q, o as u8)))
+            .filter(|&(q, o)| {
+                self.consumers()
+                    .filter(|c| {
+                        let pq = &c.queues[q];
+                        pq.running() && (pq.from..pq.to).contains(&o)
+                    })
+                    .count()
+                    >= 2
+            })
+            .count()
+    }
+
     /// Every message of the route in force reached application code, on
     /// every topic some live consumer subscribes to (with nobody to consume
     /// a topic, the environment, not the protocol, holds it up).
+    /// With POP, each one also acknowledged at its broker: a message
+    /// delivered but revived is not done with.
     pub fn every_message_delivered(&self) -> bool {
-        members_of(self.subscribed_queues())
-            .all(|q| (0..self.cfg.sizes.messages).all(|o| self.deliveries(q, o) > 0))
+        members_of(self.subscribed_queues()).all(|q| {
+            let table = self.state.brokers[usize::from(self.cfg.broker_of(q))]
+                .disk
+                .pop;
+            (0..self.cfg.sizes.messages).all(|o| {
+                self.deliveries(q, o) > 0
+                    && (!self.cfg.pops() || table.status(self.cfg, q, o).0 == PopStatus::Acked)
+            })
+        })
     }
 
     /// Queues of the route in force of a topic some live consumer
@@ -482,6 +524,9 @@ impl<'a> Group<'a> {
                 let shares = self.shares(self.cfg.topic_queues(t));
                 if live & self.subscribers(t) == 0 {
                     shares.iter().all(Vec::is_empty)
+                } else if self.cfg.pops() {
+                    // POP assigns every queue to every consumer.
+                    shares.iter().all(|share| *share == all)
                 } else {
                     is_partition(&all, &shares)
                 }

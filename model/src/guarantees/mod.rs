@@ -62,6 +62,9 @@ pub const EVERY_MESSAGE_CONSUMED: &str = "every message consumed";
 /// Name of orderly consumption's promise: never two batches of one queue at
 /// once, in any state.
 pub const NO_CONCURRENT_CONSUMPTION: &str = "no queue consumed by two at once";
+/// Name of POP's promise: a message's handle is one consumer's until it
+/// expires, so no two batches run one message at once.
+pub const NO_MESSAGE_RUN_TWICE: &str = "no message consumed by two at once";
 /// Name of the lock promise: no two live consumers trust a lock of one
 /// queue at once.
 pub const ONE_LIVE_LOCK: &str = "one live lock per queue";
@@ -93,7 +96,7 @@ pub fn checked(model: &RebalanceModel) -> impl Iterator<Item = &'static ModelPro
 pub const PROPERTIES: &[ModelProperty] = &[
     ModelProperty {
         name: NO_DOUBLE_OWNERSHIP,
-        layer: Layer::Rebalance,
+        layer: Layer::Ownership,
         expectation: Expectation::Always,
         condition: |model, state| {
             let g = Group::of(model, state);
@@ -126,7 +129,7 @@ pub const PROPERTIES: &[ModelProperty] = &[
     },
     ModelProperty {
         name: TRANSIENT_DOUBLE,
-        layer: Layer::Rebalance,
+        layer: Layer::Ownership,
         expectation: Expectation::Sometimes,
         // Evaluated on every state for the whole run, so an exact bit test
         // rather than the `properties` crate, which decides the guarantee.
@@ -134,7 +137,7 @@ pub const PROPERTIES: &[ModelProperty] = &[
     },
     ModelProperty {
         name: TRANSIENT_ORPHAN,
-        layer: Layer::Rebalance,
+        layer: Layer::Ownership,
         expectation: Expectation::Sometimes,
         condition: |model, state| Group::of(model, state).has_orphan_after_rebalance(),
     },
@@ -167,6 +170,12 @@ pub const PROPERTIES: &[ModelProperty] = &[
         layer: Layer::Messages,
         expectation: Expectation::Sometimes,
         condition: |model, state| Group::of(model, state).paused_queues() != 0,
+    },
+    ModelProperty {
+        name: NO_MESSAGE_RUN_TWICE,
+        layer: Layer::Pop,
+        expectation: Expectation::Always,
+        condition: |model, state| Group::of(model, state).messages_run_twice() == 0,
     },
     ModelProperty {
         name: NO_CONCURRENT_CONSUMPTION,

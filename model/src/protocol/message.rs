@@ -292,6 +292,67 @@ pub enum Message {
         /// Started (registers) or stopped (its channel closed).
         alive: bool,
     },
+    /// `POP_MESSAGE`, consumer to broker (POP): the next messages of the
+    /// queue, or one revived into the group's retry topic, each invisible
+    /// to the others until acknowledged or until its invisible time
+    /// passes. RocketMQ's queue id -1 lets the broker start at a random
+    /// queue: here the consumer's pop of one queue is that start.
+    PopMessage {
+        /// Queue index.
+        queue: u8,
+        /// The asking process queue's generation.
+        generation: bool,
+        /// Connection epoch.
+        epoch: u8,
+    },
+    /// The answer to `POP_MESSAGE`: messages `[from, to)` of the queue
+    /// under one handle (none when equal).
+    PopResult {
+        /// Queue index.
+        queue: u8,
+        /// First offset.
+        from: u8,
+        /// One past the last offset.
+        to: u8,
+        /// The handle: which pop of these messages it is (modulo 4).
+        attempt: u8,
+        /// The asking process queue's generation.
+        generation: bool,
+        /// Epoch of the connection the question came on.
+        epoch: u8,
+    },
+    /// `ACK_MESSAGE`, consumer to broker, one-way (`ackMessageAsync`): the
+    /// messages of a handle are consumed.
+    AckMessage {
+        /// Queue index.
+        queue: u8,
+        /// First offset.
+        from: u8,
+        /// One past the last offset.
+        to: u8,
+        /// The handle's attempt.
+        attempt: u8,
+        /// Connection epoch.
+        epoch: u8,
+    },
+    /// Not a RocketMQ message: marks the moment a handle's invisible time
+    /// passes at its broker with no acknowledgement that can still come
+    /// (its consumer died, its ack was lost, its batch failed or is too
+    /// slow), when `PopReviveService` puts its messages into the group's
+    /// retry topic. It travels after the consumer's earlier messages to
+    /// the broker, so it cannot overtake an ack, and it is time, not a
+    /// message of a connection: it arrives whatever became of the
+    /// consumer's.
+    InvisibleTimeExpired {
+        /// Queue index.
+        queue: u8,
+        /// First offset.
+        from: u8,
+        /// One past the last offset.
+        to: u8,
+        /// The handle's attempt.
+        attempt: u8,
+    },
 }
 
 dense_enum! {

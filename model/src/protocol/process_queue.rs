@@ -47,6 +47,9 @@ pub struct ProcessQueue {
     /// asked, so an answer to a queue dropped and added again meanwhile is
     /// told apart and discarded.
     pub generation: bool,
+    /// With POP, the handle its running batch was popped under (which pop
+    /// of its messages it is, modulo 4): its acknowledgement names it.
+    pub attempt: u8,
 }
 
 impl ProcessQueue {
@@ -68,6 +71,7 @@ impl ProcessQueue {
             batch_age: pq.batch_age,
             send_back: pq.send_back,
             generation: pq.generation,
+            attempt: pq.attempt,
             ..base
         }
     }
@@ -82,6 +86,7 @@ impl ProcessQueue {
             from: self.from,
             to: self.to,
             batch_age: self.batch_age,
+            attempt: self.attempt,
             ..Self::default()
         })
     }

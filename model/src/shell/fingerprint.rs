@@ -12,7 +12,7 @@
 
 use std::hash::{Hash, Hasher};
 
-use crate::config::{Dense, Fault, Route, MAX_TOPICS};
+use crate::config::{Dense, Fault, Route, MAX_MESSAGE_QUEUES, MAX_TOPICS};
 use crate::protocol::{
     BrokerState, ConsumerState, Message, NameServerState, Peer, ProcessQueue, SendBack,
 };
@@ -44,7 +44,8 @@ impl Packed for Peer {
 }
 
 impl Packed for ProcessQueue {
-    /// 64 bits: its flags and counters.
+    /// 64 bits: its flags and counters, but for the POP handle's attempt,
+    /// which its consumer writes apart.
     fn packed(&self) -> u128 {
         u128::from(self.reading_offset)
             | u128::from(self.cursor) << 1
@@ -194,6 +195,64 @@ impl Packed for Message {
             SentBack { queue, epoch } => (26, [queue.into(), epoch.into(), 0, 0]),
             Refused { epoch } => (23, [epoch.into(), 0, 0, 0]),
             BrokerPresence { alive } => (24, [alive.into(), 0, 0, 0]),
+            PopMessage {
+                queue,
+                generation,
+                epoch,
+            } => (
+                30,
+                [
+                    u16::from(queue) | u16::from(generation) << 8,
+                    epoch.into(),
+                    0,
+                    0,
+                ],
+            ),
+            PopResult {
+                queue,
+                from,
+                to,
+                attempt,
+                generation,
+                epoch,
+            } => (
+                31,
+                [
+                    u16::from(queue) | u16::from(generation) << 8,
+                    u16::from(from) | u16::from(to) << 8,
+                    attempt.into(),
+                    epoch.into(),
+                ],
+            ),
+            AckMessage {
+                queue,
+                from,
+                to,
+                attempt,
+                epoch,
+            } => (
+                32,
+                [
+                    queue.into(),
+                    u16::from(from) | u16::from(to) << 8,
+                    attempt.into(),
+                    epoch.into(),
+                ],
+            ),
+            InvisibleTimeExpired {
+                queue,
+                from,
+                to,
+                attempt,
+            } => (
+                33,
+                [
+                    queue.into(),
+                    u16::from(from) | u16::from(to) << 8,
+                    attempt.into(),
+                    0,
+                ],
+            ),
         };
         fields
             .iter()
@@ -215,13 +274,21 @@ impl Hash for Envelope {
 // its views (17 bits a topic) and its query (25 bits).
 const _: () = assert!(17 * MAX_TOPICS + 25 <= 96 && Fault::COUNT <= 32);
 
-/// Three words, four more when it holds a process queue, and a byte when
-/// it leaves queues' progress unreported. The first word says whether those
+// A byte a process queue's POP attempt, in one word.
+const _: () = assert!(MAX_MESSAGE_QUEUES <= 8);
+
+/// Three words, four more when it holds a process queue, a byte when it
+/// leaves queues' progress unreported, and eight when it holds POP handles. The first word says whether those
 /// follow, so distinct states write distinct sequences.
 impl Hash for ConsumerState {
     fn hash<H: Hasher>(&self, h: &mut H) {
         // Nothing to write without messages or orderly consumption.
         let queues = self.queues.iter().any(|q| q.packed() != 0);
+        let attempts = self
+            .queues
+            .iter()
+            .rev()
+            .fold(0u64, |word, q| word << 8 | u64::from(q.attempt));
         let assigned = self
             .assigned
             .iter()
@@ -234,6 +301,7 @@ impl Hash for ConsumerState {
                 | u128::from(self.topics) << 32
                 | u128::from(queues) << 40
                 | u128::from(self.unreported != 0) << 41
+                | u128::from(attempts != 0) << 42
                 | assigned << 64,
         );
         if queues {
@@ -243,6 +311,9 @@ impl Hash for ConsumerState {
         }
         if self.unreported != 0 {
             h.write_u8(self.unreported);
+        }
+        if attempts != 0 {
+            h.write_u64(attempts);
         }
         let orderly = u128::from(self.locking)
             | u128::from(self.adding) << 8
@@ -261,8 +332,9 @@ impl Hash for ConsumerState {
 
 /// Two words, memory and disk together (with whether it is stopped, and a
 /// start's lock grace, above the offsets), a third when messages were sent
-/// back to its retry topic, a fourth when it lists members twice, and a
-/// fifth when its slave's copy of its offsets is behind them. The
+/// back to its retry topic, a fourth when it lists members twice, a
+/// fifth when its slave's copy of its offsets is behind them, and a sixth
+/// when it has handed out a message by POP. The
 /// first word says which follow, so distinct states write distinct
 /// sequences.
 impl Hash for BrokerState {
@@ -271,6 +343,7 @@ impl Hash for BrokerState {
         let retried = disk.retried.bits() != 0;
         let twice = memory.twice != 0;
         let synced = disk.synced != disk.offsets;
+        let pops = disk.pop.bits() != 0;
         h.write_u128(
             u128::from(memory.members)
                 | u128::from(memory.closed) << 16
@@ -280,6 +353,7 @@ impl Hash for BrokerState {
                 | u128::from(retried) << 57
                 | u128::from(twice) << 58
                 | u128::from(synced) << 59
+                | u128::from(pops) << 60
                 | u128::from(disk.offsets) << 64
                 | self.down.map_or(0, |ticks| 1 << 8 | u128::from(ticks)) << 96
                 | u128::from(memory.grace) << 112,
@@ -293,6 +367,9 @@ impl Hash for BrokerState {
         }
         if synced {
             h.write_u32(disk.synced);
+        }
+        if pops {
+            h.write_u128(disk.pop.bits());
         }
     }
 }

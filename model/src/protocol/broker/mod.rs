@@ -11,9 +11,11 @@
 mod locks;
 mod members;
 mod offsets;
+mod pop;
 mod retry_log;
 
 pub use locks::LockTable;
+pub use pop::{PopStatus, PopTable};
 pub use retry_log::RetryLog;
 
 use crate::config::{members_of, Config, ConsumerSet, Route};
@@ -120,6 +122,9 @@ pub struct BrokerDisk {
     /// the slave's last sync ([`Timer::SyncOffsets`]), which a failover
     /// makes the offsets served; without one, the offsets it started with.
     pub synced: u32,
+    /// With POP consumption, each message's checkpoint and
+    /// acknowledgement, kept in its revive topic.
+    pub pop: PopTable,
 }
 
 impl BrokerDisk {
@@ -137,6 +142,7 @@ impl BrokerDisk {
             evicted: self.evicted,
             retried: self.retried,
             synced: self.synced,
+            pop: self.pop,
         }
     }
 
@@ -150,6 +156,7 @@ impl BrokerDisk {
             evicted: self.evicted,
             retried: self.retried,
             synced: self.synced,
+            pop: self.pop,
         }
     }
 }
@@ -231,6 +238,7 @@ impl Machine for BrokerState {
                 evicted: false,
                 retried: RetryLog::default(),
                 synced: offsets,
+                pop: PopTable::default(),
             },
             down: None,
         };
@@ -285,6 +293,16 @@ impl Machine for BrokerState {
             (Peer::NameServer, Message::RouteData { route }) => return self.cache_route(*route),
             _ => return None,
         };
+        // Time at the broker, on no connection.
+        if let Message::InvisibleTimeExpired {
+            queue,
+            from: first,
+            to,
+            attempt,
+        } = *msg
+        {
+            return self.revive(cfg, queue, first, to, attempt);
+        }
         let epoch = match msg {
             Message::Heartbeat { epoch, .. }
             | Message::Unregister { epoch }
@@ -300,10 +318,27 @@ impl Machine for BrokerState {
             | Message::PullMessage { epoch, .. }
             | Message::SendMessageBack { epoch, .. }
             | Message::LockBatch { epoch, .. }
-            | Message::UnlockBatch { epoch, .. } => *epoch,
+            | Message::UnlockBatch { epoch, .. }
+            | Message::PopMessage { epoch, .. }
+            | Message::AckMessage { epoch, .. } => *epoch,
             _ => return None,
         };
         let connection = self.connection(c, epoch);
+        // An acknowledgement that cannot arrive (its connection closed,
+        // or refused by a stopped broker) is as good as lost: its handle
+        // expires unacknowledged.
+        if let Message::AckMessage {
+            queue,
+            from: first,
+            to,
+            attempt,
+            ..
+        } = *msg
+        {
+            if connection == Connection::Dead || self.down.is_some() {
+                return self.revive(cfg, queue, first, to, attempt);
+            }
+        }
         if connection == Connection::Dead {
             return None;
         }
@@ -321,6 +356,7 @@ impl Machine for BrokerState {
                     | Message::LockBatch { .. }
                     | Message::PullMessage { .. }
                     | Message::SendMessageBack { .. }
+                    | Message::PopMessage { .. }
             );
             return call.then(|| (*self, vec![Output::Send(from, Message::Refused { epoch })]));
         }
@@ -372,6 +408,16 @@ impl Machine for BrokerState {
                 Some(current.lock_batch(cfg, from, c, *queues, epoch))
             }
             Message::UnlockBatch { queues, .. } => Some(current.unlock_batch(cfg, c, *queues)),
+            Message::PopMessage {
+                queue, generation, ..
+            } => Some(current.pop(cfg, from, *queue, *generation, epoch)),
+            Message::AckMessage {
+                queue,
+                from: first,
+                to,
+                attempt,
+                ..
+            } => current.ack(cfg, *queue, *first, *to, *attempt),
             _ => None,
         };
         // A new connection is news even when the message changes nothing.
@@ -528,6 +574,7 @@ mod tests {
                 evicted: false,
                 retried: RetryLog::default(),
                 synced: 0,
+                pop: PopTable::default(),
             },
             down: None,
         }

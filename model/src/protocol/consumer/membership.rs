@@ -57,6 +57,10 @@ impl ConsumerState {
         outputs.extend(self.broadcast(cfg, me, |epoch| Message::Unregister { epoch }));
         let mut left = Self::empty(Phase::Left);
         let outlives = !cfg.consumers[me].interruptible;
+        // A batch stopped unconsumed is never acknowledged.
+        if !outlives {
+            outputs.extend(self.handles_expire(cfg));
+        }
         for (q, pq) in self.queues.iter().enumerate() {
             if let Some(batch) = pq.batch_alone().filter(|_| outlives) {
                 left.queues[q] = batch;
@@ -68,17 +72,22 @@ impl ConsumerState {
 
     /// After its shutdown, a batch the application was still consuming
     /// ends: its messages were delivered, and nothing is committed.
-    pub(super) fn outlived_batch_ends(&self, q: usize) -> Step<Self> {
+    /// With POP its result is not processed (its process queue was
+    /// dropped): the handle expires.
+    pub(super) fn outlived_batch_ends(&self, cfg: &Config, q: usize) -> Step<Self> {
         let pq = self.queues[q];
         pq.running().then(|| {
             let mut next = *self;
-            next.queues[q] = ProcessQueue::default();
-            let delivered = Output::Delivered {
+            let mut outputs = vec![Output::Delivered {
                 queue: q as u8,
                 from: pq.from,
                 to: pq.to,
-            };
-            (next, vec![delivered])
+            }];
+            if cfg.pops() {
+                outputs.push(super::pop::expiry(cfg, q, pq.from, pq.to, pq.attempt));
+            }
+            next.queues[q] = ProcessQueue::default();
+            (next, outputs)
         })
     }
 
@@ -91,6 +100,7 @@ impl ConsumerState {
             epoch,
             alive: false,
         }));
+        outputs.extend(self.handles_expire(cfg));
         (Self::empty(Phase::Crashed), outputs)
     }
 
@@ -99,6 +109,7 @@ impl ConsumerState {
     pub(super) fn kill(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let mut outputs = vec![Output::DisarmAll];
         outputs.extend(self.broadcast(cfg, me, |epoch| Message::ChannelClosed { epoch }));
+        outputs.extend(self.handles_expire(cfg));
         (Self::empty(Phase::Crashed), outputs)
     }
 

@@ -21,6 +21,9 @@ impl ConsumerState {
     /// memory when above 0) and the answer starts the batch
     /// ([`ConsumerState::pulled`]).
     pub(super) fn pull(&self, cfg: &Config, me: usize, q: usize) -> Step<Self> {
+        if cfg.pops() {
+            return self.pop(cfg, me, q);
+        }
         let pq = &self.queues[q];
         // A log that grows during the run may have more than its broker
         // answered last: it is asked until it is full.
@@ -112,7 +115,7 @@ impl ConsumerState {
         for q in 0..cfg.queues.len() {
             let pq = self.queues[q];
             if cfg.broker_of(q) == broker {
-                if cfg.pulls_by_request(q) && fails(Call::Pull) {
+                if (cfg.pulls_by_request(q) || cfg.pops()) && fails(Call::Pull) {
                     self.queues[q].pulling = false;
                 }
                 if pq.reading_offset && fails(Call::OffsetRead) {
@@ -214,6 +217,12 @@ impl ConsumerState {
             Output::Arm(Timer::Done { queue: q as u8 }),
         ];
         let owned = self.owned & 1 << q != 0;
+        if cfg.pops() {
+            let failed = self.faults.contains(Fault::FailConsume);
+            next.faults.remove(Fault::FailConsume);
+            outputs.extend(next.acknowledge(cfg, me, q, failed));
+            return Some((next, outputs));
+        }
         if self.faults.contains(Fault::FailConsume) {
             next.faults.remove(Fault::FailConsume);
             // A dropped queue's result is not looked at: its batch ends as
@@ -409,6 +418,7 @@ impl ConsumerState {
         let pq = &self.queues[q];
         let broker = cfg.broker_of(q);
         (cfg.messages()
+            && !cfg.pops()
             && !pq.reading_offset
             && self.unreported & 1 << q == 0
             && self.target_set(cfg, me) & 1 << broker != 0
@@ -524,7 +534,11 @@ impl ConsumerState {
             self.queues[q] = ProcessQueue::with_batch_of(ProcessQueue::default(), self.queues[q]);
         }
         for q in members_of(self.owned & !before | expired) {
-            outputs.push(self.read_offset(cfg, q));
+            if cfg.pops() {
+                self.start_popping(q);
+            } else {
+                outputs.push(self.read_offset(cfg, q));
+            }
         }
         outputs
     }

@@ -22,6 +22,7 @@
 mod locks;
 mod membership;
 mod messages;
+mod pop;
 
 use crate::config::{
     members_of, Call, Config, ConsumerSet, Effect, Fault, FaultSet, QueueSet, Route, MAX_TOPICS,
@@ -143,7 +144,7 @@ impl Machine for ConsumerState {
         match (self.phase, *timer) {
             (Phase::Running, _) => {}
             (Phase::Left, Timer::Done { queue }) => {
-                return self.outlived_batch_ends(usize::from(queue))
+                return self.outlived_batch_ends(cfg, usize::from(queue))
             }
             _ => return None,
         }
@@ -182,6 +183,7 @@ impl Machine for ConsumerState {
                 Fault::Kill => Some(self.kill(cfg, me)),
                 Fault::Pause => Some(self.pause(cfg, me)),
                 Fault::Resubscribe => self.resubscribe(cfg, me),
+                Fault::SlowBatch => self.slow_batches(cfg),
                 _ => None,
             },
             _ => None,
@@ -196,6 +198,22 @@ impl Machine for ConsumerState {
             _ => None,
         };
         match (self.phase, msg) {
+            // Whatever became of the consumer, a pop's answer settles its
+            // handle.
+            (
+                _,
+                Message::PopResult {
+                    queue,
+                    from,
+                    to,
+                    attempt,
+                    generation,
+                    epoch,
+                },
+            ) => broker.and_then(|b| {
+                let q = usize::from(*queue);
+                self.popped(cfg, b, q, *from, *to, *attempt, *generation, *epoch)
+            }),
             // A route with no broker of the topic is no route
             // (`TOPIC_NOT_EXIST`): the poll fails and the cache stays. Only
             // with the restart's stopped phase, whose name servers may drop
@@ -458,6 +476,18 @@ impl Waiting {
             | (
                 false,
                 Message::PullResult {
+                    queue, epoch: e, ..
+                },
+            )
+            | (
+                true,
+                Message::PopMessage {
+                    queue, epoch: e, ..
+                },
+            )
+            | (
+                false,
+                Message::PopResult {
                     queue, epoch: e, ..
                 },
             ) => call == Call::Pull && queue == about && e == epoch,

@@ -1,0 +1,181 @@
+//! POP consumption (`--consumption pop`) against push on the same group
+//! changes: the table of `docs/pop.md`, each cell checked here. Two
+//! consumers of one broker's one queue, two messages (one with a broker
+//! restart, whose space is larger).
+
+use rocketmq_rebalance_flags::ModelArgs;
+use rocketmq_rebalance_model::{
+    check,
+    report::{Report, Status, DUPLICATE_DELIVERY, NO_DOUBLE_OWNERSHIP, NO_MESSAGE_RUN_TWICE},
+    CheckOptions,
+};
+
+const GROUP: [&str; 6] = ["--brokers", "1", "--queues", "1", "--consumers", "2"];
+
+fn report(flags: &[&str]) -> Report {
+    let flags: Vec<String> = GROUP.iter().chain(flags).map(|f| f.to_string()).collect();
+    let config = ModelArgs::config_from(&flags).unwrap_or_else(|e| panic!("{flags:?}: {e}"));
+    let options = CheckOptions {
+        threads: 2,
+        ..CheckOptions::default()
+    };
+    let report = check(config, &options, |_| {});
+    assert!(report.complete(), "{flags:?}");
+    report
+}
+
+fn status(report: &Report, name: &str) -> Option<Status> {
+    report.property(name).map(|p| p.status)
+}
+
+fn duplicated(report: &Report) -> usize {
+    report
+        .harms
+        .as_ref()
+        .expect("measured")
+        .max_duplicated_messages
+        .value
+}
+
+/// One row: a change, and for push then POP the unique states and the
+/// most messages delivered twice.
+struct Row {
+    change: &'static [&'static str],
+    push: (usize, usize),
+    pop: (usize, usize),
+}
+
+const ROWS: &[Row] = &[
+    Row {
+        change: &["--messages", "2", "--joins", "1"],
+        push: (1_029, 0),
+        pop: (6_928, 0),
+    },
+    Row {
+        change: &["--messages", "2", "--joins", "0", "--leaves", "1"],
+        push: (112, 0),
+        pop: (1_669, 1),
+    },
+    Row {
+        change: &["--messages", "2", "--joins", "0", "--crashes", "1"],
+        push: (112, 2),
+        pop: (1_134, 0),
+    },
+    Row {
+        change: &["--messages", "2", "--joins", "0", "--kills", "1"],
+        push: (112, 2),
+        pop: (1_134, 0),
+    },
+    Row {
+        change: &["--messages", "2", "--scenario", "rolling-upgrade"],
+        push: (3_810, 1),
+        pop: (24_143, 1),
+    },
+    Row {
+        change: &["--messages", "1", "--joins", "0", "--broker-restarts", "1"],
+        push: (53_834, 1),
+        pop: (635_827, 1),
+    },
+    Row {
+        change: &["--messages", "2", "--scenario", "duplicate-client-id"],
+        push: (8_400, 2),
+        pop: (6_928, 0),
+    },
+];
+
+/// Each change, checked both ways: the states, the duplicates, and that
+/// POP never runs one message in two batches at once (no handle expires
+/// without a fault of POP's own), while a shared client id leaves push
+/// with a queue owned twice at rest.
+#[test]
+fn push_against_pop_on_each_group_change() {
+    for row in ROWS {
+        let push = report(row.change);
+        let pop = report(&[row.change, &["--consumption", "pop"]].concat());
+        let measured = (
+            (push.unique_states, duplicated(&push)),
+            (pop.unique_states, duplicated(&pop)),
+        );
+        assert_eq!(measured, (row.push, row.pop), "{:?}", row.change);
+        let found = |r: &Report| status(r, DUPLICATE_DELIVERY) == Some(Status::Found);
+        assert_eq!(found(&push), row.push.1 > 0, "{:?}", row.change);
+        assert_eq!(found(&pop), row.pop.1 > 0, "{:?}", row.change);
+        assert_eq!(status(&pop, NO_MESSAGE_RUN_TWICE), Some(Status::Holds));
+        assert_eq!(status(&pop, NO_DOUBLE_OWNERSHIP), None, "push's property");
+        let shared = row.change.contains(&"duplicate-client-id");
+        let owned_twice = status(&push, NO_DOUBLE_OWNERSHIP) == Some(Status::Violated);
+        assert_eq!(owned_twice, shared, "{:?}", row.change);
+    }
+}
+
+/// POP's own faults: a lost acknowledgement and a failed batch bring a
+/// consumed message back; a batch past its invisible time also runs
+/// beside the batch of the consumer that popped it again.
+#[test]
+fn pop_faults_bring_messages_back() {
+    let base = ["--messages", "2", "--joins", "0", "--consumption", "pop"];
+    for (fault, unique, twice) in [
+        ("--lost-acks", 937, Status::Holds),
+        ("--consume-failures", 937, Status::Holds),
+        ("--slow-batches", 866, Status::Violated),
+    ] {
+        let r = report(&[&base[..], &[fault, "1"]].concat());
+        assert_eq!(r.unique_states, unique, "{fault}");
+        assert_eq!(duplicated(&r), 1, "{fault}");
+        assert_eq!(status(&r, NO_MESSAGE_RUN_TWICE), Some(twice), "{fault}");
+    }
+}
+
+/// What POP does not model, or cannot mean, is refused with the flag to
+/// change.
+#[test]
+fn pop_refuses_what_it_does_not_model() {
+    for (flags, words) in [
+        (&["--consumption", "pop"][..], "needs messages"),
+        (
+            &["--consumption", "pop", "--messages", "1", "--orderly"][..],
+            "FIFO POP",
+        ),
+        (
+            &[
+                "--consumption",
+                "pop",
+                "--messages",
+                "1",
+                "--assignment",
+                "client",
+            ][..],
+            "--assignment server",
+        ),
+        (
+            &[
+                "--consumption",
+                "pop",
+                "--messages",
+                "1",
+                "--commit",
+                "sync",
+            ][..],
+            "--commit sync",
+        ),
+        (
+            &[
+                "--consumption",
+                "pop",
+                "--messages",
+                "1",
+                "--lost-persists",
+                "1",
+            ][..],
+            "lost persists",
+        ),
+        (
+            &["--messages", "1", "--lost-acks", "1"][..],
+            "--consumption pop",
+        ),
+    ] {
+        let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+        let error = ModelArgs::config_from(&flags).expect_err("refused");
+        assert!(error.contains(words), "{flags:?}: {error}");
+    }
+}

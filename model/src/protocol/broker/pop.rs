@@ -1,0 +1,245 @@
+//! POP on the broker: `PopMessageProcessor` hands out messages under
+//! handles, `AckMessageProcessor` acknowledges them, and
+//! `PopReviveService` puts a message whose handle expired unacknowledged
+//! into the group's pop retry topic, from which it is popped again.
+//!
+//! The checkpoints and acknowledgements live in the broker's revive topic,
+//! in its commit log, so a restart keeps them: the table is on disk.
+
+use super::BrokerState;
+use crate::config::Config;
+use crate::protocol::message::{Message, Output, Peer, Step};
+
+/// Where a message is in its POP life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PopStatus {
+    /// Never popped: in its queue, at or after the group's pop offset.
+    Waiting,
+    /// Popped, invisible to the others until acknowledged or until its
+    /// invisible time passes.
+    Invisible,
+    /// Acknowledged: done with.
+    Acked,
+    /// Its handle expired unacknowledged: revived into the group's pop
+    /// retry topic, to be popped again.
+    Revived,
+}
+
+/// What a broker knows of each message's POP life, four bits a message by
+/// queue index and offset ([`crate::config::POP_SLOTS`] of them): its
+/// [`PopStatus`] and which pop of it the current handle is (modulo 4), so
+/// that an acknowledgement or an expiry of an older handle changes
+/// nothing.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct PopTable(u128);
+
+impl PopTable {
+    /// The table as one word.
+    pub fn bits(self) -> u128 {
+        self.0
+    }
+
+    fn shift(cfg: &Config, queue: usize, offset: usize) -> u32 {
+        (4 * (queue * cfg.sizes.messages + offset)) as u32
+    }
+
+    fn entry(self, cfg: &Config, queue: usize, offset: usize) -> u8 {
+        (self.0 >> Self::shift(cfg, queue, offset) & 0xF) as u8
+    }
+
+    fn set(&mut self, cfg: &Config, queue: usize, offset: usize, status: PopStatus, attempt: u8) {
+        let shift = Self::shift(cfg, queue, offset);
+        let code = match status {
+            PopStatus::Waiting => 0,
+            PopStatus::Invisible => 1,
+            PopStatus::Acked => 2,
+            PopStatus::Revived => 3,
+        };
+        let entry = u128::from(code | (attempt & 0b11) << 2);
+        self.0 = self.0 & !(0xF << shift) | entry << shift;
+    }
+
+    /// Message `offset` of `queue`: where it is, and its handle's attempt.
+    pub fn status(self, cfg: &Config, queue: usize, offset: usize) -> (PopStatus, u8) {
+        let entry = self.entry(cfg, queue, offset);
+        let status = match entry & 0b11 {
+            0 => PopStatus::Waiting,
+            1 => PopStatus::Invisible,
+            2 => PopStatus::Acked,
+            _ => PopStatus::Revived,
+        };
+        (status, entry >> 2)
+    }
+
+    /// Each message of `[from, to)` of `queue` under handle `attempt`
+    /// that is still invisible under it becomes `status`.
+    fn settle(
+        &mut self,
+        cfg: &Config,
+        queue: usize,
+        from: u8,
+        to: u8,
+        attempt: u8,
+        status: PopStatus,
+    ) {
+        for offset in usize::from(from)..usize::from(to) {
+            if self.status(cfg, queue, offset) == (PopStatus::Invisible, attempt) {
+                self.set(cfg, queue, offset, status, attempt);
+            }
+        }
+    }
+}
+
+impl BrokerState {
+    /// `POP_MESSAGE` of `queue`: the next waiting messages (at most
+    /// `pullBatchSize`, from the pop offset on), or else one message
+    /// revived into the retry topic, each made invisible under a new
+    /// handle; nothing when neither is there. (RocketMQ reads the retry
+    /// topic first one pop in five: which comes first changes what is
+    /// delivered when, not what is delivered twice.)
+    pub(super) fn pop(
+        &self,
+        cfg: &Config,
+        from: Peer,
+        queue: u8,
+        generation: bool,
+        epoch: u8,
+    ) -> (Self, Vec<Output>) {
+        let q = usize::from(queue);
+        let table = self.disk.pop;
+        let end = usize::from(self.log_end(cfg, q));
+        let with = |status| (0..end).find(|&o| table.status(cfg, q, o).0 == status);
+        let (first, last) = match (with(PopStatus::Waiting), with(PopStatus::Revived)) {
+            (Some(first), _) => {
+                let last = (first..end)
+                    .take(cfg.sizes.pull_batch)
+                    .take_while(|&o| table.status(cfg, q, o).0 == PopStatus::Waiting)
+                    .last()
+                    .unwrap_or(first);
+                (first, last + 1)
+            }
+            (None, Some(revived)) => (revived, revived + 1),
+            (None, None) => (0, 0),
+        };
+        let mut next = *self;
+        // The messages of one pop share its handle: fresh messages were
+        // never popped, and a revived one is popped alone.
+        let attempt = if first < last {
+            (table.status(cfg, q, first).1 + 1) & 0b11
+        } else {
+            0
+        };
+        for offset in first..last {
+            next.disk
+                .pop
+                .set(cfg, q, offset, PopStatus::Invisible, attempt);
+        }
+        let answer = Message::PopResult {
+            queue,
+            from: first as u8,
+            to: last as u8,
+            attempt,
+            generation,
+            epoch,
+        };
+        (next, vec![Output::Send(from, answer)])
+    }
+
+    /// `ACK_MESSAGE`: the messages still invisible under the handle are
+    /// done with; an older handle's acknowledgement changes nothing.
+    pub(super) fn ack(&self, cfg: &Config, queue: u8, from: u8, to: u8, attempt: u8) -> Step<Self> {
+        self.settled(cfg, queue, from, to, attempt, PopStatus::Acked)
+    }
+
+    /// `PopReviveService`: the handle's invisible time passed with no
+    /// acknowledgement, so its messages still invisible under it are put
+    /// into the group's pop retry topic.
+    pub(super) fn revive(
+        &self,
+        cfg: &Config,
+        queue: u8,
+        from: u8,
+        to: u8,
+        attempt: u8,
+    ) -> Step<Self> {
+        self.settled(cfg, queue, from, to, attempt, PopStatus::Revived)
+    }
+
+    fn settled(
+        &self,
+        cfg: &Config,
+        queue: u8,
+        from: u8,
+        to: u8,
+        attempt: u8,
+        status: PopStatus,
+    ) -> Step<Self> {
+        let mut next = *self;
+        next.disk
+            .pop
+            .settle(cfg, usize::from(queue), from, to, attempt, status);
+        (next != *self).then_some((next, Vec::new()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Allocator, Consumption, NetworkKind, ProtocolOptions, Scenario};
+    use crate::protocol::Machine;
+    use rocketmq_rebalance::strategy_from_name;
+
+    fn config() -> Config {
+        let mut sizes = Scenario::Healthy.layered_sizes(2, false);
+        sizes.pull_batch = 2;
+        let protocol = ProtocolOptions {
+            consumption: Consumption::Pop,
+            assignment: Allocator::Server,
+            ..ProtocolOptions::default()
+        };
+        let avg = strategy_from_name("AVG").unwrap();
+        Config::new_with(
+            Scenario::Healthy,
+            sizes,
+            NetworkKind::Ordered,
+            avg.into(),
+            protocol,
+        )
+        .unwrap()
+    }
+
+    fn popped(outputs: &[Output]) -> (u8, u8, u8) {
+        match outputs {
+            [Output::Send(
+                _,
+                Message::PopResult {
+                    from, to, attempt, ..
+                },
+            )] => (*from, *to, *attempt),
+            other => panic!("not a pop result: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_handle_is_acked_or_revived_once_and_a_revived_message_is_popped_again() {
+        let cfg = config();
+        let broker = BrokerState::start(&cfg, 0).0;
+        let c1 = Peer::Consumer(0);
+        let (after, out) = broker.pop(&cfg, c1, 0, false, 0);
+        assert_eq!(popped(&out), (0, 2, 1));
+        // Nothing waits and nothing is revived: an empty answer.
+        let (empty, out) = after.pop(&cfg, c1, 0, false, 0);
+        assert_eq!((popped(&out), empty), ((0, 0, 0), after));
+        // An older handle's acknowledgement changes nothing.
+        assert!(after.ack(&cfg, 0, 0, 2, 0).is_none());
+        let (revived, _) = after.revive(&cfg, 0, 0, 2, 1).unwrap();
+        assert!(revived.ack(&cfg, 0, 0, 2, 1).is_none());
+        let (again, out) = revived.pop(&cfg, c1, 0, false, 0);
+        assert_eq!(popped(&out), (0, 1, 2));
+        let (acked, _) = again.ack(&cfg, 0, 0, 1, 2).unwrap();
+        assert_eq!(acked.disk.pop.status(&cfg, 0, 0), (PopStatus::Acked, 2));
+        assert_eq!(acked.disk.pop.status(&cfg, 0, 1), (PopStatus::Revived, 1));
+    }
+}

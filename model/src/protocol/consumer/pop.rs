@@ -1,0 +1,159 @@
+//! POP consumption on the consumer (`DefaultMQPushConsumerImpl.popMessage`,
+//! `ConsumeMessagePopConcurrentlyService`): it pops the queues its
+//! assignment gives it (every queue), consumes each batch and
+//! acknowledges it. A batch it does not acknowledge (its queue dropped,
+//! its listener failed or too slow, the process gone, the ack lost)
+//! keeps its messages invisible until their invisible time passes, when
+//! the broker revives them: the consumer sends the broker the marker of
+//! that moment ([`Message::InvisibleTimeExpired`]).
+
+use super::{ConsumerState, Phase};
+use crate::config::{Config, Fault};
+use crate::protocol::message::{Message, Output, Peer, Step, Timer};
+use crate::protocol::process_queue::ProcessQueue;
+
+impl ConsumerState {
+    /// `popMessage` of queue `q` it was assigned, when no pop of it is in
+    /// flight and no batch of it runs.
+    pub(super) fn pop(&self, cfg: &Config, me: usize, q: usize) -> Step<Self> {
+        let pq = &self.queues[q];
+        let broker = cfg.broker_of(q);
+        let poppable = self.owned & 1 << q != 0
+            && !pq.pulling
+            && !pq.running()
+            && self.target_set(cfg, me) & 1 << broker != 0;
+        if !poppable {
+            return None;
+        }
+        let mut next = *self;
+        next.queues[q].pulling = true;
+        let pop = Message::PopMessage {
+            queue: q as u8,
+            generation: pq.generation,
+            epoch: self.epoch(broker),
+        };
+        let outputs = vec![
+            Output::Arm(Timer::Pull { queue: q as u8 }),
+            Output::Send(Peer::Broker(broker), pop),
+        ];
+        Some((next, outputs))
+    }
+
+    /// The broker's answer to a pop: a batch for the process queue that
+    /// asked, if it still holds the queue. A batch nobody consumes (the
+    /// queue dropped or added again meanwhile, the connection it was asked
+    /// on closed, the process gone) stays invisible until its invisible
+    /// time passes.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn popped(
+        &self,
+        cfg: &Config,
+        broker: u8,
+        q: usize,
+        from: u8,
+        to: u8,
+        attempt: u8,
+        generation: bool,
+        epoch: u8,
+    ) -> Step<Self> {
+        let pq = self.queues[q];
+        let asked = self.phase == Phase::Running
+            && pq.pulling
+            && pq.generation == generation
+            && self.epoch(broker) == epoch;
+        let mut next = *self;
+        let mut outputs = Vec::new();
+        if asked {
+            next.queues[q].pulling = false;
+        }
+        if asked && self.owned & 1 << q != 0 {
+            next.queues[q] = ProcessQueue {
+                attempt,
+                ..next.queues[q].consuming(from, to)
+            };
+        } else if from < to {
+            outputs.push(expiry(cfg, q, from, to, attempt));
+        }
+        (next != *self || !outputs.is_empty()).then_some((next, outputs))
+    }
+
+    /// `processConsumeResult` of queue `q`'s batch, consumed: acknowledged
+    /// (`ackAsync`), unless its queue was dropped meanwhile (the result is
+    /// then not processed), its listener failed (`changePopInvisibleTime`
+    /// hides it for a while: it comes back as an expiry would bring it) or
+    /// the environment loses the acknowledgement.
+    pub(super) fn acknowledge(
+        &mut self,
+        cfg: &Config,
+        me: usize,
+        q: usize,
+        failed: bool,
+    ) -> Vec<Output> {
+        let pq = self.queues[q];
+        self.queues[q] = pq.finished();
+        let broker = cfg.broker_of(q);
+        let unacknowledged =
+            failed || self.owned & 1 << q == 0 || self.target_set(cfg, me) & 1 << broker == 0;
+        if unacknowledged {
+            return vec![expiry(cfg, q, pq.from, pq.to, pq.attempt)];
+        }
+        if self.faults.contains(Fault::LoseAck) {
+            self.faults.remove(Fault::LoseAck);
+            return vec![expiry(cfg, q, pq.from, pq.to, pq.attempt)];
+        }
+        let ack = Message::AckMessage {
+            queue: q as u8,
+            from: pq.from,
+            to: pq.to,
+            attempt: pq.attempt,
+            epoch: self.epoch(broker),
+        };
+        vec![Output::Send(Peer::Broker(broker), ack)]
+    }
+
+    /// Queue `q` newly assigned: a process queue of the next generation,
+    /// which pops with no offset to read (a running batch of an earlier
+    /// hold goes on).
+    pub(super) fn start_popping(&mut self, q: usize) {
+        let fresh = ProcessQueue::with_batch_of(ProcessQueue::default(), self.queues[q]);
+        self.queues[q] = ProcessQueue {
+            generation: !fresh.generation,
+            ..fresh
+        };
+    }
+
+    /// Every batch it is running outlasts its invisible time: the broker
+    /// revives their messages while they run, and their results will not
+    /// be processed (`isPopTimeout`). Nothing happens when none runs.
+    pub(super) fn slow_batches(&self, cfg: &Config) -> Step<Self> {
+        let outputs = self.handles_expire(cfg);
+        (!outputs.is_empty()).then_some((*self, outputs))
+    }
+
+    /// The expiry of the handle of every batch it is running: for a
+    /// process that dies, or a batch too slow.
+    pub(super) fn handles_expire(&self, cfg: &Config) -> Vec<Output> {
+        if !cfg.pops() {
+            return Vec::new();
+        }
+        self.queues
+            .iter()
+            .enumerate()
+            .filter(|(_, pq)| pq.running())
+            .map(|(q, pq)| expiry(cfg, q, pq.from, pq.to, pq.attempt))
+            .collect()
+    }
+}
+
+/// The moment the handle of `[from, to)` of queue `q` expires
+/// unacknowledged, sent to the queue's broker, whose revive service then
+/// puts the messages into the retry topic.
+pub(super) fn expiry(cfg: &Config, q: usize, from: u8, to: u8, attempt: u8) -> Output {
+    let marker = Message::InvisibleTimeExpired {
+        queue: q as u8,
+        from,
+        to,
+        attempt,
+    };
+    Output::Send(Peer::Broker(cfg.broker_of(q)), marker)
+}
