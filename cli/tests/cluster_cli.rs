@@ -304,6 +304,18 @@ fn bad_input_exits_2_before_starting_anything() {
     let out = rebalance(&["--script", script.to_str().expect("a UTF-8 path")]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("--failovers 1"));
+    // A script whose model pops: the harness runs push consumers only.
+    let script = dir.join("pop.json");
+    std::fs::write(
+        &script,
+        r#"{"scenario":"healthy","what":"w",
+            "model":["--brokers","1","--consumers","1","--messages","1","--consumption","pop"],
+            "brokers":1,"consumers":[{"name":"c1"}],"steps":[{"start":"c1"}]}"#,
+    )
+    .expect("the script writes");
+    let out = rebalance(&["--script", script.to_str().expect("a UTF-8 path")]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("push consumers only"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -23,7 +23,7 @@ use std::time::Duration;
 use rocketmq_rebalance_flags::ModelArgs;
 use rocketmq_rebalance_model::{
     check_model, checked_model,
-    configuration::{Config, Variant},
+    configuration::{Config, Consumption, Variant},
     report::{FingerprintBits, Report},
     validation::{Bounds, End, Observation},
     CheckOptions, Search,
@@ -179,6 +179,12 @@ impl Plan {
         };
         let model = ModelArgs::config_from(&script.model)
             .map_err(|e| ClusterError::BadInput(format!("{origin}: its model flags: {e}")))?;
+        if model.protocol.consumption == Consumption::Pop {
+            return Err(ClusterError::BadInput(format!(
+                "{origin}: its model flags: --consumption pop, but the harness runs push \
+                 consumers only"
+            )));
+        }
         // Trace validation needs the model at the run's own sizes.
         let flags = script.conform_flags();
         ModelArgs::config_from(flags)

@@ -157,7 +157,9 @@ pub struct ModelArgs {
     #[arg(long, default_value = "last")]
     pub consume_from: ConsumeFrom,
     /// Orderly consumption (MessageListenerOrderly): broker locks with
-    /// leases, and a clock of 10 s ticks, with the properties no queue
+    /// leases, and a clock of 10 s ticks (with --consumption pop, a FIFO
+    /// group instead: the broker blocks a queue while its last pop is
+    /// unacknowledged and visible-time not reached; no locks, no clock), with the properties no queue
     /// consumed by two at once, one live lock per queue and (with
     /// --liveness) every queue consumed again. Implies --messages 1 at
     /// least; unless --consumers, --brokers or --queues say otherwise: 2
@@ -198,6 +200,14 @@ impl ModelArgs {
         for (size, value) in self.numbers.given().filter(|(s, _)| *s != Size::Messages) {
             sizes.set(size, value);
         }
+        // Orderly POP consumers are a FIFO group: no locks, no clock.
+        let fifo = orderly && self.consumption == Consumption::Pop;
+        if let Some((size, _)) = self.numbers.durations().next().filter(|_| fifo) {
+            return Err(format!(
+                "{}: a FIFO group of POP consumers has no locks and no clock",
+                size.flag()
+            ));
+        }
         let defaults = self.scenario.default_protocol();
         let protocol = ProtocolOptions {
             subscription_table: defaults.subscription_table || self.subscription_table,
@@ -208,10 +218,11 @@ impl ModelArgs {
                 Consumption::Pop => Allocator::Server,
             }),
             consumption: self.consumption,
+            fifo,
             commit: self.commit,
             consume_from: self.consume_from,
             pull_requests: self.pull_requests,
-            orderly: self.lock_timing(orderly, defaults.orderly)?,
+            orderly: self.lock_timing(orderly && !fifo, defaults.orderly)?,
             // The mutant is the library's, for the trace tests: no flag.
             heartbeat_reregisters: defaults.heartbeat_reregisters,
             restart_stops: self.restart_stops
@@ -328,7 +339,7 @@ fn describe(error: &ConfigError) -> String {
 mod tests {
     use super::*;
     use clap::Parser;
-    use rocketmq_rebalance_model::configuration::{Dense, Fault};
+    use rocketmq_rebalance_model::configuration::{Dense, Fault, Layer};
 
     #[derive(Parser)]
     struct Flags {
@@ -341,10 +352,18 @@ mod tests {
     #[test]
     fn every_fault_budget_has_a_flag_that_sets_it() {
         for fault in Fault::all() {
+            // POP's faults with a FIFO group of POP consumers, the others
+            // with orderly push consumers.
+            let consumption = match fault.spec().layer {
+                Layer::Pop => "pop",
+                _ => "push",
+            };
             for &size in fault.spec().budgets {
                 let args = [
                     "rebalance",
                     "--orderly",
+                    "--consumption",
+                    consumption,
                     "--brokers",
                     "2",
                     "--consumers",

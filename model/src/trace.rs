@@ -571,7 +571,11 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
         Timer::PeriodicRebalance => "periodic rebalance".into(),
         Timer::LockAll => "renews its locks (lockAll)".into(),
         Timer::Heartbeat => "periodic heartbeat to every broker".into(),
-        Timer::Pull { queue } => format!("pulls {}", cfg.queues[usize::from(*queue)].label),
+        Timer::Pull { queue } => format!(
+            "{} {}",
+            if cfg.pops() { "pops" } else { "pulls" },
+            cfg.queues[usize::from(*queue)].label
+        ),
         Timer::Done { queue } => format!(
             "finishes consuming its batch of {}",
             cfg.queues[usize::from(*queue)].label

@@ -19,7 +19,7 @@ use serde::Serialize;
 use crate::config::{members_of, Allocator, Config, Effect, LockTiming, NetworkKind, QueueSet};
 use crate::guarantees::Group;
 use crate::protocol::message::NO_OFFSET;
-use crate::protocol::{BrokerState, ConsumerState, Peer, Phase, SendBack};
+use crate::protocol::{BrokerState, ConsumerState, Peer, Phase, PopStatus, SendBack};
 use crate::search::{encode_path, replay};
 use crate::shell::{Action, Envelope, RebalanceModel, SystemState};
 use crate::trace::{
@@ -408,7 +408,18 @@ fn offsets(group: &Group) -> Vec<String> {
         .map(|q| {
             let broker = &group.brokers().nth(usize::from(cfg.broker_of(q)));
             let stored = broker.map_or(NO_OFFSET, |b| b.offset(q));
-            let committed = if stored == NO_OFFSET {
+            let committed = if cfg.pops() {
+                let table = broker.map(|b| b.disk.pop).unwrap_or_default();
+                let lives: Vec<String> = (0..cfg.sizes.messages)
+                    .map(|o| match table.status(cfg, q, o) {
+                        (PopStatus::Waiting, _) => "waiting".to_string(),
+                        (PopStatus::Invisible, h) => format!("invisible (handle {h})"),
+                        (PopStatus::Acked, _) => "acked".to_string(),
+                        (PopStatus::Revived, _) => "revived".to_string(),
+                    })
+                    .collect();
+                format!("messages {}", lives.join(", "))
+            } else if stored == NO_OFFSET {
                 "no offset".to_string()
             } else {
                 format!("committed {stored}")
@@ -426,9 +437,16 @@ fn offsets(group: &Group) -> Vec<String> {
                         format!("to consume [{}, {}) again", pq.from, pq.to)
                     } else if pq.running() {
                         let dropped = if owned { "" } else { ", dropped" };
-                        format!("consuming [{}, {}){dropped}", pq.from, pq.to)
+                        let handle = if cfg.pops() {
+                            format!(" under handle {}", pq.attempt)
+                        } else {
+                            String::new()
+                        };
+                        format!("consuming [{}, {}){handle}{dropped}", pq.from, pq.to)
                     } else if !owned {
                         return None;
+                    } else if cfg.pops() {
+                        (if pq.pulling { "popping" } else { "idle" }).into()
                     } else if pq.reading_offset {
                         "reading its offset".into()
                     } else if pq.awaiting_ack {

@@ -141,6 +141,11 @@ pub enum Layer {
     /// POP consumption: handles, acknowledgements and the revive
     /// (`--consumption pop`).
     Pop,
+    /// One batch of a queue at a time, which orderly push consumers and
+    /// FIFO groups of POP consumers promise (`--orderly`).
+    Sequential,
+    /// A FIFO group of POP consumers (`--consumption pop --orderly`).
+    Fifo,
 }
 
 impl Layer {
@@ -152,6 +157,10 @@ impl Layer {
             Self::Orderly => protocol.orderly.is_some(),
             Self::Ownership => protocol.consumption == Consumption::Push,
             Self::Pop => sizes.messages > 0 && protocol.consumption == Consumption::Pop,
+            Self::Sequential => {
+                protocol.orderly.is_some() || Self::Fifo.modelled_with(sizes, protocol)
+            }
+            Self::Fifo => Self::Pop.modelled_with(sizes, protocol) && protocol.fifo,
         }
     }
 }

@@ -222,6 +222,12 @@ fn validate_pop(sizes: &Sizes, protocol: &ProtocolOptions) -> Result<(), ConfigE
             .flat_map(|f| f.spec().budgets.iter().copied())
     };
     let given = |size: Size| sizes.count(size).is_some_and(|n| n > 0);
+    if protocol.fifo && protocol.consumption == Consumption::Push {
+        return Err(ConfigError::NotTogether {
+            first: "a FIFO group of POP consumers",
+            second: "push consumption (orderly push consumers are --orderly alone)",
+        });
+    }
     if protocol.consumption == Consumption::Push {
         return match pop_faults().find(|&size| given(size)) {
             Some(size) => Err(ConfigError::PopOnly { size }),
@@ -240,7 +246,10 @@ fn validate_pop(sizes: &Sizes, protocol: &ProtocolOptions) -> Result<(), ConfigE
         })
     };
     if protocol.orderly.is_some() {
-        return not_together("orderly consumption (FIFO POP is not modelled yet)");
+        return not_together(
+            "orderly consumption's locks (a FIFO group of POP consumers locks nothing: \
+             --consumption pop --orderly)",
+        );
     }
     if protocol.assignment == Allocator::Client {
         return not_together(

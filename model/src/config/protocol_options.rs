@@ -209,6 +209,15 @@ pub struct ProtocolOptions {
     /// How consumers get their messages: push, or POP (with messages
     /// modelled).
     pub consumption: Consumption,
+    /// With POP, a FIFO group (`--consumption pop --orderly`): the broker
+    /// blocks a queue while a message of its last pop is neither
+    /// acknowledged nor past its invisible time
+    /// (`ConsumerOrderInfoManager.checkBlock`), and a message whose handle
+    /// expired is popped again at its place, not through the retry topic.
+    /// RocketMQ's remoting client never pops for an orderly listener
+    /// (`clientRebalance` is true for it): these are the 5.x gRPC clients,
+    /// which the proxy gives every queue of a FIFO group.
+    pub fifo: bool,
     /// When offsets reach the broker (with messages modelled).
     pub commit: Commit,
     /// Where a consumer starts on a queue without an offset (with messages
@@ -272,6 +281,7 @@ impl Default for ProtocolOptions {
             notify: true,
             assignment: Allocator::Client,
             consumption: Consumption::Push,
+            fifo: false,
             commit: Commit::Async,
             consume_from: ConsumeFrom::Last,
             pull_requests: false,

@@ -220,6 +220,17 @@ impl<'a> Group<'a> {
             .count()
     }
 
+    /// FIFO: running batches that start past a message of their queue
+    /// not delivered yet, as a count.
+    pub fn out_of_order(&self) -> usize {
+        self.consumers()
+            .flat_map(|c| c.queues.iter().enumerate())
+            .filter(|(q, pq)| {
+                pq.running() && (0..usize::from(pq.from)).any(|o| self.deliveries(*q, o) == 0)
+            })
+            .count()
+    }
+
     /// Every message of the route in force reached application code, on
     /// every topic some live consumer subscribes to (with nobody to consume
     /// a topic, the environment, not the protocol, holds it up).

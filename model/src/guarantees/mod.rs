@@ -65,6 +65,9 @@ pub const NO_CONCURRENT_CONSUMPTION: &str = "no queue consumed by two at once";
 /// Name of POP's promise: a message's handle is one consumer's until it
 /// expires, so no two batches run one message at once.
 pub const NO_MESSAGE_RUN_TWICE: &str = "no message consumed by two at once";
+/// Name of a FIFO group's promise: a batch of a queue starts only once
+/// every earlier message of the queue was delivered.
+pub const IN_ORDER: &str = "no message consumed before an earlier one";
 /// Name of the lock promise: no two live consumers trust a lock of one
 /// queue at once.
 pub const ONE_LIVE_LOCK: &str = "one live lock per queue";
@@ -178,8 +181,14 @@ pub const PROPERTIES: &[ModelProperty] = &[
         condition: |model, state| Group::of(model, state).messages_run_twice() == 0,
     },
     ModelProperty {
+        name: IN_ORDER,
+        layer: Layer::Fifo,
+        expectation: Expectation::Always,
+        condition: |model, state| Group::of(model, state).out_of_order() == 0,
+    },
+    ModelProperty {
         name: NO_CONCURRENT_CONSUMPTION,
-        layer: Layer::Orderly,
+        layer: Layer::Sequential,
         expectation: Expectation::Always,
         condition: |model, state| Group::of(model, state).consumed_by_two() == 0,
     },

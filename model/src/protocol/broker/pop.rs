@@ -21,7 +21,8 @@ pub enum PopStatus {
     /// Acknowledged: done with.
     Acked,
     /// Its handle expired unacknowledged: revived into the group's pop
-    /// retry topic, to be popped again.
+    /// retry topic, to be popped again (in a FIFO group, popped again at
+    /// its place in the queue).
     Revived,
 }
 
@@ -93,12 +94,11 @@ impl PopTable {
 }
 
 impl BrokerState {
-    /// `POP_MESSAGE` of `queue`: the next waiting messages (at most
-    /// `pullBatchSize`, from the pop offset on), or else one message
-    /// revived into the retry topic, each made invisible under a new
-    /// handle; nothing when neither is there. (RocketMQ reads the retry
-    /// topic first one pop in five: which comes first changes what is
-    /// delivered when, not what is delivered twice.)
+    /// `POP_MESSAGE` of `queue`: a batch ([`batch`], or for a FIFO group
+    /// [`fifo_batch`]), each of its messages made invisible under a new
+    /// handle. (RocketMQ reads the retry topic first one pop in five:
+    /// which comes first changes what is delivered when, not what is
+    /// delivered twice.)
     pub(super) fn pop(
         &self,
         cfg: &Config,
@@ -110,27 +110,19 @@ impl BrokerState {
         let q = usize::from(queue);
         let table = self.disk.pop;
         let end = usize::from(self.log_end(cfg, q));
-        let with = |status| (0..end).find(|&o| table.status(cfg, q, o).0 == status);
-        let (first, last) = match (with(PopStatus::Waiting), with(PopStatus::Revived)) {
-            (Some(first), _) => {
-                let last = (first..end)
-                    .take(cfg.sizes.pull_batch)
-                    .take_while(|&o| table.status(cfg, q, o).0 == PopStatus::Waiting)
-                    .last()
-                    .unwrap_or(first);
-                (first, last + 1)
-            }
-            (None, Some(revived)) => (revived, revived + 1),
-            (None, None) => (0, 0),
+        let (first, last) = if cfg.protocol.fifo {
+            fifo_batch(cfg, table, q, end)
+        } else {
+            batch(cfg, table, q, end)
         };
         let mut next = *self;
-        // The messages of one pop share its handle: fresh messages were
-        // never popped, and a revived one is popped alone.
-        let attempt = if first < last {
-            (table.status(cfg, q, first).1 + 1) & 0b11
-        } else {
-            0
-        };
+        // The messages of one pop share its handle, a new one: fresh
+        // messages were never popped, a revived one is popped alone, and a
+        // FIFO batch is the messages of an expired handle and fresh ones.
+        let attempt = (first..last)
+            .map(|o| (table.status(cfg, q, o).1 + 1) & 0b11)
+            .max()
+            .unwrap_or(0);
         for offset in first..last {
             next.disk
                 .pop
@@ -184,6 +176,45 @@ impl BrokerState {
     }
 }
 
+/// A pop of queue `q` (`PopMessageProcessor`): the next waiting messages
+/// (at most `pullBatchSize`, from the pop offset on), or else one message
+/// revived into the retry topic; nothing when neither is there.
+fn batch(cfg: &Config, table: PopTable, q: usize, end: usize) -> (usize, usize) {
+    let status = |o| table.status(cfg, q, o).0;
+    let with = |wanted| (0..end).find(|&o| status(o) == wanted);
+    match (with(PopStatus::Waiting), with(PopStatus::Revived)) {
+        (Some(first), _) => {
+            let run = (first..end)
+                .take(cfg.sizes.pull_batch)
+                .take_while(|&o| status(o) == PopStatus::Waiting)
+                .count();
+            (first, first + run)
+        }
+        (None, Some(revived)) => (revived, revived + 1),
+        (None, None) => (0, 0),
+    }
+}
+
+/// A FIFO group's pop of queue `q` (`ConsumerOrderInfoManager.checkBlock`):
+/// nothing while a message of the queue is invisible (its last pop's,
+/// neither acknowledged nor expired); else the messages from the first
+/// one not acknowledged on, in order (at most `pullBatchSize`), whether
+/// never popped or expired: an expired message waits at its place.
+fn fifo_batch(cfg: &Config, table: PopTable, q: usize, end: usize) -> (usize, usize) {
+    let status = |o| table.status(cfg, q, o).0;
+    if (0..end).any(|o| status(o) == PopStatus::Invisible) {
+        return (0, 0);
+    }
+    let Some(first) = (0..end).find(|&o| status(o) != PopStatus::Acked) else {
+        return (0, 0);
+    };
+    let run = (first..end)
+        .take(cfg.sizes.pull_batch)
+        .take_while(|&o| status(o) != PopStatus::Acked)
+        .count();
+    (first, first + run)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,11 +223,16 @@ mod tests {
     use rocketmq_rebalance::strategy_from_name;
 
     fn config() -> Config {
+        config_of(false)
+    }
+
+    fn config_of(fifo: bool) -> Config {
         let mut sizes = Scenario::Healthy.layered_sizes(2, false);
         sizes.pull_batch = 2;
         let protocol = ProtocolOptions {
             consumption: Consumption::Pop,
             assignment: Allocator::Server,
+            fifo,
             ..ProtocolOptions::default()
         };
         let avg = strategy_from_name("AVG").unwrap();
@@ -241,5 +277,25 @@ mod tests {
         let (acked, _) = again.ack(&cfg, 0, 0, 1, 2).unwrap();
         assert_eq!(acked.disk.pop.status(&cfg, 0, 0), (PopStatus::Acked, 2));
         assert_eq!(acked.disk.pop.status(&cfg, 0, 1), (PopStatus::Revived, 1));
+    }
+
+    #[test]
+    fn a_fifo_queue_is_blocked_while_its_last_pop_is_invisible_and_popped_again_in_order() {
+        let mut cfg = config_of(true);
+        cfg.sizes.pull_batch = 1;
+        let broker = BrokerState::start(&cfg, 0).0;
+        let c1 = Peer::Consumer(0);
+        let (first, out) = broker.pop(&cfg, c1, 0, false, 0);
+        assert_eq!(popped(&out), (0, 1, 1));
+        // Blocked: message 1 waits until message 0 is settled.
+        let (blocked, out) = first.pop(&cfg, c1, 0, false, 0);
+        assert_eq!((popped(&out), blocked), ((0, 0, 0), first));
+        // Expired, message 0 is popped again before message 1.
+        let (expired, _) = first.revive(&cfg, 0, 0, 1, 1).unwrap();
+        let (again, out) = expired.pop(&cfg, c1, 0, false, 0);
+        assert_eq!(popped(&out), (0, 1, 2));
+        let (acked, _) = again.ack(&cfg, 0, 0, 1, 2).unwrap();
+        let (_, out) = acked.pop(&cfg, c1, 0, false, 0);
+        assert_eq!(popped(&out), (1, 2, 1));
     }
 }
