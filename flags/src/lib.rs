@@ -146,6 +146,13 @@ pub struct ModelArgs {
     /// faults are --lost-acks and --slow-batches.
     #[arg(long, default_value = "push")]
     pub consumption: Consumption,
+    /// With --consumption pop, the group's popShareQueueNum: -1 (the
+    /// default) and anything below 1 give every consumer every queue; N
+    /// gives each consumer its own share by the strategy and the shares of
+    /// the next N consumers of the sorted client ids (allocate4Pop), every
+    /// queue again once N is at least the consumers but one.
+    #[arg(long, default_value = "-1", allow_negative_numbers = true)]
+    pub pop_share_queue_num: i32,
     /// When offsets reach the broker: async (every 5 s and on drop,
     /// one-way: RocketMQ's behaviour) or sync (each batch acknowledged
     /// before the next pull).
@@ -219,6 +226,8 @@ impl ModelArgs {
             }),
             consumption: self.consumption,
             fifo,
+            pop_share: u8::try_from(self.pop_share_queue_num.max(0))
+                .map_err(|_| "--pop-share-queue-num must be at most 255".to_string())?,
             commit: self.commit,
             consume_from: self.consume_from,
             pull_requests: self.pull_requests,

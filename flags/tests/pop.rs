@@ -9,8 +9,8 @@ use rocketmq_rebalance_flags::ModelArgs;
 use rocketmq_rebalance_model::{
     check,
     report::{
-        Report, Status, DUPLICATE_DELIVERY, IN_ORDER, NO_CONCURRENT_CONSUMPTION,
-        NO_DOUBLE_OWNERSHIP, NO_MESSAGE_RUN_TWICE,
+        Report, Status, CONVERGED_WHEN_QUIESCENT, DUPLICATE_DELIVERY, IN_ORDER,
+        NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_MESSAGE_RUN_TWICE, PAUSED_QUEUE,
     },
     CheckOptions,
 };
@@ -18,7 +18,11 @@ use rocketmq_rebalance_model::{
 const GROUP: [&str; 6] = ["--brokers", "1", "--queues", "1", "--consumers", "2"];
 
 fn report(flags: &[&str]) -> Report {
-    let flags: Vec<String> = GROUP.iter().chain(flags).map(|f| f.to_string()).collect();
+    check_flags(&[&GROUP[..], flags].concat())
+}
+
+fn check_flags(flags: &[&str]) -> Report {
+    let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
     let config = ModelArgs::config_from(&flags).unwrap_or_else(|e| panic!("{flags:?}: {e}"));
     let options = CheckOptions {
         threads: 2,
@@ -204,6 +208,45 @@ fn pop_faults_bring_messages_back() {
         let queue_twice = status(&r, NO_CONCURRENT_CONSUMPTION);
         assert_eq!(queue_twice, fifo.then_some(at_once), "{fault} {orderly:?}");
     }
+}
+
+/// With `popShareQueueNum` above 0 the broker assigns each consumer its
+/// own share and its neighbours' in the sorted client ids, found by
+/// `indexOf`: two consumers with one client id get the same queues, and a
+/// third queue is consumed by nobody at rest, as push's shared id leaves
+/// it. With every queue to every consumer (the default) nothing is.
+#[test]
+fn a_pop_share_has_push_s_shared_client_id_collision() {
+    let group = [
+        "--messages",
+        "1",
+        "--brokers",
+        "1",
+        "--queues",
+        "3",
+        "--consumers",
+        "3",
+        "--joins",
+        "0",
+        "--consumption",
+        "pop",
+    ];
+    let shared = ["--scenario", "duplicate-client-id"];
+    let share = ["--pop-share-queue-num", "1"];
+    let with_share = check_flags(&[&group[..], &shared, &share].concat());
+    assert_eq!(with_share.unique_states, 3_450);
+    assert_eq!(
+        status(&with_share, CONVERGED_WHEN_QUIESCENT),
+        Some(Status::Violated)
+    );
+    assert_eq!(status(&with_share, PAUSED_QUEUE), Some(Status::Found));
+    let distinct = check_flags(&[&group[..], &share].concat());
+    assert_eq!(distinct.unique_states, 346_523);
+    assert_eq!(
+        status(&distinct, CONVERGED_WHEN_QUIESCENT),
+        Some(Status::Holds)
+    );
+    assert_eq!(status(&distinct, PAUSED_QUEUE), Some(Status::NotFound));
 }
 
 /// What POP does not model, or cannot mean, is refused with the flag to

@@ -96,7 +96,7 @@
 //! | property | expectation (part) | promise |
 //! |---|---|---|
 //! | `no queue stays double-owned` ([`NO_DOUBLE_OWNERSHIP`](report::NO_DOUBLE_OWNERSHIP)) | always (push) | at rest, no queue is consumed by two live consumers |
-//! | `converged when quiescent` ([`CONVERGED_WHEN_QUIESCENT`](report::CONVERGED_WHEN_QUIESCENT)) | always | at rest, the group agrees and every queue has exactly one owner (with POP, every live subscriber is assigned every queue) |
+//! | `converged when quiescent` ([`CONVERGED_WHEN_QUIESCENT`](report::CONVERGED_WHEN_QUIESCENT)) | always | at rest, the group agrees and every queue has exactly one owner (with POP, each live consumer consumes what its broker assigns it, and every queue is consumed) |
 //! | `member lists agree at rest` ([`AGREE_AT_REST`](report::AGREE_AT_REST)) | always | when messages stop, no broker a consumer may ask contradicts the member list it used |
 //! | `every call answered or failed` ([`EVERY_CALL_ENDS`](report::EVERY_CALL_ENDS)) | always | no consumer waits for an answer that can no longer come: each call it waits on, its answer or its failure is still on its way |
 //! | `transient double ownership` ([`TRANSIENT_DOUBLE`](report::TRANSIENT_DOUBLE)) | sometimes (push) | some state has a queue consumed by two live consumers |

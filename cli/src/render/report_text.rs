@@ -67,6 +67,12 @@ pub fn summary(config: &Config) -> String {
     }
     if sizes.messages > 0 && protocol.consumption == Consumption::Pop {
         line += &format!(", consumption pop, pop batch {}", sizes.pull_batch);
+        if protocol.fifo {
+            line += ", FIFO";
+        }
+        if protocol.pop_share > 0 {
+            line += &format!(", popShareQueueNum {}", protocol.pop_share);
+        }
     } else if sizes.messages > 0 {
         line += &format!(
             ", pull batch {}, commit {}, consume from {}",

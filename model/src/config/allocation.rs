@@ -39,12 +39,21 @@ impl Config {
         if members == 0 && self.has(Variant::GoEmptyListReleasesAll) {
             return Some(0);
         }
-        // `allocate4Pop` with `popShareQueueNum` at -1: every queue of the
-        // route (as queue -1 of each broker) to every member; nothing
-        // when the broker has no member of the group.
         if self.pops() {
-            return (members != 0).then(|| self.route_queues(route, topic));
+            return self.allocate_for_pop(route, topic, members, twice, consumer);
         }
+        self.allocate_by_strategy(route, topic, members, twice, consumer)
+    }
+
+    /// The strategy's share for `consumer`, through the crate, memoised.
+    fn allocate_by_strategy(
+        &self,
+        route: Route,
+        topic: usize,
+        members: ConsumerSet,
+        twice: ConsumerSet,
+        consumer: usize,
+    ) -> Option<QueueSet> {
         let key = (route, topic as u8, members, twice, consumer as u8);
         if let Some(hit) = self.memo.0.read().ok().and_then(|m| m.get(&key).copied()) {
             return hit;
@@ -79,5 +88,45 @@ impl Config {
             memo.insert(key, result);
         }
         result
+    }
+
+    /// `QueryAssignmentProcessor.allocate4Pop`: nothing when the broker
+    /// has no member of the group. With `popShareQueueNum` at its default
+    /// (-1), or at least the members but one, every queue of the route (as
+    /// queue -1 of each broker) to every member. Otherwise each member's
+    /// own share by the strategy, and the shares of the next
+    /// `popShareQueueNum` members of the sorted list after the first entry
+    /// of its client id (`cidAll.indexOf`); with more members than queues,
+    /// the one queue at its index.
+    fn allocate_for_pop(
+        &self,
+        route: Route,
+        topic: usize,
+        members: ConsumerSet,
+        twice: ConsumerSet,
+        consumer: usize,
+    ) -> Option<QueueSet> {
+        if members == 0 {
+            return None;
+        }
+        let all = self.route_queues(route, topic);
+        let mut cids: Vec<usize> = listed(members, twice).collect();
+        let share = usize::from(self.protocol.pop_share);
+        if share == 0 || share + 1 >= cids.len() {
+            return Some(all);
+        }
+        // The broker sorts the ids as Java does.
+        let id = |c: usize| self.consumers[c].client_id.as_str();
+        cids.sort_by(|&a, &b| SortOrder::Java.compare_ids(id(a), id(b)));
+        let index = cids.iter().position(|&c| id(c) == id(consumer))?;
+        let queues: Vec<usize> = members_of(all).collect();
+        if cids.len() > queues.len() {
+            return Some(1 << queues[index % queues.len()]);
+        }
+        (0..=share).try_fold(0, |set, i| {
+            let neighbour = cids[(index + i) % cids.len()];
+            let own = self.allocate_by_strategy(route, topic, members, twice, neighbour)?;
+            Some(set | own)
+        })
     }
 }

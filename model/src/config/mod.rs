@@ -228,6 +228,16 @@ fn validate_pop(sizes: &Sizes, protocol: &ProtocolOptions) -> Result<(), ConfigE
             second: "push consumption (orderly push consumers are --orderly alone)",
         });
     }
+    if protocol.pop_share > 0 && (protocol.consumption == Consumption::Push || protocol.fifo) {
+        return Err(ConfigError::NotTogether {
+            first: "a POP share (popShareQueueNum)",
+            second: if protocol.fifo {
+                "a FIFO group (the proxy gives its consumers every queue)"
+            } else {
+                "push consumption"
+            },
+        });
+    }
     if protocol.consumption == Consumption::Push {
         return match pop_faults().find(|&size| given(size)) {
             Some(size) => Err(ConfigError::PopOnly { size }),

@@ -218,6 +218,10 @@ pub struct ProtocolOptions {
     /// (`clientRebalance` is true for it): these are the 5.x gRPC clients,
     /// which the proxy gives every queue of a FIFO group.
     pub fifo: bool,
+    /// With POP, the group's `popShareQueueNum`: 0 (RocketMQ's -1, and
+    /// anything below 1) gives every consumer every queue; N gives each its
+    /// own share and the shares of the next N consumers (`allocate4Pop`).
+    pub pop_share: u8,
     /// When offsets reach the broker (with messages modelled).
     pub commit: Commit,
     /// Where a consumer starts on a queue without an offset (with messages
@@ -282,6 +286,7 @@ impl Default for ProtocolOptions {
             assignment: Allocator::Client,
             consumption: Consumption::Push,
             fifo: false,
+            pop_share: 0,
             commit: Commit::Async,
             consume_from: ConsumeFrom::Last,
             pull_requests: false,

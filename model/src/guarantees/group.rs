@@ -536,8 +536,15 @@ impl<'a> Group<'a> {
                 if live & self.subscribers(t) == 0 {
                     shares.iter().all(Vec::is_empty)
                 } else if self.cfg.pops() {
-                    // POP assigns every queue to every consumer.
-                    shares.iter().all(|share| *share == all)
+                    // POP's assignments overlap: each live consumer consumes
+                    // what the broker assigns it from the live members, and
+                    // together they consume every queue.
+                    let topic = self.cfg.topic_queues(t);
+                    let assigned = self.consumed().all(|(i, consumed)| {
+                        Some(consumed & topic) == self.cfg.allocate(route, t, live, 0, i)
+                    });
+                    let covered = self.consumed().fold(0, |set, (_, c)| set | c);
+                    assigned && self.cfg.route_queues(route, t) & !covered == 0
                 } else {
                     is_partition(&all, &shares)
                 }
