@@ -3,24 +3,12 @@
 //! same run without the failover: committed messages are consumed again,
 //! and with orderly consumption a queue is consumed by two at once.
 
-use rocketmq_rebalance_flags::ModelArgs;
-use rocketmq_rebalance_model::{
-    check,
-    report::{Report, Status, DUPLICATE_DELIVERY, NO_CONCURRENT_CONSUMPTION, ONE_LIVE_LOCK},
-    CheckOptions,
-};
+mod common;
 
-fn report(flags: &[&str]) -> Report {
-    let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
-    let config = ModelArgs::config_from(&flags).unwrap_or_else(|e| panic!("{flags:?}: {e}"));
-    let options = CheckOptions {
-        threads: 2,
-        ..CheckOptions::default()
-    };
-    let report = check(config, &options, |_| {});
-    assert!(report.complete(), "{flags:?}");
-    report
-}
+use common::complete_report as report;
+use rocketmq_rebalance_model::report::{
+    Report, Status, DUPLICATE_DELIVERY, NO_CONCURRENT_CONSUMPTION, ONE_LIVE_LOCK,
+};
 
 fn status(report: &Report, name: &str) -> Status {
     report.property(name).expect("reported").status

@@ -5,32 +5,18 @@
 //! an opt-in test). Two consumers of one broker's one queue, two messages
 //! (one with a broker restart, whose space is larger).
 
+mod common;
+
 use rocketmq_rebalance_flags::ModelArgs;
-use rocketmq_rebalance_model::{
-    check,
-    report::{
-        Report, Status, CONVERGED_WHEN_QUIESCENT, DUPLICATE_DELIVERY, IN_ORDER,
-        NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_MESSAGE_RUN_TWICE, PAUSED_QUEUE,
-    },
-    CheckOptions,
+use rocketmq_rebalance_model::report::{
+    Report, Status, CONVERGED_WHEN_QUIESCENT, DUPLICATE_DELIVERY, IN_ORDER,
+    NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_MESSAGE_RUN_TWICE, PAUSED_QUEUE,
 };
 
 const GROUP: [&str; 6] = ["--brokers", "1", "--queues", "1", "--consumers", "2"];
 
 fn report(flags: &[&str]) -> Report {
-    check_flags(&[&GROUP[..], flags].concat())
-}
-
-fn check_flags(flags: &[&str]) -> Report {
-    let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
-    let config = ModelArgs::config_from(&flags).unwrap_or_else(|e| panic!("{flags:?}: {e}"));
-    let options = CheckOptions {
-        threads: 2,
-        ..CheckOptions::default()
-    };
-    let report = check(config, &options, |_| {});
-    assert!(report.complete(), "{flags:?}");
-    report
+    common::complete_report(&[&GROUP[..], flags].concat())
 }
 
 fn status(report: &Report, name: &str) -> Option<Status> {
@@ -233,14 +219,14 @@ fn a_pop_share_has_push_s_shared_client_id_collision() {
     ];
     let shared = ["--scenario", "duplicate-client-id"];
     let share = ["--pop-share-queue-num", "1"];
-    let with_share = check_flags(&[&group[..], &shared, &share].concat());
+    let with_share = common::complete_report(&[&group[..], &shared, &share].concat());
     assert_eq!(with_share.unique_states, 3_450);
     assert_eq!(
         status(&with_share, CONVERGED_WHEN_QUIESCENT),
         Some(Status::Violated)
     );
     assert_eq!(status(&with_share, PAUSED_QUEUE), Some(Status::Found));
-    let distinct = check_flags(&[&group[..], &share].concat());
+    let distinct = common::complete_report(&[&group[..], &share].concat());
     assert_eq!(distinct.unique_states, 346_523);
     assert_eq!(
         status(&distinct, CONVERGED_WHEN_QUIESCENT),
