@@ -8,9 +8,14 @@
 mod common;
 
 use rocketmq_rebalance_flags::ModelArgs;
-use rocketmq_rebalance_model::report::{
-    Report, Status, CONVERGED_WHEN_QUIESCENT, DUPLICATE_DELIVERY, IN_ORDER,
-    NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_MESSAGE_RUN_TWICE, PAUSED_QUEUE,
+use rocketmq_rebalance_model::{
+    check,
+    report::{
+        Report, Status, CONVERGED_WHEN_QUIESCENT, CONVERGES, DUPLICATE_DELIVERY,
+        EVERY_MESSAGE_CONSUMED, IN_ORDER, NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP,
+        NO_MESSAGE_RUN_TWICE, PAUSED_QUEUE,
+    },
+    CheckOptions,
 };
 
 const GROUP: [&str; 6] = ["--brokers", "1", "--queues", "1", "--consumers", "2"];
@@ -233,6 +238,35 @@ fn a_pop_share_has_push_s_shared_client_id_collision() {
         Some(Status::Holds)
     );
     assert_eq!(status(&distinct, PAUSED_QUEUE), Some(Status::NotFound));
+}
+
+/// Under fairness every message is consumed and acknowledged, and the
+/// group converges, whatever POP's own faults did, and after a crash.
+#[test]
+fn pop_faults_leave_every_message_consumed_under_fairness() {
+    let base = ["--messages", "2", "--joins", "0", "--consumption", "pop"];
+    for fault in [
+        "--lost-acks",
+        "--consume-failures",
+        "--slow-batches",
+        "--crashes",
+    ] {
+        for orderly in [&[][..], &["--orderly"]] {
+            let flags = [&GROUP[..], &base, orderly, &[fault, "1"]].concat();
+            let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+            let config = ModelArgs::config_from(&flags).expect("a configuration");
+            let options = CheckOptions {
+                threads: 2,
+                liveness: true,
+                ..CheckOptions::default()
+            };
+            let r = check(config, &options, |_| {});
+            assert!(r.complete(), "{flags:?}");
+            for name in [EVERY_MESSAGE_CONSUMED, CONVERGES] {
+                assert_eq!(status(&r, name), Some(Status::Holds), "{name}: {flags:?}");
+            }
+        }
+    }
 }
 
 /// What POP does not model, or cannot mean, is refused with the flag to

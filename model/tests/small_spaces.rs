@@ -11,8 +11,8 @@
 
 use rocketmq_rebalance_model::{
     configuration::{
-        Allocator, Commit, Config, ConsumeFrom, LockTiming, NetworkKind, ProtocolOptions, Scenario,
-        Sizes,
+        Allocator, Commit, Config, ConsumeFrom, Consumption, LockTiming, NetworkKind,
+        ProtocolOptions, Scenario, Sizes,
     },
     report::{Expectation, Report, Status},
 };
@@ -830,6 +830,142 @@ fn every_orderly_switch() {
         queue removal: 4053 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         queue removal, lost unlock: 8633 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
         queue removal, slow batch: 12115 states; violated []; not found [transient double ownership, transient orphaned queue, duplicate delivery, paused queue]; harms 1 0 0 0
+        ",
+    );
+}
+
+/// POP consumption at its smallest: each of its faults, a FIFO group, and
+/// the changes push is compared with (`docs/pop.md`).
+#[test]
+fn every_pop_switch() {
+    let pop = ProtocolOptions {
+        consumption: Consumption::Pop,
+        assignment: Allocator::Server,
+        ..ProtocolOptions::default()
+    };
+    let fifo = ProtocolOptions { fifo: true, ..pop };
+    let settled = Sizes {
+        joins: Some(0),
+        ..ONE_MESSAGE
+    };
+    let actual = vec![
+        healthy("pop, cold", COLD, pop),
+        healthy("pop, join", ONE_MESSAGE, pop),
+        healthy(
+            "pop, leave",
+            Sizes {
+                leaves: 1,
+                ..settled
+            },
+            pop,
+        ),
+        healthy(
+            "pop, crash",
+            Sizes {
+                crashes: 1,
+                ..settled
+            },
+            pop,
+        ),
+        healthy(
+            "pop, kill",
+            Sizes {
+                kills: 1,
+                ..settled
+            },
+            pop,
+        ),
+        healthy(
+            "pop, broker restart, one consumer",
+            Sizes {
+                consumers: 1,
+                broker_restarts: 1,
+                ..settled
+            },
+            pop,
+        ),
+        healthy(
+            "pop, lost ack",
+            Sizes {
+                lost_acks: 1,
+                ..settled
+            },
+            pop,
+        ),
+        healthy(
+            "pop, slow batch",
+            Sizes {
+                slow_batches: 1,
+                ..settled
+            },
+            pop,
+        ),
+        healthy(
+            "pop, consume failure",
+            Sizes {
+                consume_failures: 1,
+                ..settled
+            },
+            pop,
+        ),
+        healthy(
+            "pop, two messages a pop",
+            Sizes {
+                messages: 2,
+                pull_batch: 2,
+                ..settled
+            },
+            pop,
+        ),
+        healthy("fifo, join", ONE_MESSAGE, fifo),
+        healthy(
+            "fifo, slow batch",
+            Sizes {
+                slow_batches: 1,
+                ..settled
+            },
+            fifo,
+        ),
+        healthy(
+            "fifo, lost ack, two messages",
+            Sizes {
+                messages: 2,
+                lost_acks: 1,
+                ..settled
+            },
+            fifo,
+        ),
+        case(
+            "pop share, three consumers, a shared client id",
+            Scenario::DuplicateClientId,
+            Sizes {
+                consumers: 3,
+                queues: 3,
+                ..settled
+            },
+            ProtocolOptions {
+                pop_share: 1,
+                ..pop
+            },
+        ),
+    ];
+    assert_lines(
+        &actual,
+        "
+        pop, cold: 68 states; violated []; not found [duplicate delivery, paused queue]; harms 1 0 0 0
+        pop, join: 2143 states; violated []; not found [duplicate delivery, paused queue]; harms 1 0 0 0
+        pop, leave: 440 states; violated []; not found [paused queue]; harms 2 1 1 0
+        pop, crash: 331 states; violated []; not found [duplicate delivery, paused queue]; harms 1 0 0 0
+        pop, kill: 331 states; violated []; not found [duplicate delivery, paused queue]; harms 1 0 0 0
+        pop, broker restart, one consumer: 866 states; violated []; not found [paused queue]; harms 2 1 1 0
+        pop, lost ack: 203 states; violated []; not found [paused queue]; harms 2 1 1 0
+        pop, slow batch: 190 states; violated [no message consumed by two at once]; not found [paused queue]; harms 2 1 1 0
+        pop, consume failure: 203 states; violated []; not found [paused queue]; harms 2 1 1 0
+        pop, two messages a pop: 55 states; violated []; not found [duplicate delivery, paused queue]; harms 1 0 0 0
+        fifo, join: 2143 states; violated []; not found [duplicate delivery, paused queue]; harms 1 0 0 0
+        fifo, slow batch: 190 states; violated [no message consumed by two at once, no queue consumed by two at once]; not found [paused queue]; harms 2 1 1 0
+        fifo, lost ack, two messages: 674 states; violated []; not found [paused queue]; harms 2 1 1 0
+        pop share, three consumers, a shared client id: 3450 states; violated [converged when quiescent]; not found [full convergence, duplicate delivery]; harms 1 0 0 1
         ",
     );
 }
