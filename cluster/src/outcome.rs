@@ -6,9 +6,9 @@ use serde::Serialize;
 
 use rocketmq_rebalance_model::report::{
     AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, DUPLICATE_DELIVERY, EVERY_CALL_ENDS,
-    EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN, FULL_CONVERGENCE,
-    NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_LONG_STALL, NO_MESSAGE_SKIPPED,
-    ONE_LIVE_LOCK, PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
+    EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN, FULL_CONVERGENCE, IN_ORDER,
+    NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_LONG_STALL, NO_MESSAGE_RUN_TWICE,
+    NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK, PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
 };
 
 use crate::observe::{Observer, Sighting};
@@ -301,6 +301,10 @@ pub fn why_not_compared(name: &str) -> Option<&'static str> {
         NO_LONG_STALL => {
             "not observed yet: a stall is a wait of an owned queue measured in the \
              model's ticks or its owner's steps, which the observer does not count"
+        }
+        NO_MESSAGE_RUN_TWICE | IN_ORDER => {
+            "POP's: the harness runs push consumers only, and `rebalance cluster` refuses \
+             a POP model"
         }
         CONVERGES | EVERY_MESSAGE_CONSUMED | EVERY_QUEUE_CONSUMED_AGAIN => {
             "an eventually property under fairness: its counterexample is an infinite \
