@@ -110,11 +110,12 @@ impl Config {
             return None;
         }
         let all = self.route_queues(route, topic);
-        let mut cids: Vec<usize> = listed(members, twice).collect();
         let share = usize::from(self.protocol.pop_share);
-        if share == 0 || share + 1 >= cids.len() {
+        // The common case, every queue, allocates nothing.
+        if share == 0 || share + 1 >= listed(members, twice).count() {
             return Some(all);
         }
+        let mut cids: Vec<usize> = listed(members, twice).collect();
         // The broker sorts the ids as Java does.
         let id = |c: usize| self.consumers[c].client_id.as_str();
         cids.sort_by(|&a, &b| SortOrder::Java.compare_ids(id(a), id(b)));
