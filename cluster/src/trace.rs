@@ -35,8 +35,9 @@ use serde_json::{Map, Value};
 /// orchestrator's `run` event. Adding, removing or retyping a field makes
 /// a new version; this program reads the versions of [`Version::READ`].
 /// Version 2 added `c.consume.interrupted` and a broker's `b.life
-/// starting`; a version 1 trace has neither.
-pub const SCHEMA: u64 = 2;
+/// starting`; a version 1 trace has neither. Version 3 added a POP
+/// consumer's batches, named by their messages' ids (`msgs`).
+pub const SCHEMA: u64 = 3;
 
 /// Why a line is not an event of this schema.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -285,8 +286,14 @@ request_codes! {
     UNREGISTER_BROKER = 104,
     /// A topic's route, asked of a name server.
     GET_ROUTEINFO_BY_TOPIC = 105,
-    /// A consumer's share, computed by its broker (server-side allocation).
+    /// A consumer's share, computed by its broker (server-side allocation;
+    /// with POP, the queues it may pop, `broker-a:-1` for all of a broker's).
     QUERY_ASSIGNMENT = 400,
+    /// A POP consumer's acknowledgement of a popped message.
+    ACK_MESSAGE = 200051,
+    /// A POP consumer's new invisible time for a popped message (its
+    /// listener's `RECONSUME_LATER`).
+    CHANGE_MESSAGE_INVISIBLETIME = 200053,
 }
 
 impl RequestCode {
@@ -428,7 +435,7 @@ pub struct Version(pub u64);
 
 impl Version {
     /// The versions read.
-    pub const READ: &'static [u64] = &[1, SCHEMA];
+    pub const READ: &'static [u64] = &[1, 2, SCHEMA];
 }
 
 impl Plain for Version {
@@ -1018,6 +1025,10 @@ tagged! {
             queue: String,
             /// The batch's offsets.
             offsets: Vec<i64>,
+            /// A POP consumer's batch: its messages' ids (`UNIQ_KEY`, which a
+            /// revived message keeps), where `queue` is the assignment's
+            /// (`broker-a:-1`) and `offsets` are as popped (schema 3).
+            msgs: Option<Vec<String>>,
         }
         /// A batch the application finished.
         ConsumeEnd = "c.consume.end" {
@@ -1027,6 +1038,10 @@ tagged! {
             queue: String,
             /// The batch's offsets.
             offsets: Vec<i64>,
+            /// A POP consumer's batch: its messages' ids (`UNIQ_KEY`, which a
+            /// revived message keeps), where `queue` is the assignment's
+            /// (`broker-a:-1`) and `offsets` are as popped (schema 3).
+            msgs: Option<Vec<String>>,
         }
         /// A batch the application stopped when its thread was interrupted
         /// (a graceful shutdown's `shutdownNow`), unconsumed: a listener
@@ -1038,6 +1053,10 @@ tagged! {
             queue: String,
             /// The batch's offsets.
             offsets: Vec<i64>,
+            /// A POP consumer's batch: its messages' ids (`UNIQ_KEY`, which a
+            /// revived message keeps), where `queue` is the assignment's
+            /// (`broker-a:-1`) and `offsets` are as popped (schema 3).
+            msgs: Option<Vec<String>>,
         }
         /// A consumer's rule that fired on a request or a notification, or
         /// at its listener (code 0: the application failed the batch).
@@ -1466,10 +1485,10 @@ mod tests {
         assert!(one(changed)
             .unwrap_err()
             .contains("field `divided`: missing"));
-        let topology = r#"{"t":1,"p":"cluster","seq":1,"ev":"topology","schema":3,"rocketmq_version":"5.3.3","jdk":"17","spec":{"group":"g","topics":[],"brokers":[]}}"#;
+        let topology = r#"{"t":1,"p":"cluster","seq":1,"ev":"topology","schema":4,"rocketmq_version":"5.3.3","jdk":"17","spec":{"group":"g","topics":[],"brokers":[]}}"#;
         let err = one(topology).unwrap_err();
-        assert!(err.starts_with("`topology`, field `schema`: expected a schema version this program reads (1, 2), found 3"), "{err}");
-        assert!(one(&topology.replace(r#""schema":3"#, r#""schema":1"#)).is_ok());
+        assert!(err.starts_with("`topology`, field `schema`: expected a schema version this program reads (1, 2, 3), found 4"), "{err}");
+        assert!(one(&topology.replace(r#""schema":4"#, r#""schema":1"#)).is_ok());
         let trace = format!("{RUN}\n{}", member(r#","members":"c1""#));
         assert!(parse(&trace)
             .unwrap_err()

@@ -27,10 +27,12 @@ import org.apache.rocketmq.common.MixAll;
 import org.apache.rocketmq.common.TopicConfig;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageQueue;
+import org.apache.rocketmq.common.message.MessageRequestMode;
 import org.apache.rocketmq.common.namesrv.NamesrvConfig;
 import org.apache.rocketmq.namesrv.NamesrvController;
 import org.apache.rocketmq.remoting.netty.NettyClientConfig;
 import org.apache.rocketmq.remoting.netty.NettyServerConfig;
+import org.apache.rocketmq.remoting.protocol.body.SetMessageRequestModeRequestBody;
 import org.apache.rocketmq.remoting.protocol.route.QueueData;
 import org.apache.rocketmq.remoting.protocol.route.TopicRouteData;
 import org.apache.rocketmq.store.config.BrokerRole;
@@ -210,7 +212,11 @@ public final class ClusterMain {
         storeConfig.setMappedFileSizeConsumeQueue(6000 * 20);
         storeConfig.setMaxIndexNum(1000);
         storeConfig.setMaxHashSlotNum(4000);
-        storeConfig.setTimerWheelEnable(false);
+        // POP needs the timer wheel: a pop's checkpoint waits in it until its invisible time
+        // ends (the broker refuses POP_MESSAGE and skips every revive without it).
+        boolean pop = "pop".equals(spec.getString("consumption"));
+        storeConfig.setTimerWheelEnable(pop);
+        storeConfig.setMappedFileSizeTimerLog(4 * 1024 * 1024);
         Settings.apply(storeConfig, spec.getJSONObject("store_config"));
         if (slave != null) {
             config.setBrokerId(1);
@@ -237,10 +243,29 @@ public final class ClusterMain {
                 int queues = t.getIntValue("queues");
                 TopicConfig topic = new TopicConfig(t.getString("name"), queues, queues);
                 controller.getTopicConfigManager().updateTopicConfig(topic);
+                if (pop) {
+                    popMode(controller, t.getString("name"));
+                }
             }
         }
         controller.start();
         return controller;
+    }
+
+    /**
+     * The group's mode on {@code topic} set to POP, as {@code mqadmin setConsumeMode} sets it
+     * ({@code SET_MESSAGE_REQUEST_MODE}), in process: {@code QUERY_ASSIGNMENT} then answers
+     * {@code allocate4Pop}'s assignment, every queue of the broker as queue id -1 at the default
+     * {@code popShareQueueNum} (-1).
+     */
+    private void popMode(BrokerController controller, String topic) {
+        SetMessageRequestModeRequestBody body = new SetMessageRequestModeRequestBody();
+        body.setTopic(topic);
+        body.setConsumerGroup(group);
+        body.setMode(MessageRequestMode.POP);
+        body.setPopShareQueueNum(-1);
+        controller.getQueryAssignmentProcessor().getMessageRequestModeManager()
+                .setMessageRequestMode(topic, group, body);
     }
 
     private void stopBroker(String name) {

@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -22,16 +23,21 @@ import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAverage
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragelyByCircle;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueConsistentHash;
 import org.apache.rocketmq.client.impl.MQClientManager;
+import org.apache.rocketmq.client.impl.consumer.RebalanceImpl;
 import org.apache.rocketmq.client.impl.factory.MQClientInstance;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.MessageClientIDSetter;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
+import org.apache.rocketmq.common.message.MessageQueueAssignment;
 import org.apache.rocketmq.remoting.RPCHook;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.apache.rocketmq.remoting.protocol.body.LockBatchRequestBody;
 import org.apache.rocketmq.remoting.protocol.body.LockBatchResponseBody;
+import org.apache.rocketmq.remoting.protocol.body.QueryAssignmentRequestBody;
+import org.apache.rocketmq.remoting.protocol.body.QueryAssignmentResponseBody;
 import org.apache.rocketmq.remoting.protocol.body.UnlockBatchRequestBody;
 import org.apache.rocketmq.remoting.protocol.header.GetConsumerListByGroupResponseBody;
 import org.apache.rocketmq.remoting.protocol.route.QueueData;
@@ -42,7 +48,9 @@ import org.apache.rocketmq.remoting.protocol.route.TopicRouteData;
  * processes sharing a client id are real. Observes through public extension points only: an
  * {@link RPCHook} (requests, responses, incoming notifications), a wrapping allocation strategy
  * (every client-side round), the message-queue listener and the message listener (each
- * delivery). Argument: the path of its consumer file (JSON, written by the orchestrator).
+ * delivery). A POP consumer (its file's {@code consumption}) asks the brokers for its assignment
+ * and pops; its batches are traced with their messages' ids. Argument: the path of its consumer
+ * file (JSON, written by the orchestrator).
  * Commands: {@code start}, {@code shutdown}, {@code subscribe}, {@code unsubscribe}, {@code
  * rule}, {@code release}.
  */
@@ -52,7 +60,8 @@ public final class ConsumerAgent {
             RequestCode.LOCK_BATCH_MQ, RequestCode.UNLOCK_BATCH_MQ,
             RequestCode.QUERY_CONSUMER_OFFSET, RequestCode.UPDATE_CONSUMER_OFFSET,
             RequestCode.GET_ROUTEINFO_BY_TOPIC, RequestCode.QUERY_ASSIGNMENT,
-            RequestCode.NOTIFY_CONSUMER_IDS_CHANGED);
+            RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, RequestCode.ACK_MESSAGE,
+            RequestCode.CHANGE_MESSAGE_INVISIBLETIME);
 
     private final JSONObject spec;
     private final Map<String, String> peers;
@@ -61,6 +70,12 @@ public final class ConsumerAgent {
     private final Hook hook;
     /** Its listener ends a batch when its thread is interrupted (script: {@code listener}). */
     private final boolean stopsOnInterrupt;
+    /**
+     * A POP consumer (script: {@code consumption}): it asks the broker for its assignment and
+     * pops, and its batches are traced with their messages' ids, which a revived message keeps
+     * (its queue and offset are then the retry topic's).
+     */
+    private final boolean pop;
 
     private ConsumerAgent(JSONObject spec) throws Exception {
         this.spec = spec;
@@ -75,6 +90,10 @@ public final class ConsumerAgent {
         consumer.setConsumeFromWhere(ConsumeFromWhere.valueOf(spec.getString("consume_from")));
         consumer.setConsumeThreadMin(4);
         consumer.setConsumeThreadMax(4);
+        pop = "pop".equals(spec.getString("consumption"));
+        // The group's mode on the brokers is POP; the client asks them only without its own
+        // rebalance (RebalancePushImpl.clientRebalance).
+        consumer.setClientRebalance(!pop);
         Settings.apply(consumer, spec.getJSONObject("client_config"));
         for (Object topic : spec.getJSONArray("topics")) {
             consumer.subscribe((String) topic, "*");
@@ -108,8 +127,10 @@ public final class ConsumerAgent {
      */
     private List<MessageQueue> tableOf(String topic) {
         List<MessageQueue> queues = new ArrayList<>();
-        for (MessageQueue mq : consumer.getDefaultMQPushConsumerImpl().getRebalanceImpl()
-                .getProcessQueueTable().keySet()) {
+        RebalanceImpl rebalance = consumer.getDefaultMQPushConsumerImpl().getRebalanceImpl();
+        Set<MessageQueue> table = new HashSet<>(rebalance.getProcessQueueTable().keySet());
+        table.addAll(rebalance.getPopProcessQueueTable().keySet());
+        for (MessageQueue mq : table) {
             if (mq.getTopic().equals(topic)) {
                 queues.add(mq);
             }
@@ -138,26 +159,32 @@ public final class ConsumerAgent {
     private boolean consume(MessageQueue mq, List<MessageExt> msgs) {
         String queue = mq.getBrokerName() + ":" + mq.getQueueId();
         List<Long> offsets = new ArrayList<>();
+        List<String> ids = new ArrayList<>();
         for (MessageExt m : msgs) {
             offsets.add(m.getQueueOffset());
+            ids.add(MessageClientIDSetter.getUniqID(m));
         }
-        Trace.emit("c.consume.begin", "topic", mq.getTopic(), "queue", queue, "offsets", offsets);
+        // A POP batch's queue is its assignment's (queue id -1) and may hold messages of several
+        // queues and of the retry topic: its messages are named by id.
+        Object[] batch = pop
+                ? new Object[] {"topic", mq.getTopic(), "queue", queue, "offsets", offsets, "msgs", ids}
+                : new Object[] {"topic", mq.getTopic(), "queue", queue, "offsets", offsets};
+        Trace.emit("c.consume.begin", batch);
         Rules.Action action =
                 Rules.at("listener", 0, clientId, mq.getBrokerName(), queue, !stopsOnInterrupt);
         if (action != Rules.Action.PASS) {
             Trace.emit("c.fault", "code", 0, "peer", mq.getBrokerName(), "action",
                     action.name().toLowerCase());
-            Trace.emit("c.consume.end", "topic", mq.getTopic(), "queue", queue, "offsets", offsets);
+            Trace.emit("c.consume.end", batch);
             return false;
         }
         // The application's work on the batch, the workload of the script.
         work(spec.getLongValue("consume_ms") * msgs.size());
         if (stopsOnInterrupt && Thread.currentThread().isInterrupted()) {
-            Trace.emit("c.consume.interrupted", "topic", mq.getTopic(), "queue", queue,
-                    "offsets", offsets);
+            Trace.emit("c.consume.interrupted", batch);
             return false;
         }
-        Trace.emit("c.consume.end", "topic", mq.getTopic(), "queue", queue, "offsets", offsets);
+        Trace.emit("c.consume.end", batch);
         return true;
     }
 
@@ -309,6 +336,14 @@ public final class ConsumerAgent {
                 } else if (code == RequestCode.LOCK_BATCH_MQ) {
                     detail = BrokerHook.lockedQueueNames(LockBatchResponseBody.decode(
                             response.getBody(), LockBatchResponseBody.class).getLockOKMQSet());
+                } else if (code == RequestCode.QUERY_ASSIGNMENT) {
+                    List<MessageQueue> assigned = new ArrayList<>();
+                    for (MessageQueueAssignment a : QueryAssignmentResponseBody.decode(
+                            response.getBody(), QueryAssignmentResponseBody.class)
+                            .getMessageQueueAssignments()) {
+                        assigned.add(a.getMessageQueue());
+                    }
+                    detail = BrokerHook.queueNames(assigned);
                 } else if (code == RequestCode.GET_ROUTEINFO_BY_TOPIC) {
                     // The route answered: each broker's read queues.
                     Map<String, Integer> route = new java.util.TreeMap<>();
@@ -319,8 +354,13 @@ public final class ConsumerAgent {
                     detail = route;
                 }
             }
-            String topic = code == RequestCode.GET_ROUTEINFO_BY_TOPIC && request.getExtFields() != null
-                    ? request.getExtFields().get("topic") : null;
+            String topic = null;
+            if (code == RequestCode.GET_ROUTEINFO_BY_TOPIC && request.getExtFields() != null) {
+                topic = request.getExtFields().get("topic");
+            } else if (code == RequestCode.QUERY_ASSIGNMENT && request.getBody() != null) {
+                topic = QueryAssignmentRequestBody.decode(request.getBody(),
+                        QueryAssignmentRequestBody.class).getTopic();
+            }
             Trace.emit("c.resp", "code", code, "peer", peers.getOrDefault(remoteAddr, remoteAddr),
                     "opaque", request.getOpaque(), "status",
                     response == null ? null : response.getCode(), "detail", detail,

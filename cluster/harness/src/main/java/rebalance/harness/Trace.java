@@ -18,7 +18,7 @@ import java.util.Map;
  */
 final class Trace {
     /** The trace schema's version; the orchestrator refuses a trace of another. */
-    static final int SCHEMA = 2;
+    static final int SCHEMA = 3;
 
     /** Guards {@link #seq}: a stamp and its number are taken together. */
     private static final Object STAMP = new Object();
