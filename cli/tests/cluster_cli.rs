@@ -249,6 +249,51 @@ fn a_join_under_load_hands_one_queue_over_with_a_measured_pause() {
     assert_eq!(r["never_delivered"], 0);
 }
 
+/// A POP group (`cluster/scenarios/pop-*.json`): the group's mode POP on
+/// the broker, consumers without their own rebalance. A consumer that
+/// shuts down while its batch runs never acknowledges it, and the message
+/// comes back to the other consumer after its invisible time.
+#[test]
+fn a_pop_consumer_leaving_mid_batch_has_its_message_consumed_again() {
+    if !java_and_maven() {
+        return;
+    }
+    let r = real(&["--scenario", "pop-leave"]);
+    assert_eq!(status(&r, "duplicate delivery"), ("found", "found"));
+    assert_eq!(
+        status(&r, "no message consumed by two at once"),
+        ("holds", "holds")
+    );
+    assert_eq!(r["never_delivered"], 0);
+}
+
+/// The other POP scripts (their recorded runs are judged on every run by
+/// `cluster/tests/recorded_traces.rs`).
+#[test]
+#[ignore = "the full real-cluster suite: -- --include-ignored"]
+fn pop_joins_kills_crashes_and_slow_batches_match_the_model() {
+    if !java_and_maven() {
+        return;
+    }
+    for (scenario, property, verdicts) in [
+        ("pop-join", "duplicate delivery", ("not-found", "not-found")),
+        ("pop-kill", "duplicate delivery", ("not-found", "not-found")),
+        (
+            "pop-crash",
+            "duplicate delivery",
+            ("not-found", "not-found"),
+        ),
+        (
+            "pop-slow-batch",
+            "no message consumed by two at once",
+            ("violated", "violated"),
+        ),
+    ] {
+        let r = real(&["--scenario", scenario]);
+        assert_eq!(status(&r, property), verdicts, "{scenario}");
+    }
+}
+
 /// Randomised runs, each validated against the model of its picks: the
 /// seeds 1 to `REBALANCE_RANDOM_RUNS` (1 unless set; the full suite runs
 /// `REBALANCE_RANDOM_RUNS=20`).
@@ -304,7 +349,8 @@ fn bad_input_exits_2_before_starting_anything() {
     let out = rebalance(&["--script", script.to_str().expect("a UTF-8 path")]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("--failovers 1"));
-    // A script whose model pops: the harness runs push consumers only.
+    // A script whose model pops and whose consumers push, and one of an
+    // orderly POP group (a FIFO group, the proxy's gRPC clients).
     let script = dir.join("pop.json");
     std::fs::write(
         &script,
@@ -315,7 +361,18 @@ fn bad_input_exits_2_before_starting_anything() {
     .expect("the script writes");
     let out = rebalance(&["--script", script.to_str().expect("a UTF-8 path")]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("push consumers only"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the two must agree"));
+    std::fs::write(
+        &script,
+        r#"{"scenario":"healthy","what":"w","consumption":"pop","orderly":true,
+            "model":["--brokers","1","--consumers","1","--messages","1","--consumption","pop",
+                     "--orderly"],
+            "brokers":1,"consumers":[{"name":"c1"}],"steps":[{"start":"c1"}]}"#,
+    )
+    .expect("the script writes");
+    let out = rebalance(&["--script", script.to_str().expect("a UTF-8 path")]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("FIFO group"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -34,7 +34,7 @@ use crate::harms::{self, Harms};
 use crate::outcome::{compare, not_compared, Mismatch, NotCompared, Outcome};
 use crate::random::random_script;
 use crate::run::{self, prepare, RunOptions, RunResult};
-use crate::script::{harms_path, scenario_path, Script};
+use crate::script::{self, harms_path, scenario_path, Script};
 use crate::trace::Event;
 use crate::translate::{restarts_with_downtime, same_sizes, validate, Start, Validation};
 use crate::ClusterError;
@@ -179,10 +179,21 @@ impl Plan {
         };
         let model = ModelArgs::config_from(&script.model)
             .map_err(|e| ClusterError::BadInput(format!("{origin}: its model flags: {e}")))?;
-        if model.protocol.consumption == Consumption::Pop {
+        let pops = model.protocol.consumption == Consumption::Pop;
+        let word = |pop: bool| if pop { "pop" } else { "push" };
+        if pops != (script.consumption == script::Consumption::Pop) {
             return Err(ClusterError::BadInput(format!(
-                "{origin}: its model flags: --consumption pop, but the harness runs push \
-                 consumers only"
+                "{origin}: its model flags consume by {} and its \"consumption\" is \"{}\": \
+                 the two must agree",
+                word(pops),
+                word(!pops),
+            )));
+        }
+        if pops && script.orderly {
+            return Err(ClusterError::BadInput(format!(
+                "{origin}: an orderly POP group is a FIFO group of the gRPC clients through the \
+                 proxy, which the harness does not run (the remoting client never pops for an \
+                 orderly listener)"
             )));
         }
         // Trace validation needs the model at the run's own sizes.

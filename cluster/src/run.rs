@@ -226,7 +226,7 @@ pub fn run(
     let group = format!("rebalance-{}", script.scenario);
     let cluster_spec = json!({
         "run_dir": opts.run_dir,
-        "group": group,
+        "group": group, "consumption": script.consumption,
         "name_servers": ns_ports.iter().map(|(n, p)| json!({"name": n, "port": p})).collect::<Vec<_>>(),
         "relays": script.relays.iter().map(|r| json!({"name": r.name, "port": relay_ports[r.name.as_str()],
                                                         "target_port": ns_ports[&r.name_server]})).collect::<Vec<_>>(),
@@ -280,6 +280,7 @@ pub fn run(
                 "namesrv": format!("127.0.0.1:{}", ns_ports[ns]),
                 "topics": c.topics.clone().unwrap_or_else(|| vec![Script::TOPIC.to_owned()]),
                 "orderly": script.orderly, "strategy": script.strategy,
+                "consumption": script.consumption,
                 "consume_from": script.consume_from, "consume_ms": c.consume_ms,
                 "listener": c.listener,
                 "broker_pick": script.broker_pick, "peers": peers,

@@ -24,6 +24,13 @@ pub struct Script {
     /// Orderly consumption (`rebalance check --orderly`).
     #[serde(default)]
     pub orderly: bool,
+    /// How the group consumes (`rebalance check --consumption`): `push`
+    /// (the default) or `pop` (the group's mode on every broker set to POP,
+    /// and each consumer a remoting push consumer without its own
+    /// rebalance, `setClientRebalance(false)`, which pops what
+    /// `QUERY_ASSIGNMENT` assigns it).
+    #[serde(default)]
+    pub consumption: Consumption,
     /// One line: what happens.
     pub what: String,
     /// The model flags of the configuration it replays, as `rebalance
@@ -128,6 +135,17 @@ pub struct RelaySpec {
     pub broker: String,
     /// The name server it leads to.
     pub name_server: String,
+}
+
+/// How a script's group consumes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Consumption {
+    /// Pulls of the queues its own rebalance allocates.
+    #[default]
+    Push,
+    /// Pops of what the broker assigns.
+    Pop,
 }
 
 /// One consumer process.
