@@ -342,22 +342,29 @@ fn print(judged: &Judged) {
         }
     }
     let c = conformance_json(judged);
-    println!(
-        "trace validation (rebalance conform {}): {}, {} of {} observations explained by one run from a cold start{}, {} allocations checked{}",
-        judged.conformance.flags.join(" "),
-        c["verdict"].as_str().unwrap_or_default(),
-        c["explained"],
-        c["observations"],
-        if c["end"] == "at_rest" {
-            " that comes to rest as the run did"
-        } else {
-            ""
-        },
-        c["allocations"],
-        c["unexplained"]["change"]
-            .as_str()
-            .map_or(String::new(), |u| format!("; first unexplained: {u}"))
-    );
+    match c["error"].as_str() {
+        Some(error) => println!(
+            "trace validation (rebalance conform {}): {}: {error}",
+            judged.conformance.flags.join(" "),
+            c["verdict"].as_str().unwrap_or_default(),
+        ),
+        None => println!(
+            "trace validation (rebalance conform {}): {}, {} of {} observations explained by one run from a cold start{}, {} allocations checked{}",
+            judged.conformance.flags.join(" "),
+            c["verdict"].as_str().unwrap_or_default(),
+            c["explained"],
+            c["observations"],
+            if c["end"] == "at_rest" {
+                " that comes to rest as the run did"
+            } else {
+                ""
+            },
+            c["allocations"],
+            c["unexplained"]["change"]
+                .as_str()
+                .map_or(String::new(), |u| format!("; first unexplained: {u}"))
+        ),
+    }
     println!(
         "trace: {}",
         judged

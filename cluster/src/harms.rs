@@ -133,23 +133,27 @@ fn change(e: &Event) -> Option<String> {
 }
 
 /// A batch of `topic`'s: its consumer's start or end of it, with its queue
-/// and offsets.
+/// and offsets. A POP batch is none: its queue is the assignment's, every
+/// consumer's, and hands nothing over.
 fn batch<'a>(e: &'a Event, topic: &str) -> Option<(bool, &'a str, &'a [i64])> {
     match &e.kind {
         Kind::ConsumeBegin {
             topic: t,
             queue,
             offsets,
+            msgs: None,
         } if t == topic => Some((true, queue, offsets)),
         Kind::ConsumeEnd {
             topic: t,
             queue,
             offsets,
+            msgs: None,
         }
         | Kind::ConsumeInterrupted {
             topic: t,
             queue,
             offsets,
+            msgs: None,
         } if t == topic => Some((false, queue, offsets)),
         _ => None,
     }
@@ -179,6 +183,7 @@ pub fn measure(events: &[Event], observer: &Observer, topic: &str) -> Harms {
             topic: t,
             queue,
             offsets,
+            msgs: None,
         } = &e.kind
         {
             if t == topic {
@@ -218,7 +223,13 @@ pub fn measure(events: &[Event], observer: &Observer, topic: &str) -> Harms {
     };
     let load = events.iter().find(|e| sent(e, topic)).map(|e| e.t);
     let mut hand_overs = Vec::new();
-    for (queue, spans) in &observer.ownership {
+    // A POP group's queues are every consumer's: none is handed over.
+    let owners = if observer.pop {
+        None
+    } else {
+        Some(&observer.ownership)
+    };
+    for (queue, spans) in owners.into_iter().flatten() {
         let mut spans: Vec<&Span> = spans.iter().collect();
         spans.sort_by_key(|s| s.from);
         for pair in spans.windows(2) {

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rocketmq_rebalance_properties::{double_owned, orphaned};
 
-use crate::script::Script;
+use crate::script::{Consumption, Script};
 use crate::trace::{ConsumerState, Detail, Env, Event, GroupEvent, Kind, RequestCode, ServerState};
 
 /// A consumer process's state as the trace shows it.
@@ -131,8 +131,23 @@ pub struct Observer {
     /// Each lock granted on a queue while another live consumer still
     /// trusts its own lock on it.
     pub two_live_locks: Vec<Sighting>,
-    /// Deliveries of each message (topic queue, offset).
+    /// Deliveries of each message (topic queue, offset); a POP consumer's
+    /// message counts once its batch ends (consumed), as the model counts it.
     pub deliveries: BTreeMap<(String, i64), u32>,
+    /// Whether the group's consumers pop (the script's `consumption`): they
+    /// ask the brokers for their assignment (`QUERY_ASSIGNMENT`), and their
+    /// batches name their messages by id.
+    pub pop: bool,
+    /// Each start of a POP batch with a message another consumer's batch
+    /// still runs (`no message consumed by two at once`).
+    pub message_by_two: Vec<Sighting>,
+    /// Each message sent, by id: its queue and offset.
+    sent_ids: BTreeMap<String, (String, i64)>,
+    /// POP consumptions of messages whose `p.sent` has not been seen yet
+    /// (the trace merges processes by stamp).
+    unresolved: BTreeMap<String, u32>,
+    /// Each POP message in a running batch, with the consumers running it.
+    open_msgs: BTreeMap<String, BTreeSet<String>>,
     /// Messages sent (queue, offset).
     pub produced: BTreeSet<(String, i64)>,
     /// Per queue, the first offset its broker still stores after an
@@ -202,6 +217,11 @@ impl Observer {
             consumed_by_two: Vec::new(),
             two_live_locks: Vec::new(),
             deliveries: BTreeMap::new(),
+            pop: false,
+            message_by_two: Vec::new(),
+            sent_ids: BTreeMap::new(),
+            unresolved: BTreeMap::new(),
+            open_msgs: BTreeMap::new(),
             produced: BTreeSet::new(),
             first_stored: BTreeMap::new(),
             ownership: BTreeMap::new(),
@@ -235,6 +255,7 @@ impl Observer {
             validity,
             script.from_settled,
         );
+        observer.pop = script.consumption == Consumption::Pop;
         for c in &script.consumers {
             if let (Some(topics), Some(m)) = (&c.topics, observer.members.get_mut(&c.name)) {
                 m.subscribed = topics.iter().any(|t| t == Script::TOPIC);
@@ -317,15 +338,53 @@ impl Observer {
                 ..
             } if topic(t) => {
                 self.tables = true;
+                let table = self.expand(table);
                 if let Some(m) = self.members.get_mut(&e.p) {
-                    m.table = table.iter().cloned().collect();
+                    m.table = table;
                 }
+                false
+            }
+            Kind::ConsumerResponse {
+                code: RequestCode::QUERY_ASSIGNMENT,
+                peer,
+                topic: Some(t),
+                detail: Some(Detail::Names(assigned)),
+                ..
+            } if topic(t) && self.pop => {
+                // The broker that answered allocated with the members it lists.
+                let cid_all = self.listed(peer);
+                let result: Vec<String> = self.expand(assigned).into_iter().collect();
+                self.allocation(&e.p, &cid_all, &result, e.t)
+            }
+            Kind::ConsumeBegin {
+                topic: t,
+                msgs: Some(ids),
+                ..
+            } if topic(t) => {
+                self.messages_begin(&e.p, ids, e.t);
+                false
+            }
+            Kind::ConsumeEnd {
+                topic: t,
+                msgs: Some(ids),
+                ..
+            } if topic(t) => {
+                self.messages_end(&e.p, ids, true);
+                false
+            }
+            Kind::ConsumeInterrupted {
+                topic: t,
+                msgs: Some(ids),
+                ..
+            } if topic(t) => {
+                self.messages_end(&e.p, ids, false);
                 false
             }
             Kind::ConsumeBegin {
                 topic: t,
                 queue,
                 offsets,
+                msgs: None,
             } if topic(t) => {
                 self.batch_begins(&e.p, queue, offsets, e.t);
                 false
@@ -334,6 +393,7 @@ impl Observer {
                 topic: t,
                 queue,
                 offsets,
+                msgs: None,
             } if topic(t) => {
                 // Stopped unconsumed: the model's batch that ends there is
                 // no delivery.
@@ -346,7 +406,10 @@ impl Observer {
                 false
             }
             Kind::ConsumeEnd {
-                topic: t, queue, ..
+                topic: t,
+                queue,
+                msgs: None,
+                ..
             } if topic(t) => {
                 self.batch_ends(&e.p, queue);
                 false
@@ -383,9 +446,14 @@ impl Observer {
                 topic: t,
                 queue,
                 offset,
-                ..
+                msg,
             } if topic(t) => {
-                self.produced.insert((queue.clone(), *offset));
+                let message = (queue.clone(), *offset);
+                self.produced.insert(message.clone());
+                if let Some(n) = self.unresolved.remove(msg) {
+                    *self.deliveries.entry(message.clone()).or_default() += n;
+                }
+                self.sent_ids.insert(msg.clone(), message);
                 false
             }
             Kind::Store {
@@ -494,6 +562,57 @@ impl Observer {
         self.releases(name, t);
         if let Some(m) = self.members.get_mut(name) {
             m.open.clear();
+        }
+        for running in self.open_msgs.values_mut() {
+            running.remove(name);
+        }
+    }
+
+    /// Queue names with a POP assignment's `broker:-1` (every queue of the
+    /// broker) spelt out.
+    fn expand(&self, names: &[String]) -> BTreeSet<String> {
+        names
+            .iter()
+            .flat_map(|name| match name.strip_suffix(":-1") {
+                Some(broker) => self.broker_queues.get(broker).cloned().unwrap_or_default(),
+                None => vec![name.clone()],
+            })
+            .collect()
+    }
+
+    /// A POP batch begins: each of its messages another consumer's batch
+    /// still runs is consumed by two at once.
+    fn messages_begin(&mut self, name: &str, ids: &[String], t: u64) {
+        for id in ids {
+            let running = self.open_msgs.entry(id.clone()).or_default();
+            if running.iter().any(|other| other != name) {
+                let mut who: Vec<String> = running.iter().cloned().collect();
+                who.push(name.to_owned());
+                let queue = match self.sent_ids.get(id) {
+                    Some((queue, offset)) => format!("{queue}@{offset}"),
+                    None => id.clone(),
+                };
+                self.message_by_two.push(Sighting { t, queue, who });
+            }
+            self.open_msgs
+                .entry(id.clone())
+                .or_default()
+                .insert(name.to_owned());
+        }
+    }
+
+    /// A POP batch ends, its messages `consumed` or not (interrupted).
+    fn messages_end(&mut self, name: &str, ids: &[String], consumed: bool) {
+        for id in ids {
+            if let Some(running) = self.open_msgs.get_mut(id) {
+                running.remove(name);
+            }
+            if consumed {
+                match self.sent_ids.get(id) {
+                    Some(message) => *self.deliveries.entry(message.clone()).or_default() += 1,
+                    None => *self.unresolved.entry(id.clone()).or_default() += 1,
+                }
+            }
         }
     }
 
@@ -636,6 +755,12 @@ impl Observer {
                 return;
             }
         }
+        // Every POP consumer is assigned every queue: no queue has an owner.
+        if self.pop {
+            self.judge_at_rest(t);
+            self.note_full_convergence(t);
+            return;
+        }
         let double: Vec<Sighting> = self
             .doubles(Life::alive)
             .into_iter()
@@ -657,6 +782,10 @@ impl Observer {
             };
         note_episodes(&mut self.orphaned, &mut self.orphaned_set, orphaned);
         self.judge_at_rest(t);
+        self.note_full_convergence(t);
+    }
+
+    fn note_full_convergence(&mut self, t: u64) {
         if self.first_at_rest.is_none() && self.settled(2) {
             self.first_at_rest = Some(t);
         }
@@ -674,11 +803,14 @@ impl Observer {
         let (mut d, mut u, mut a) = (Vec::new(), Vec::new(), Vec::new());
         if self.settled(2) {
             if self.member_lists_agree() {
-                d = self
-                    .double_owned_now()
-                    .into_iter()
-                    .map(|(queue, who)| Sighting { t, queue, who })
-                    .collect();
+                // A POP group's queues are everyone's.
+                if !self.pop {
+                    d = self
+                        .double_owned_now()
+                        .into_iter()
+                        .map(|(queue, who)| Sighting { t, queue, who })
+                        .collect();
+                }
                 if !self.converged() {
                     let queue = self.orphaned_now().into_iter().next().unwrap_or("-".into());
                     u.push(Sighting {
@@ -848,13 +980,23 @@ impl Observer {
         self.orphans(|l| l == Life::Running)
     }
 
-    /// The running consumers partition the running brokers' queues, and
-    /// each allocated with the list of running consumers.
+    /// The running consumers partition the running brokers' queues (in a
+    /// POP group: each was assigned every queue of the running brokers, at
+    /// the default `popShareQueueNum`), and each allocated with the list of
+    /// running consumers.
     pub fn converged(&self) -> bool {
         let clients = self.running_clients();
+        let route: BTreeSet<String> = self.route().into_iter().collect();
+        let shares = if self.pop {
+            self.members
+                .values()
+                .filter(|m| m.allocates())
+                .all(|m| m.owned == route)
+        } else {
+            self.double_owned_now().is_empty() && self.orphaned_now().is_empty()
+        };
         !clients.is_empty()
-            && self.double_owned_now().is_empty()
-            && self.orphaned_now().is_empty()
+            && shares
             && self.members.values().filter(|m| m.allocates()).all(|m| {
                 let mut seen = m.cid_all.clone();
                 seen.sort();
@@ -978,6 +1120,7 @@ mod tests {
             topic: "T".into(),
             queue: queue.into(),
             offsets: vec![0],
+            msgs: None,
         };
         event(t, p, kind)
     }
@@ -1010,6 +1153,89 @@ mod tests {
             o.apply(&alloc(t + 1, "c2", &["c1", "c2"], &["broker-a:1"]));
         }
         o
+    }
+
+    /// A POP consumer's assignment answer (`QUERY_ASSIGNMENT`), and its
+    /// batch of message `id` begun or ended.
+    fn assigned(t: u64, p: &str, queues: &[&str]) -> Event {
+        let kind = Kind::ConsumerResponse {
+            code: RequestCode::QUERY_ASSIGNMENT,
+            peer: "broker-a".into(),
+            opaque: 1,
+            status: Some(0),
+            detail: Some(Detail::Names(strings(queues))),
+            topic: Some("T".into()),
+        };
+        event(t, p, kind)
+    }
+
+    fn popped(t: u64, p: &str, id: &str, ends: bool) -> Event {
+        let (topic, queue, offsets, msgs) = (
+            "T".into(),
+            "broker-a:-1".into(),
+            vec![0],
+            Some(strings(&[id])),
+        );
+        let kind = if ends {
+            Kind::ConsumeEnd {
+                topic,
+                queue,
+                offsets,
+                msgs,
+            }
+        } else {
+            Kind::ConsumeBegin {
+                topic,
+                queue,
+                offsets,
+                msgs,
+            }
+        };
+        event(t, p, kind)
+    }
+
+    /// A POP group is converged when every consumer is assigned every queue
+    /// (`broker-a:-1`); a message is judged by its id, counted once its
+    /// batch ends, whether its `p.sent` comes before or after; two
+    /// consumers running one message's batches at once is the hazard.
+    #[test]
+    fn a_pop_group_converges_on_whole_brokers_and_judges_messages_by_id() {
+        let mut o = observer();
+        o.pop = true;
+        let mut o = registered(o);
+        for t in [10, 20, 30] {
+            o.apply(&assigned(t, "c1", &["broker-a:-1"]));
+            o.apply(&assigned(t + 1, "c2", &["broker-a:-1"]));
+        }
+        assert!(o.settled(2) && o.member_lists_agree() && o.converged());
+        assert_eq!(o.owned("c1").map(|q| q.len()), Some(2));
+        let sent = |t, offset, msg: &str| {
+            let kind = Kind::Sent {
+                topic: "T".into(),
+                queue: "broker-a:0".into(),
+                offset,
+                msg: msg.into(),
+            };
+            event(t, "cluster", kind)
+        };
+        o.apply(&sent(40, 0, "m0"));
+        o.apply(&popped(41, "c1", "m0", false));
+        assert!(
+            !o.all_delivered(),
+            "a batch that has not ended consumed nothing"
+        );
+        o.apply(&popped(42, "c2", "m0", false));
+        assert_eq!(o.message_by_two.len(), 1);
+        assert_eq!(o.message_by_two[0].queue, "broker-a:0@0");
+        o.apply(&popped(43, "c1", "m0", true));
+        o.apply(&popped(44, "c2", "m0", true));
+        assert_eq!(o.deliveries[&("broker-a:0".to_owned(), 0)], 2);
+        // Consumed before its send is seen: counted when it is.
+        o.apply(&popped(50, "c1", "m1", false));
+        o.apply(&popped(51, "c1", "m1", true));
+        o.apply(&sent(52, 1, "m1"));
+        assert!(o.all_delivered());
+        assert_eq!(o.message_by_two.len(), 1);
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub struct RealProperty {
 /// The outcome of a run.
 #[derive(Clone, Debug, Serialize)]
 pub struct Outcome {
+    /// Whether the group popped: its properties are a POP group's.
+    pub pop: bool,
     /// Every property judged, in a fixed order.
     pub properties: Vec<RealProperty>,
     /// Messages delivered more than once.
@@ -122,13 +124,20 @@ impl Outcome {
             (true, false) => Status::Unknown,
         };
         let found = |s: bool| if s { Status::Found } else { Status::NotFound };
-        let mut properties = vec![
-            RealProperty {
+        // A POP group's queues are every consumer's: nothing is owned,
+        // handed over or locked, and two consumers running batches of one
+        // queue is the design; a message is what must not run twice.
+        let owned = !obs.pop;
+        let mut properties = Vec::new();
+        if owned {
+            properties.push(RealProperty {
                 name: NO_DOUBLE_OWNERSHIP,
                 expectation: Expectation::Always,
                 status: at_rest(&obs.rest_double),
                 detail: seen(&obs.rest_double, t0, "owned by two at rest"),
-            },
+            });
+        }
+        properties.extend([
             RealProperty {
                 name: CONVERGED_WHEN_QUIESCENT,
                 expectation: Expectation::Always,
@@ -149,41 +158,54 @@ impl Outcome {
                     "settled with a broker listing other members",
                 ),
             },
-            RealProperty {
-                name: TRANSIENT_DOUBLE,
-                expectation: Expectation::Sometimes,
-                status: found(!obs.double_owned.is_empty()),
-                detail: seen(&obs.double_owned, t0, "double-owned"),
-            },
-            RealProperty {
-                name: TRANSIENT_ORPHAN,
-                expectation: Expectation::Sometimes,
-                status: found(!obs.orphaned.is_empty()),
-                detail: seen(&obs.orphaned, t0, "orphaned"),
-            },
-            RealProperty {
-                name: FULL_CONVERGENCE,
-                expectation: Expectation::Sometimes,
-                status: found(obs.full_convergence.is_some()),
-                detail: obs
-                    .full_convergence
-                    .map_or("never converged and settled".into(), |t| {
-                        format!("converged and settled at {:.1} s", secs(t, t0))
-                    }),
-            },
-        ];
-        properties.push(never(
-            NO_CONCURRENT_CONSUMPTION,
-            &obs.consumed_by_two,
-            t0,
-            "consumed by two at once",
-        ));
-        if orderly {
+        ]);
+        if owned {
+            properties.extend([
+                RealProperty {
+                    name: TRANSIENT_DOUBLE,
+                    expectation: Expectation::Sometimes,
+                    status: found(!obs.double_owned.is_empty()),
+                    detail: seen(&obs.double_owned, t0, "double-owned"),
+                },
+                RealProperty {
+                    name: TRANSIENT_ORPHAN,
+                    expectation: Expectation::Sometimes,
+                    status: found(!obs.orphaned.is_empty()),
+                    detail: seen(&obs.orphaned, t0, "orphaned"),
+                },
+            ]);
+        }
+        properties.push(RealProperty {
+            name: FULL_CONVERGENCE,
+            expectation: Expectation::Sometimes,
+            status: found(obs.full_convergence.is_some()),
+            detail: obs
+                .full_convergence
+                .map_or("never converged and settled".into(), |t| {
+                    format!("converged and settled at {:.1} s", secs(t, t0))
+                }),
+        });
+        if owned {
             properties.push(never(
-                ONE_LIVE_LOCK,
-                &obs.two_live_locks,
+                NO_CONCURRENT_CONSUMPTION,
+                &obs.consumed_by_two,
                 t0,
-                "locked while another trusts its lock",
+                "consumed by two at once",
+            ));
+            if orderly {
+                properties.push(never(
+                    ONE_LIVE_LOCK,
+                    &obs.two_live_locks,
+                    t0,
+                    "locked while another trusts its lock",
+                ));
+            }
+        } else {
+            properties.push(never(
+                NO_MESSAGE_RUN_TWICE,
+                &obs.message_by_two,
+                t0,
+                "a message (queue@offset) consumed by two at once",
             ));
         }
         let duplicates = obs.deliveries.values().filter(|&&n| n > 1).count();
@@ -243,6 +265,7 @@ impl Outcome {
             })
             .collect();
         Outcome {
+            pop: obs.pop,
             properties,
             duplicates,
             never_delivered,
@@ -288,7 +311,7 @@ pub struct NotCompared {
 /// every property the observer does not judge; `None` for one it judges
 /// (or one added to the model since, which [`not_compared`] then reports
 /// as having no real side yet).
-pub fn why_not_compared(name: &str) -> Option<&'static str> {
+pub fn why_not_compared(name: &str, pop: bool) -> Option<&'static str> {
     Some(match name {
         EVERY_CALL_ENDS => {
             "a guarantee of the model's own faithfulness: a real call always ends (its \
@@ -302,10 +325,21 @@ pub fn why_not_compared(name: &str) -> Option<&'static str> {
             "not observed yet: a stall is a wait of an owned queue measured in the \
              model's ticks or its owner's steps, which the observer does not count"
         }
-        NO_MESSAGE_RUN_TWICE | IN_ORDER => {
-            "POP's: the harness runs push consumers only, and `rebalance cluster` refuses \
-             a POP model"
+        NO_MESSAGE_RUN_TWICE if !pop => {
+            "POP's: a push group's batches are judged by queue (no queue consumed by two \
+             at once)"
         }
+        IN_ORDER => {
+            "a FIFO group's: the harness runs no FIFO group (the gRPC clients through the \
+             proxy; the remoting client never pops for an orderly listener)"
+        }
+        NO_DOUBLE_OWNERSHIP | TRANSIENT_DOUBLE | TRANSIENT_ORPHAN | NO_CONCURRENT_CONSUMPTION
+            if pop =>
+        {
+            "push's: a POP group's queues are every consumer's, so no queue has an owner \
+             and several consumers run batches of one queue by design"
+        }
+        ONE_LIVE_LOCK if pop => "push's: a POP group takes no queue locks",
         CONVERGES | EVERY_MESSAGE_CONSUMED | EVERY_QUEUE_CONSUMED_AGAIN => {
             "an eventually property under fairness: its counterexample is an infinite \
              run, which a finite one cannot show (a run's settling is full convergence, \
@@ -324,7 +358,7 @@ pub fn not_compared(model: &Report, real: &Outcome) -> Vec<NotCompared> {
         .filter(|p| real.status(&p.name).is_none())
         .map(|p| NotCompared {
             property: p.name.clone(),
-            reason: why_not_compared(&p.name)
+            reason: why_not_compared(&p.name, real.pop)
                 .unwrap_or("no real side yet: the observer has no rule for it"),
         })
         .collect()
@@ -405,19 +439,22 @@ mod tests {
     #[test]
     fn every_model_property_is_compared_or_has_its_reason() {
         let consumers = [("c1".to_owned(), "127.0.0.1@c1".to_owned())];
-        let obs = Observer::new("T", &["broker-a".to_owned()], 2, &consumers, 30_000, true);
-        let real = Outcome::judge(&obs, true, true);
-        let names = PROPERTIES
-            .iter()
-            .map(|p| p.name)
-            .chain(LIVENESS.iter().chain(MEASURED).map(|&(name, _)| name));
-        for name in names {
-            assert!(
-                real.status(name).is_some() != why_not_compared(name).is_some(),
-                "{name}: judged {:?}, reason {:?}",
-                real.status(name),
-                why_not_compared(name)
-            );
+        for pop in [false, true] {
+            let mut obs = Observer::new("T", &["broker-a".to_owned()], 2, &consumers, 30_000, true);
+            obs.pop = pop;
+            let real = Outcome::judge(&obs, true, true);
+            let names = PROPERTIES
+                .iter()
+                .map(|p| p.name)
+                .chain(LIVENESS.iter().chain(MEASURED).map(|&(name, _)| name));
+            for name in names {
+                assert!(
+                    real.status(name).is_some() != why_not_compared(name, pop).is_some(),
+                    "{name}, pop {pop}: judged {:?}, reason {:?}",
+                    real.status(name),
+                    why_not_compared(name, pop)
+                );
+            }
         }
     }
 }
