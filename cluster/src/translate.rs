@@ -106,6 +106,9 @@ const NO_MODEL_FAULT: &str = "a rule that fired and makes none of the model's fa
 const ALLOCATION_AS_TABLE: &str = "a queue change without its table (a trace recorded before the \
      harness traced it) is read as its allocation: the two differ only where a lock was refused, \
      an offset read failed or a removal waits for its batch";
+/// A POP consumer's assignment of a whole broker.
+const POP_WHOLE_BROKER: &str = "a POP consumer's queue `broker:-1` (the broker's assignment of \
+     every queue it has, at the default popShareQueueNum) is each queue the broker has of the topic";
 /// The retry topic of a model without one.
 const RETRY_LEFT_OUT: &str = "the group's retry topic is left out of a model without one";
 
@@ -500,6 +503,17 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
 
     let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut owns: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    // Each topic's queues on each broker, as the topology starts them and
+    // route steps change them: what a POP assignment of a whole broker is.
+    let mut broker_queues: BTreeMap<(String, String), u64> = spec
+        .topics
+        .iter()
+        .flat_map(|t| {
+            spec.brokers
+                .iter()
+                .map(move |b| ((b.name.clone(), t.name.clone()), t.queues))
+        })
+        .collect();
     // Brokers shutting down: each closed channel is unregistered on the
     // way, one by one, but the whole table is lost.
     let mut stopping: Vec<&str> = Vec::new();
@@ -558,6 +572,13 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     });
                 }
             }
+            Kind::Route {
+                broker,
+                topic,
+                queues,
+            } => {
+                broker_queues.insert((broker.clone(), topic.clone()), *queues);
+            }
             Kind::QueuesChanged { .. } if leaving.contains(&e.p.as_str()) => {
                 fired(&mut out.rules_fired, LAST_ROUND, line);
             }
@@ -566,6 +587,7 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 divided,
                 table,
             } => {
+                let real_topic = topic.clone();
                 // The group's retry topic is left out of a model without
                 // one; any other topic the model lacks is observed as it
                 // is, for no state of the model to have.
@@ -577,10 +599,22 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     }
                     None => topic,
                 };
-                let mut queues = table.clone().unwrap_or_else(|| {
+                let real = table.clone().unwrap_or_else(|| {
                     fired(&mut out.rules_fired, ALLOCATION_AS_TABLE, line);
                     divided.clone()
                 });
+                let mut queues = Vec::new();
+                for q in real {
+                    match q.strip_suffix(":-1") {
+                        Some(broker) => {
+                            fired(&mut out.rules_fired, POP_WHOLE_BROKER, line);
+                            let key = (broker.to_owned(), real_topic.clone());
+                            let n = broker_queues.get(&key).copied().unwrap_or_default();
+                            queues.extend((0..n).map(|i| format!("{broker}:{i}")));
+                        }
+                        None => queues.push(q),
+                    }
+                }
                 queues.sort();
                 let key = (e.p.clone(), topic.clone());
                 if owns.get(&key).map_or(!queues.is_empty(), |q| *q != queues) {
