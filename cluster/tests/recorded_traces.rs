@@ -66,7 +66,11 @@ fn judged(source: Source, file: &str) -> Judged {
         "{file}: {:#?}",
         validation.conformance
     );
-    assert!(validation.translation.allocations > 0, "{file}");
+    // A POP group's consumers allocate nothing: the broker assigns.
+    assert!(
+        judged.outcome.pop || validation.translation.allocations > 0,
+        "{file}"
+    );
     // From a cold start: every observation is checked, none is a warm-up.
     let c = &validation.conformance;
     assert_eq!(validation.start, Start::Cold, "{file}");
@@ -87,7 +91,7 @@ fn judged(source: Source, file: &str) -> Judged {
     }
     for n in &judged.not_compared {
         assert!(
-            why_not_compared(&n.property).is_some(),
+            why_not_compared(&n.property, judged.outcome.pop).is_some(),
             "{file}: {}",
             n.property
         );
@@ -118,6 +122,71 @@ fn mismatches(judged: &Judged) -> Vec<&str> {
         .iter()
         .map(|m| m.property.as_str())
         .collect()
+}
+
+/// The POP runs (`cluster/scenarios/pop-*.json`): the remoting client
+/// without its own rebalance, the group's mode POP on the broker, every
+/// consumer assigned every queue. Each matches the model and conforms.
+fn pop(name: &str) -> Judged {
+    let j = judged(
+        scenario(name, false),
+        &format!("tests/traces/{name}.ndjson"),
+    );
+    assert!(j.outcome.pop && j.outcome.settled, "{name}");
+    assert!(j.matches_model(), "{name}: {:?}", mismatches(&j));
+    assert_eq!(status(&j, "converged when quiescent"), Status::Holds);
+    assert_eq!(status(&j, "no message skipped"), Status::Holds);
+    // No queue is anyone's: push's ownership properties are passed over.
+    assert!(j.outcome.status("no queue stays double-owned").is_none());
+    assert!(j.harms.hand_overs.is_empty(), "{name}");
+    j
+}
+
+#[test]
+fn a_pop_join_duplicates_nothing() {
+    let j = pop("pop-join");
+    assert_eq!(status(&j, "duplicate delivery"), Status::NotFound);
+    assert_eq!(j.outcome.sent, 10);
+}
+
+/// The leaver's batch ends after its shutdown dropped its process queue:
+/// never acknowledged, the message comes back to the other consumer.
+#[test]
+fn a_pop_leave_mid_batch_is_consumed_twice() {
+    let j = pop("pop-leave");
+    assert_eq!(status(&j, "duplicate delivery"), Status::Found);
+    assert_eq!(
+        status(&j, "no message consumed by two at once"),
+        Status::Holds
+    );
+}
+
+/// A killed consumer's unconsumed batch comes back, consumed once.
+#[test]
+fn a_pop_kill_mid_batch_is_consumed_once() {
+    let j = pop("pop-kill");
+    assert_eq!(status(&j, "duplicate delivery"), Status::NotFound);
+}
+
+/// A consumer stopped for good with its pop waiting at the broker: what the
+/// broker gives it comes back to the other one, late, once.
+#[test]
+fn a_pop_crash_delays_what_the_dead_consumer_popped() {
+    let j = pop("pop-crash");
+    assert_eq!(status(&j, "duplicate delivery"), Status::NotFound);
+    assert_eq!(j.outcome.sent, 4);
+}
+
+/// A batch that outlasts its invisible time runs beside the same
+/// message's batch in the consumer that popped it again.
+#[test]
+fn a_pop_slow_batch_runs_one_message_in_two_consumers_at_once() {
+    let j = pop("pop-slow-batch");
+    assert_eq!(
+        status(&j, "no message consumed by two at once"),
+        Status::Violated
+    );
+    assert_eq!(status(&j, "duplicate delivery"), Status::Found);
 }
 
 #[test]
