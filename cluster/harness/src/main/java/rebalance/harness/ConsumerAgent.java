@@ -337,11 +337,18 @@ public final class ConsumerAgent {
                     detail = BrokerHook.lockedQueueNames(LockBatchResponseBody.decode(
                             response.getBody(), LockBatchResponseBody.class).getLockOKMQSet());
                 } else if (code == RequestCode.QUERY_ASSIGNMENT) {
+                    // A broker that knows no route of the topic yet (one just restarted)
+                    // answers no set at all: traced as none assigned. A hook that threw
+                    // would fail the call and close its channel.
                     List<MessageQueue> assigned = new ArrayList<>();
-                    for (MessageQueueAssignment a : QueryAssignmentResponseBody.decode(
+                    Set<MessageQueueAssignment> answer = QueryAssignmentResponseBody.decode(
                             response.getBody(), QueryAssignmentResponseBody.class)
-                            .getMessageQueueAssignments()) {
-                        assigned.add(a.getMessageQueue());
+                            .getMessageQueueAssignments();
+                    for (MessageQueueAssignment a : answer == null
+                            ? Set.<MessageQueueAssignment>of() : answer) {
+                        if (a.getMessageQueue() != null) {
+                            assigned.add(a.getMessageQueue());
+                        }
                     }
                     detail = BrokerHook.queueNames(assigned);
                 } else if (code == RequestCode.GET_ROUTEINFO_BY_TOPIC) {
