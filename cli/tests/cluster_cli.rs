@@ -271,7 +271,7 @@ fn a_pop_consumer_leaving_mid_batch_has_its_message_consumed_again() {
 /// `cluster/tests/recorded_traces.rs`).
 #[test]
 #[ignore = "the full real-cluster suite: -- --include-ignored"]
-fn pop_joins_kills_crashes_and_slow_batches_match_the_model() {
+fn the_other_pop_scripts_match_the_model() {
     if !java_and_maven() {
         return;
     }

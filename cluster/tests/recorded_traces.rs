@@ -189,6 +189,33 @@ fn a_pop_slow_batch_runs_one_message_in_two_consumers_at_once() {
     assert_eq!(status(&j, "duplicate delivery"), Status::Found);
 }
 
+/// The old version's last batch, running at its shutdown, is consumed
+/// again by the new one: push's rolling-upgrade duplicate, by another road.
+#[test]
+fn a_pop_rolling_upgrade_consumes_the_old_consumers_last_batch_again() {
+    let j = pop("pop-rolling-upgrade");
+    assert_eq!(status(&j, "duplicate delivery"), Status::Found);
+}
+
+/// Two consumers with one client id: the broker lists it twice and
+/// assigns each every queue, so nothing is orphaned or consumed twice.
+#[test]
+fn a_pop_groups_shared_client_id_harms_nothing() {
+    let j = pop("pop-duplicate-client-id");
+    assert_eq!(status(&j, "duplicate delivery"), Status::NotFound);
+    assert_eq!(status(&j, "member lists agree at rest"), Status::Holds);
+}
+
+/// A broker restart between two rounds: the checkpoints and acks are in
+/// the revive topic, on disk, and every message is consumed once here (the
+/// model's duplicate needs an ack on the connection the restart closes).
+#[test]
+fn a_pop_broker_restart_keeps_its_acknowledgements() {
+    let j = pop("pop-broker-restart");
+    assert_eq!(status(&j, "duplicate delivery"), Status::NotFound);
+    assert_eq!(j.outcome.sent, 2);
+}
+
 #[test]
 fn healthy_converges() {
     let j = judged(scenario("healthy", false), "tests/traces/healthy.ndjson");
