@@ -368,16 +368,15 @@ impl Observer {
                 topic: t,
                 msgs: Some(ids),
                 ..
-            } if topic(t) => {
-                self.messages_end(&e.p, ids, true);
-                false
             }
-            Kind::ConsumeInterrupted {
+            | Kind::ConsumeInterrupted {
                 topic: t,
                 msgs: Some(ids),
                 ..
             } if topic(t) => {
-                self.messages_end(&e.p, ids, false);
+                // An interrupted batch ends unconsumed.
+                let consumed = matches!(e.kind, Kind::ConsumeEnd { .. });
+                self.messages_end(&e.p, ids, consumed);
                 false
             }
             Kind::ConsumeBegin {
