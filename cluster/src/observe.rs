@@ -1202,6 +1202,13 @@ mod tests {
         let mut o = observer();
         o.pop = true;
         let mut o = registered(o);
+        // Assigned by a broker that listed c1 alone: every queue, but made
+        // with a list that is not the group's.
+        o.apply(&members(4, &["127.0.0.1@c1"]));
+        o.apply(&assigned(5, "c1", &["broker-a:-1"]));
+        o.apply(&assigned(6, "c2", &["broker-a:-1"]));
+        assert!(!o.converged());
+        o.apply(&members(7, &["127.0.0.1@c1", "127.0.0.1@c2"]));
         for t in [10, 20, 30] {
             o.apply(&assigned(t, "c1", &["broker-a:-1"]));
             o.apply(&assigned(t + 1, "c2", &["broker-a:-1"]));
@@ -1234,6 +1241,7 @@ mod tests {
         o.apply(&popped(51, "c1", "m1", true));
         o.apply(&sent(52, 1, "m1"));
         assert!(o.all_delivered());
+        assert_eq!(o.deliveries[&("broker-a:0".to_owned(), 1)], 1);
         assert_eq!(o.message_by_two.len(), 1);
     }
 
