@@ -593,10 +593,7 @@ impl Observer {
                 };
                 self.message_by_two.push(Sighting { t, queue, who });
             }
-            self.open_msgs
-                .entry(id.clone())
-                .or_default()
-                .insert(name.to_owned());
+            running.insert(name.to_owned());
         }
     }
 
