@@ -94,7 +94,7 @@ struct Output<'a> {
 }
 
 /// The kinds of observation, those not observed yet among them (0):
-/// deliveries, offsets and locks.
+/// deliveries and offsets.
 const KINDS: [&str; 7] = [
     "membership",
     "queues",
@@ -114,6 +114,7 @@ fn by_kind(observations: &[Observation]) -> BTreeMap<&'static str, usize> {
             Observed::Owns { .. } => "queues",
             Observed::Started { .. } | Observed::ShutDown { .. } | Observed::Died { .. } => "life",
             Observed::Faulted { .. } | Observed::FailedOver { .. } => "fault",
+            Observed::Locked { .. } => "lock",
         };
         *counts.entry(kind).or_default() += 1;
     }

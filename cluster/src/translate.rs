@@ -37,7 +37,7 @@ use std::collections::BTreeMap;
 pub mod causality;
 
 use crate::trace::{
-    ClusterSpec, ConsumerState, Env, Event, Kind, RequestCode, RuleAction, ServerState,
+    ClusterSpec, ConsumerState, Detail, Env, Event, Kind, RequestCode, RuleAction, ServerState,
 };
 use causality::Contradiction;
 use rocketmq_rebalance::conformance::{CallResult, Case};
@@ -46,7 +46,9 @@ use rocketmq_rebalance_model::{
     build_model,
     configuration::Config,
     configuration::Fault,
-    validation::{conform, fault_name, Bounds, Conformance, End, Observation, Observed, Verdict},
+    validation::{
+        conform, fault_name, Bounds, Conformance, End, Observation, Observed, Unseen, Verdict,
+    },
     RebalanceModel,
 };
 
@@ -69,9 +71,10 @@ pub struct Translation {
     /// otherwise than as it stands, with the lines it read so, in the
     /// order each first fired.
     pub rules_fired: Vec<RuleFired>,
-    /// The brokers the trace no longer observes at its end: each stopped
-    /// and never started again.
-    pub gone: Vec<String>,
+    /// What the trace does not show: the brokers it no longer observes at
+    /// its end (each stopped and never started again), and the lock calls
+    /// when it names their queues without topics.
+    pub unseen: Unseen,
 }
 
 /// A translator rule that fired, and where.
@@ -101,7 +104,7 @@ const FAULT_IN_SHUTDOWN: &str = "a fault a consumer meets between its stopping a
      shutdown's persist lost) is observed with its shutdown (the model's leave is one step)";
 /// A fault rule that is none of the model's faults.
 const NO_MODEL_FAULT: &str = "a rule that fired and makes none of the model's faults a trace \
-     can see is not observed (a broker's refusal of locks standing in for a variant's grace)";
+     can see is not observed";
 /// A queue change recorded before the harness traced the table.
 const ALLOCATION_AS_TABLE: &str = "a queue change without its table (a trace recorded before the \
      harness traced it) is read as its allocation: the two differ only where a lock was refused, \
@@ -111,6 +114,34 @@ const POP_WHOLE_BROKER: &str = "a POP consumer's queue `broker:-1` (the broker's
      every queue it has, at the default popShareQueueNum) is each queue the broker has of the topic";
 /// The retry topic of a model without one.
 const RETRY_LEFT_OUT: &str = "the group's retry topic is left out of a model without one";
+/// A lock call whose queues have no topic.
+const LOCK_WITHOUT_TOPIC: &str = "a lock call that names its queues without their topics (a trace \
+     recorded before the harness named them `TOPIC@broker:id`) is not observed: one batch holds \
+     every topic's queues of a broker";
+/// A lock renewal that changes no holder.
+const SAME_RENEWAL: &str = "a lock renewal (`lockAll`, from a `ConsumeMessageScheduledThread_`) \
+     answered exactly as the same client's last lock call to that broker is not observed: 5.x \
+     renews from two services each period (`ConsumeMessageOrderlyService`'s and \
+     `ConsumeMessagePopOrderlyService`'s), and a fixed-rate scheduler held past its period runs \
+     again at once, where the model renews once a period; such a renewal changes no holder, only \
+     the leases' age";
+/// A renewal of a lock the trace saw granted.
+const RENEWAL: &str = "a lock granted to the client the trace last saw hold it at that broker (no \
+     stop, failover, refusal or unlock of it since) renews it, which changes no holder, only the \
+     lease's age: not observed, as the model's renewal of a lock its broker holds is silent";
+/// A lock call of a client with a second channel.
+const LOCK_OF_A_CLIENT_LISTED_TWICE: &str = "a lock call of a client some broker lists twice (a \
+     second channel) is not observed: the model's second channel registers right after the \
+     heartbeat of the connection it comes with, before any later call of its client, where a \
+     real one is opened by a call racing that heartbeat and may register after the client's next \
+     calls on the first";
+/// A lock call a broker's rule failed.
+const LOCK_FAILED: &str = "a lock call a rule at the broker fails is refused every queue it asks \
+     (the rule stands in for a variant's refusal of locks, `lock-grace-after-start`)";
+/// A lock call from a channel with no client yet.
+const LOCK_BY_REQUEST: &str = "a lock call on a channel whose client the broker does not know yet \
+     (it came before the client's heartbeat there) is the client's whose request of that id and \
+     those queues to that broker came last before it";
 
 /// Where a harness rule fires.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -316,7 +347,7 @@ pub fn validate(
         &translation.observations,
         bounds,
         end,
-        &translation.gone,
+        &translation.unseen,
     );
     Ok(Validation {
         start,
@@ -498,7 +529,7 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
         cases: Vec::new(),
         contradictions: causality::contradictions(events),
         rules_fired: Vec::new(),
-        gone: Vec::new(),
+        unseen: Unseen::default(),
     };
 
     let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -521,10 +552,40 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
     // round (`RebalanceService` stops only in `MQClientInstance.shutdown`),
     // and `rebalanceImpl.destroy()` then drops its table.
     let mut leaving: Vec<&str> = Vec::new();
+    // The queues of each lock call a broker took, until it answers: by
+    // broker, client and the call's id.
+    let mut lock_calls: BTreeMap<(String, String, i64), Vec<String>> = BTreeMap::new();
+    // Clients a broker lists twice (a second channel): their lock calls
+    // are not observed.
+    let twice: Vec<String> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            Kind::Member { members, .. } => Some(members),
+            _ => None,
+        })
+        .flat_map(|members| {
+            members
+                .iter()
+                .filter(|m| members.iter().filter(|n| n == m).count() > 1)
+                .map(|m| client_name(m))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for client in twice {
+        if !out.unseen.lock_calls_of.contains(&client) {
+            out.unseen.lock_calls_of.push(client);
+        }
+    }
+    // The client each broker last locked each queue for, as far as the
+    // trace shows: until a refusal, an unlock, a stop or a failover.
+    let mut holders: BTreeMap<(String, String), String> = BTreeMap::new();
+    // The last lock call each broker answered each client: its queues and
+    // those granted.
+    let mut last_lock: BTreeMap<(String, String), (Vec<String>, Vec<String>)> = BTreeMap::new();
     for (i, e) in events.iter().enumerate() {
         let line = i + 1;
-        let mut seen = None;
-        let mut observe = |what: Observed| seen = Some(what);
+        let mut seen = Vec::new();
+        let mut observe = |what: Observed| seen.push(what);
         match &e.kind {
             Kind::Member {
                 broker,
@@ -560,10 +621,11 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 state: ServerState::Stopping,
                 ..
             } => {
+                holders.retain(|(b, _), _| b != broker);
                 stopping.push(broker);
                 if !starts_again(i, broker) {
                     fired(&mut out.rules_fired, BROKER_GONE, line);
-                    out.gone.push(broker.clone());
+                    out.unseen.at_end.push(broker.clone());
                 } else if members.get(broker).is_some_and(|m| !m.is_empty()) {
                     members.insert(broker.clone(), Vec::new());
                     observe(Observed::Members {
@@ -626,6 +688,110 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     });
                 }
             }
+            Kind::BrokerRequest {
+                broker,
+                code: code @ (RequestCode::LOCK_BATCH_MQ | RequestCode::UNLOCK_BATCH_MQ),
+                client,
+                opaque,
+                queues: Some(names),
+                ..
+            } => {
+                let client = match client {
+                    Some(client) => client_name(client),
+                    None => {
+                        fired(&mut out.rules_fired, LOCK_BY_REQUEST, line);
+                        let name = requester(&events[..i], broker, *code, *opaque, names);
+                        cfg.consumers
+                            .iter()
+                            .find(|c| c.name == name)
+                            .map_or(name, |c| c.client_id.clone())
+                    }
+                };
+                if out.unseen.lock_calls_of.contains(&client) {
+                    fired(&mut out.rules_fired, LOCK_OF_A_CLIENT_LISTED_TWICE, line);
+                    continue;
+                }
+                let Some(queues) =
+                    lock_queues(names, &topics, &retry_topic, &mut out.rules_fired, line)
+                else {
+                    out.unseen.lock_calls = true;
+                    continue;
+                };
+                if *code == RequestCode::LOCK_BATCH_MQ {
+                    lock_calls.insert((broker.clone(), client, *opaque), queues);
+                } else {
+                    // An unlock is not observed (the model's is sent at
+                    // the end of its round), but it ends a hold.
+                    for queue in queues {
+                        let key = (broker.clone(), queue);
+                        if holders.get(&key) == Some(&client) {
+                            holders.remove(&key);
+                        }
+                    }
+                }
+            }
+            Kind::BrokerResponse {
+                broker,
+                code: RequestCode::LOCK_BATCH_MQ,
+                opaque,
+                ..
+            }
+            | Kind::BrokerFault {
+                broker,
+                code: RequestCode::LOCK_BATCH_MQ,
+                opaque,
+                action: RuleAction::Fail,
+                ..
+            } => {
+                // A rule that fails the call grants nothing.
+                let detail = match &e.kind {
+                    Kind::BrokerResponse { detail, .. } => detail.as_ref(),
+                    _ => {
+                        fired(&mut out.rules_fired, LOCK_FAILED, line);
+                        None
+                    }
+                };
+                // Its request's client: the channel's may be known by now.
+                let call = lock_calls
+                    .keys()
+                    .find(|(b, _, o)| b == broker && o == opaque)
+                    .cloned();
+                let Some((asked, client)) =
+                    call.and_then(|key| Some((lock_calls.remove(&key)?, key.1)))
+                else {
+                    continue;
+                };
+                let names = detail.map_or(&[][..], Detail::names);
+                let granted = lock_queues(names, &topics, &retry_topic, &mut out.rules_fired, line)
+                    .unwrap_or_default();
+                let key = (broker.clone(), client.clone());
+                let answer = (asked.clone(), granted.clone());
+                let same = last_lock.insert(key, answer.clone()) == Some(answer)
+                    && renewal(&events[..i], cfg, &client, *opaque);
+                if same {
+                    fired(&mut out.rules_fired, SAME_RENEWAL, line);
+                    continue;
+                }
+                for queue in asked {
+                    let key = (broker.clone(), queue.clone());
+                    let granted = granted.contains(&queue);
+                    if granted && holders.get(&key) == Some(&client) {
+                        fired(&mut out.rules_fired, RENEWAL, line);
+                        continue;
+                    }
+                    if granted {
+                        holders.insert(key, client.clone());
+                    } else if holders.get(&key) == Some(&client) {
+                        holders.remove(&key);
+                    }
+                    observe(Observed::Locked {
+                        client: client.clone(),
+                        broker: broker.clone(),
+                        granted,
+                        queue,
+                    });
+                }
+            }
             Kind::ConsumerFault { .. } | Kind::BrokerFault { .. } => {
                 // The consumer it concerns: the one whose hook fired, or
                 // the client on the broker's channel.
@@ -660,9 +826,13 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
             }
             Kind::Env {
                 action: Env::FailOver { broker },
-            } => observe(Observed::FailedOver {
-                broker: broker.clone(),
-            }),
+            } => {
+                // The slave serves with no lock table.
+                holders.retain(|(b, _), _| b != broker);
+                observe(Observed::FailedOver {
+                    broker: broker.clone(),
+                });
+            }
             Kind::Env { action } => {
                 let died = match action {
                     Env::Kill { consumer } => Some(consumer),
@@ -741,35 +911,106 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
             }
             _ => {}
         }
-        let Some(what) = seen else { continue };
-        // The model's leave is one step: what the consumer meets on its way
-        // out follows its shutdown at once.
-        let shutdown = match &what {
-            Observed::Faulted { consumer, .. } if leaving.contains(&consumer.as_str()) => {
-                out.observations.iter().rposition(|o| {
-                    o.what
-                        == Observed::ShutDown {
-                            consumer: consumer.clone(),
-                        }
-                })
+        for what in seen {
+            // The model's leave is one step: what the consumer meets on its way
+            // out follows its shutdown at once.
+            let shutdown = match &what {
+                Observed::Faulted { consumer, .. } if leaving.contains(&consumer.as_str()) => {
+                    out.observations.iter().rposition(|o| {
+                        o.what
+                            == Observed::ShutDown {
+                                consumer: consumer.clone(),
+                            }
+                    })
+                }
+                _ => None,
+            };
+            match shutdown {
+                Some(at) => {
+                    fired(&mut out.rules_fired, FAULT_IN_SHUTDOWN, line);
+                    let t = out.observations[at].t;
+                    let after = out.observations[at + 1..]
+                        .iter()
+                        .take_while(|o| matches!(o.what, Observed::Faulted { .. }) && o.t == t)
+                        .count();
+                    out.observations
+                        .insert(at + 1 + after, Observation { what, t, line });
+                }
+                None => out.observations.push(Observation { what, t: e.t, line }),
             }
-            _ => None,
-        };
-        match shutdown {
-            Some(at) => {
-                fired(&mut out.rules_fired, FAULT_IN_SHUTDOWN, line);
-                let t = out.observations[at].t;
-                let after = out.observations[at + 1..]
-                    .iter()
-                    .take_while(|o| matches!(o.what, Observed::Faulted { .. }) && o.t == t)
-                    .count();
-                out.observations
-                    .insert(at + 1 + after, Observation { what, t, line });
-            }
-            None => out.observations.push(Observation { what, t: e.t, line }),
         }
     }
     Ok(out)
+}
+
+/// The client whose request (`c.req`) of `code` with id `opaque` and
+/// `queues` to `broker` came last among `before`: a call the broker took
+/// on a channel it knows no client of yet: the consumer's name, else
+/// none.
+fn requester(
+    before: &[Event],
+    broker: &str,
+    code: RequestCode,
+    opaque: i64,
+    queues: &[String],
+) -> String {
+    before
+        .iter()
+        .rev()
+        .find_map(|e| match &e.kind {
+            Kind::ConsumerRequest {
+                code: c,
+                opaque: o,
+                peer,
+                queues: Some(q),
+                ..
+            } if *c == code && *o == opaque && peer == broker && q == queues => Some(e.p.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Whether the lock call `opaque` of `client` is a renewal: its request
+/// came from a consumer's `ConsumeMessageScheduledThread_`, where both
+/// orderly services run `lockMQPeriodically`.
+fn renewal(before: &[Event], cfg: &Config, client: &str, opaque: i64) -> bool {
+    let process = cfg
+        .consumers
+        .iter()
+        .find(|c| c.client_id == client)
+        .map_or(client, |c| c.name.as_str());
+    before.iter().rev().any(|e| {
+        matches!(e.kind, Kind::ConsumerRequest { code: RequestCode::LOCK_BATCH_MQ, opaque: o, .. } if o == opaque)
+            && e.p == process
+            && e.thr.starts_with("ConsumeMessageScheduledThread_")
+    })
+}
+
+/// The queues a lock call names (`TOPIC@broker:id`), as the model names
+/// them: its topic the model's, the retry topic left out of a model
+/// without one, a topic the model lacks kept for no state to have. None
+/// when they have no topic (a trace recorded before the harness named
+/// it), which the rule says.
+fn lock_queues(
+    names: &[String],
+    topics: &BTreeMap<String, String>,
+    retry_topic: &str,
+    rules: &mut Vec<RuleFired>,
+    line: usize,
+) -> Option<Vec<String>> {
+    let mut queues = Vec::new();
+    for name in names {
+        let Some((topic, queue)) = name.split_once('@') else {
+            fired(rules, LOCK_WITHOUT_TOPIC, line);
+            return None;
+        };
+        match topics.get(topic) {
+            Some(model) => queues.push(format!("{model}@{queue}")),
+            None if topic == retry_topic => fired(rules, RETRY_LEFT_OUT, line),
+            None => queues.push(name.clone()),
+        }
+    }
+    Some(queues)
 }
 
 #[cfg(test)]
@@ -789,6 +1030,125 @@ mod tests {
                 "{fault:?}"
             );
         }
+    }
+
+    /// The first two lines of a recorded orderly run (its `run` and its
+    /// `topology`: two brokers of two queues, `c1` and `c2`), the model
+    /// it is validated against, and the observations of `lines` after
+    /// them, with the rules that fired.
+    fn translated(lines: &[String]) -> (Translation, Vec<String>) {
+        let recorded = include_str!("../tests/traces/fault-consume-failure-orderly.ndjson");
+        let head: Vec<&str> = recorded.lines().take(2).collect();
+        let starts = ["c1", "c2"].map(|c| {
+            ["starting", "ready"]
+                .map(|state| format!(
+                    r#"{{"t":3,"p":"{c}","seq":0,"thr":"main","ev":"c.life","state":"{state}","client":"127.0.0.1@{c}","pid":1}}"#
+                ))
+                .join("\n")
+        });
+        let text = format!(
+            "{}\n{}\n{}",
+            head.join("\n"),
+            starts.join("\n"),
+            lines.join("\n")
+        );
+        let events = crate::trace::parse(&text).expect("a trace");
+        let flags = [
+            "--scenario",
+            "healthy",
+            "--consumers",
+            "2",
+            "--joins",
+            "0",
+            "--messages",
+            "1",
+            "--queues",
+            "2",
+            "--brokers",
+            "2",
+            "--orderly",
+        ]
+        .map(String::from);
+        let cfg = rocketmq_rebalance_flags::ModelArgs::config_from(&flags).expect("valid flags");
+        let out = translate(&events, &cfg).expect("translates");
+        let seen = out
+            .observations
+            .iter()
+            .filter(|o| !matches!(o.what, Observed::Started { .. }))
+            .map(|o| o.what.to_string())
+            .collect();
+        (out, seen)
+    }
+
+    /// A lock call (41) or an unlock (42) the broker takes, from `c1`
+    /// unless `client` is null, of `queues`; `ev` `b.req` or `b.resp`.
+    fn call(t: u64, ev: &str, code: u32, client: &str, opaque: u32, queues: &str) -> String {
+        let field = if ev == "b.req" { "queues" } else { "detail" };
+        let addr = if ev == "b.req" {
+            r#""addr":"127.0.0.1:1","#
+        } else {
+            ""
+        };
+        let status = if ev == "b.resp" { r#","status":0"# } else { "" };
+        format!(
+            r#"{{"t":{t},"p":"cluster","seq":{t},"thr":"x","ev":"{ev}",{addr}"broker":"broker-a","client":{client},"code":{code},"opaque":{opaque},"{field}":[{queues}]{status}}}"#
+        )
+    }
+
+    /// Each queue of a lock call is observed where the broker answers it,
+    /// granted or refused; a grant to the client the trace saw hold the
+    /// lock is a renewal, not observed, until an unlock (itself not
+    /// observed) ends that hold; a call a broker's rule fails is refused
+    /// every queue; a call from a channel the broker knows no client of
+    /// yet is its requester's.
+    #[test]
+    fn a_lock_call_is_observed_queue_by_queue_and_a_renewal_of_a_held_lock_is_not() {
+        let c1 = r#""127.0.0.1@c1""#;
+        let (a0, a1) = (r#""TopicTest@broker-a:0""#, r#""TopicTest@broker-a:1""#);
+        let both = format!("{a0},{a1}");
+        let lines = [
+            call(10, "b.req", 41, c1, 1, &both),
+            call(11, "b.resp", 41, c1, 1, a0),
+            call(12, "b.req", 41, c1, 2, a0),
+            call(13, "b.resp", 41, c1, 2, a0),
+            call(14, "b.req", 41, c1, 3, a1),
+            format!(
+                r#"{{"t":15,"p":"cluster","seq":15,"thr":"x","ev":"b.fault","action":"fail","broker":"broker-a","client":{c1},"code":41,"opaque":3}}"#
+            ),
+            call(16, "b.req", 42, c1, 4, a0),
+            r#"{"t":17,"p":"c2","seq":1,"thr":"RebalanceService","ev":"c.req","code":41,"opaque":5,"peer":"broker-a","queues":["TopicTest@broker-a:0"]}"#.to_owned(),
+            call(18, "b.req", 41, "null", 5, a0),
+            call(19, "b.resp", 41, r#""127.0.0.1@c2""#, 5, a0),
+        ];
+        let (out, seen) = translated(&lines);
+        assert_eq!(
+            seen,
+            [
+                "broker-a locks TopicA@broker-a:0 for c1",
+                "broker-a refuses c1 the lock of TopicA@broker-a:1",
+                "broker-a refuses c1 the lock of TopicA@broker-a:1",
+                "broker-a locks TopicA@broker-a:0 for c2",
+            ]
+        );
+        let fired = |rule: &str| out.rules_fired.iter().any(|r| r.rule == rule);
+        assert!(fired(RENEWAL) && fired(LOCK_FAILED) && fired(LOCK_BY_REQUEST));
+        assert!(!out.unseen.lock_calls);
+    }
+
+    /// A trace that names locked queues without their topics (recorded
+    /// before the harness named them) shows no lock call, and says so: the
+    /// model's are then silent too.
+    #[test]
+    fn lock_calls_named_without_topics_are_unseen() {
+        let c1 = r#""127.0.0.1@c1""#;
+        let lines = [
+            call(10, "b.req", 41, c1, 1, r#""broker-a:0""#),
+            call(11, "b.resp", 41, c1, 1, r#""broker-a:0""#),
+        ];
+        let (out, seen) = translated(&lines);
+        assert!(seen.is_empty(), "{seen:?}");
+        assert!(out.unseen.lock_calls);
+        assert!(out.rules_fired.iter().any(|r| r.rule == LOCK_WITHOUT_TOPIC));
     }
 
     /// A trace ends at rest only when its `end` event says so.

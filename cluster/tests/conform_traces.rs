@@ -482,3 +482,44 @@ fn a_run_that_ended_at_rest_must_end_at_rest_in_the_model() {
         .rposition(|l| l.starts_with("   = line"));
     assert!(last.is_some_and(|i| i + 1 < v.conformance.explanation.len()));
 }
+
+/// The model the orderly run whose listener fails a batch is validated
+/// against (its script's).
+fn consume_failure_orderly() -> Config {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("faults/consume-failure-orderly.json");
+    model_of(Source::Script(script), &[])
+}
+
+/// Each lock call is observed where the broker answers it, queue by queue:
+/// the recorded run's first lock, of `broker-a:1` for `c1`, answered as a
+/// refusal while nobody else has started, is a lock no broker of the model
+/// refuses (only another client's lock, or a grace after a start, does).
+#[test]
+fn a_lock_refused_while_nobody_holds_it_is_unexplained() {
+    let mut trace = events("fault-consume-failure-orderly.ndjson");
+    let (translation, result) = validate(&trace, consume_failure_orderly());
+    assert_eq!(result.verdict, Verdict::Conforms, "{result:#?}");
+    let locks = |t: &Translation| {
+        t.observations
+            .iter()
+            .filter(|o| matches!(o.what, Observed::Locked { .. }))
+            .count()
+    };
+    assert_eq!(locks(&translation), 4);
+    let answer = line_of(
+        &trace,
+        "b.resp",
+        serde_json::json!({"code": 41, "client": "127.0.0.1@c1"}),
+    );
+    let Kind::BrokerResponse { detail, .. } = &mut trace[answer].kind else {
+        panic!("an answer");
+    };
+    *detail = Some(trace::Detail::Names(Vec::new()));
+    let (translation, result) = validate(&trace, consume_failure_orderly());
+    assert_ne!(result.verdict, Verdict::Conforms, "{result:#?}");
+    let first = &translation.observations[result.unexplained.expect("named")];
+    assert_eq!(
+        first.what.to_string(),
+        "broker-a refuses c1 the lock of TopicA@broker-a:1"
+    );
+}

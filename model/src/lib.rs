@@ -186,7 +186,7 @@ pub mod report {
 pub mod validation {
     pub use crate::conform::{
         conform, fault_name, observable_fault, Bounds, Conformance, End, Observation, Observed,
-        Verdict, CONFORMS,
+        Unseen, Verdict, CONFORMS,
     };
 }
 

@@ -21,4 +21,4 @@ mod observation;
 mod search;
 
 pub use observation::{fault_name, observable_fault, Observation, Observed};
-pub use search::{conform, Bounds, Conformance, End, Verdict, CONFORMS};
+pub use search::{conform, Bounds, Conformance, End, Unseen, Verdict, CONFORMS};

@@ -1,15 +1,15 @@
 //! What a real trace can see of the model: the observables of a state
 //! (each broker's member table, each running consumer's queues by topic,
-//! each consumer's life), the faults a consumer meets, and the changes a
-//! step makes to them, in
+//! each consumer's life), the faults a consumer meets, the lock calls a
+//! broker answers, and the changes a step makes to them, in
 //! RocketMQ's names so that a translator of real events can produce the
 //! same values.
 
 use std::fmt;
 
 use crate::config::{listed, members_of, Config, Dense, Effect, Fault};
-use crate::protocol::{ConsumerState, Peer, Phase};
-use crate::shell::{actor_index, SystemState};
+use crate::protocol::{ConsumerState, Message, Peer, Phase};
+use crate::shell::{actor_index, Action, SystemState};
 
 /// A change that a real trace records and the model's step makes, in
 /// RocketMQ's names: brokers `broker-a`, client ids as the broker lists
@@ -55,6 +55,23 @@ pub enum Observed {
     FailedOver {
         /// The broker.
         broker: String,
+    },
+    /// The broker answered a lock call (`LOCK_BATCH_MQ`) of the client
+    /// for this queue: locked for it where another or nobody held it, or
+    /// refused. One observation a queue: Java's rebalance locks a new
+    /// queue alone, its renewal every queue of a broker at once. A renewal
+    /// of a lock the client holds changes no holder, only the lease's age,
+    /// which the model counts in ticks and the trace in milliseconds: it
+    /// is not observed.
+    Locked {
+        /// The client id that asked.
+        client: String,
+        /// The broker.
+        broker: String,
+        /// The queue, with its topic: `TopicTest@broker-a:0`.
+        queue: String,
+        /// Whether the broker locked it for the client.
+        granted: bool,
     },
     /// A fault of the environment the consumer's next call of some kind
     /// was to meet met it: a notification lost, a query or an offset read
@@ -118,6 +135,8 @@ impl Observed {
             | Self::ShutDown { consumer }
             | Self::Died { consumer }
             | Self::Faulted { consumer, .. } => consumer,
+            // A client's calls are one after another: its consumer's.
+            Self::Locked { client, .. } => client,
         }
     }
 }
@@ -138,6 +157,18 @@ impl fmt::Display for Observed {
             Self::Died { consumer } => write!(f, "{consumer} dies"),
             Self::FailedOver { broker } => write!(f, "{broker} fails over"),
             Self::Faulted { consumer, fault } => write!(f, "{consumer} meets its {fault} fault"),
+            Self::Locked {
+                client,
+                broker,
+                queue,
+                granted: true,
+            } => write!(f, "{broker} locks {queue} for {client}"),
+            Self::Locked {
+                client,
+                broker,
+                queue,
+                granted: false,
+            } => write!(f, "{broker} refuses {client} the lock of {queue}"),
         }
     }
 }
@@ -207,6 +238,55 @@ pub(super) fn queue_names(cfg: &Config, topic: usize, set: u64) -> Vec<String> {
     names
 }
 
+/// A queue as a lock call names it: `TopicTest@broker-a:0`.
+pub(super) fn locked_name(cfg: &Config, q: usize) -> String {
+    let mq = &cfg.queues[q].mq;
+    format!("{}@{}:{}", mq.topic, mq.broker_name, mq.queue_id)
+}
+
+/// The lock calls a broker takes in `action`, the delivery of a lock
+/// call: one observation a queue, granted when the broker now holds it
+/// for the caller's client id (`tryLockBatch` locks what is free or
+/// already the caller's, nothing in a start's grace), except a renewal of
+/// a lock the broker held for it already. A call on a dead connection or
+/// to a stopped broker never reaches it. An unlock is one-way: the model
+/// sends a round's with the step that ends the round and shows its table,
+/// where the real broker takes it before or after the round's end as it
+/// happens, so unlocks are not observed.
+fn lock_calls(
+    cfg: &Config,
+    before: &SystemState,
+    after: &SystemState,
+    action: &Action,
+) -> Vec<Observed> {
+    let Action::Deliver(env) = action else {
+        return Vec::new();
+    };
+    let (Peer::Consumer(c), Peer::Broker(b), Message::LockBatch { queues, epoch }) =
+        (env.src, env.dst, env.msg)
+    else {
+        return Vec::new();
+    };
+    let (old, new) = (
+        &before.brokers[usize::from(b)],
+        &after.brokers[usize::from(b)],
+    );
+    if !old.takes_call(c, epoch) {
+        return Vec::new();
+    }
+    let key = cfg.lock_key(usize::from(c));
+    let renewal = |q: usize| old.memory.grace == 0 && old.memory.locks.holder(q) == Some(key);
+    members_of(u64::from(queues))
+        .filter(|&q| !renewal(q))
+        .map(|q| Observed::Locked {
+            client: cfg.consumers[usize::from(c)].client_id.clone(),
+            broker: cfg.broker_names[usize::from(b)].clone(),
+            queue: locked_name(cfg, q),
+            granted: old.memory.grace == 0 && new.memory.locks.holder(q) == Some(key),
+        })
+        .collect()
+}
+
 /// The scheduled faults consumer `c` meets in the step from `before` to
 /// `after`: one cleared while it runs on is the call it was for meeting
 /// it; a graceful shutdown's persist meets a pending lost persist when it
@@ -228,16 +308,18 @@ fn met(cfg: &Config, before: &SystemState, after: &SystemState, c: usize) -> Vec
     }
 }
 
-/// The changes from `before` to `after` a trace can see, brokers first,
-/// with `shown` the tables the trace has shown so far (updated). A
-/// consumer that stops running is seen to stop, not to drop its queues.
+/// The changes a trace can see of `action`, the step from `before` to
+/// `after` (none for the jump to the initial state), brokers first, with
+/// `shown` the tables the trace has shown so far (updated). A consumer
+/// that stops running is seen to stop, not to drop its queues.
 pub fn changes(
     cfg: &Config,
     before: &SystemState,
+    action: Option<&Action>,
     after: &SystemState,
     shown: &mut Shown,
 ) -> Vec<Observed> {
-    let mut out = Vec::new();
+    let mut out = action.map_or_else(Vec::new, |a| lock_calls(cfg, before, after, a));
     for (b, (old, new)) in before.brokers.iter().zip(&after.brokers).enumerate() {
         // A failover is the step that spends its broker's one failover.
         let timers = actor_index(cfg, Peer::Broker(b as u8));
@@ -327,7 +409,7 @@ pub fn initial_observables(cfg: &Config, state: &SystemState) -> (Vec<Observed>,
         ..state.clone()
     };
     let mut shown = Shown::nothing(cfg);
-    let observed = changes(cfg, &nothing, state, &mut shown);
+    let observed = changes(cfg, &nothing, None, state, &mut shown);
     (observed, shown)
 }
 
@@ -387,6 +469,24 @@ pub fn impossible(cfg: &Config, what: &Observed) -> Option<String> {
             )),
             Some(_) => None,
         },
+        Observed::Locked {
+            client,
+            broker,
+            queue,
+            ..
+        } => {
+            if cfg.orderly().is_none() {
+                Some("the model's consumers take no locks (it does not consume orderly)".to_owned())
+            } else if !cfg.broker_names.contains(broker) {
+                Some(format!("the model has no broker {broker}"))
+            } else if !cfg.consumers.iter().any(|c| c.client_id == *client) {
+                Some(format!("the model has no client {client}"))
+            } else if !(0..cfg.queues.len()).any(|q| locked_name(cfg, q) == *queue) {
+                Some(format!("the model has no queue {queue}"))
+            } else {
+                None
+            }
+        }
         Observed::Faulted { consumer, fault } => {
             let Some(spec) = cfg.consumers.iter().find(|c| c.name == *consumer) else {
                 return Some(format!("the model has no consumer {consumer}"));
@@ -470,9 +570,9 @@ mod tests {
         let cfg = &*model.cfg;
         let (mut rounds_under_way, mut tables_shown) = (0, 0);
         // The first states breadth first: the cold start and its rounds.
-        each_step(&model, 20_000, |state, shown, _, after| {
+        each_step(&model, 20_000, |state, shown, action, after| {
             let mut next = shown.clone();
-            let seen = changes(cfg, state, after, &mut next);
+            let seen = changes(cfg, state, Some(&action), after, &mut next);
             for (c, consumer) in after.consumers.iter().enumerate() {
                 let reading = members_of(consumer.owned)
                     .filter(|&q| consumer.queues[q].reading_offset)
@@ -491,6 +591,107 @@ mod tests {
             next
         });
         assert!(rounds_under_way > 0 && tables_shown > 0);
+    }
+
+    /// A broker's lock call is observed queue by queue where the broker
+    /// takes it, each granted exactly when the answer it sends locks it
+    /// for the caller, except a renewal of a lock it held for the caller
+    /// already; no other step shows a lock call.
+    #[test]
+    fn a_lock_call_is_observed_queue_by_queue_where_the_broker_answers_it() {
+        let avg = Arc::from(rocketmq_rebalance::strategy_from_name("AVG").expect("a name"));
+        let sizes = Sizes {
+            consumers: 2,
+            brokers: 1,
+            queues: 2,
+            leaves: 1,
+            messages: 1,
+            ..Sizes::default()
+        };
+        let protocol = ProtocolOptions {
+            orderly: Some(LockTiming::default()),
+            ..Scenario::Healthy.default_protocol()
+        };
+        let cfg = Config::new_with(
+            Scenario::Healthy,
+            sizes,
+            NetworkKind::Ordered,
+            avg,
+            protocol,
+        )
+        .and_then(Config::cold_started)
+        .expect("valid");
+        let model = RebalanceModel::new(cfg);
+        let cfg = &*model.cfg;
+        let (mut grants, mut refusals, mut renewals) = (0, 0, 0);
+        each_step(&model, 20_000, |state, shown, action, after| {
+            let mut next = shown.clone();
+            let seen = changes(cfg, state, Some(&action), after, &mut next);
+            let calls: Vec<&Observed> = seen
+                .iter()
+                .filter(|o| matches!(o, Observed::Locked { .. }))
+                .collect();
+            let Action::Deliver(env) = action else {
+                assert!(calls.is_empty(), "{action:?}: {seen:?}");
+                return next;
+            };
+            // The lock answers the step sent: those more in flight after it.
+            let count = |s: &SystemState, e: &crate::shell::Envelope| {
+                s.network.iter().filter(|x| *x == e).count()
+            };
+            let answers: Vec<(u8, u8)> = after
+                .network
+                .iter()
+                .filter(|e| count(after, e) > count(state, e))
+                .filter_map(|e| match e.msg {
+                    Message::Locked { asked, granted, .. } => Some((asked, granted)),
+                    _ => None,
+                })
+                .collect();
+            match env.msg {
+                Message::LockBatch { .. } if answers.is_empty() => {
+                    // Not taken (a dead connection, a stopped broker).
+                    assert!(calls.is_empty(), "{action:?}");
+                }
+                Message::LockBatch { queues, .. } => {
+                    let [(asked, granted)] = answers[..] else {
+                        panic!("{action:?}: {answers:?}");
+                    };
+                    assert_eq!(asked, queues);
+                    // A renewal of a lock the broker holds for it shows nothing.
+                    let Peer::Consumer(c) = env.src else {
+                        panic!("{env:?}")
+                    };
+                    let held = |q: usize| {
+                        state.brokers[0].memory.locks.holder(q)
+                            == Some(cfg.lock_key(usize::from(c)))
+                    };
+                    let news: Vec<usize> = members_of(u64::from(queues))
+                        .filter(|&q| !held(q))
+                        .collect();
+                    renewals += queues.count_ones() as usize - news.len();
+                    assert_eq!(calls.len(), news.len(), "{action:?}: {seen:?}");
+                    for (o, &q) in calls.iter().zip(&news) {
+                        let want = granted & 1 << q != 0;
+                        assert!(
+                            matches!(o, Observed::Locked { queue, granted, .. } if *queue == locked_name(cfg, q) && *granted == want),
+                            "{o:?}"
+                        );
+                        if want {
+                            grants += 1
+                        } else {
+                            refusals += 1
+                        }
+                    }
+                }
+                _ => assert!(calls.is_empty(), "{action:?}: {seen:?}"),
+            }
+            next
+        });
+        assert!(
+            grants > 0 && refusals > 0 && renewals > 0,
+            "{grants} {refusals} {renewals}"
+        );
     }
 
     /// A failover is observed at the step that spends it, and no other
@@ -523,7 +724,7 @@ mod tests {
         let mut failovers = 0;
         each_step(&model, 5_000, |state, shown, action, after| {
             let mut next = shown.clone();
-            let seen = changes(cfg, state, after, &mut next);
+            let seen = changes(cfg, state, Some(&action), after, &mut next);
             let failed_over = seen.contains(&Observed::FailedOver {
                 broker: "broker-a".into(),
             });
@@ -566,7 +767,7 @@ mod tests {
             if let Some(after) = after {
                 let (_, mut shown) = initial_observables(&model.cfg, &init);
                 assert_eq!(
-                    changes(&model.cfg, &init, &after, &mut shown),
+                    changes(&model.cfg, &init, Some(&failover), &after, &mut shown),
                     [Observed::FailedOver {
                         broker: "broker-a".into()
                     }]

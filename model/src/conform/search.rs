@@ -14,8 +14,9 @@ use stateright::Model;
 
 use super::observation::{changes, impossible, initial_observables, Observation, Observed, Shown};
 use crate::check::{Expectation, PropertyReport, Report, Status, Stopped};
+use crate::config::Config;
 use crate::guarantees::Group;
-use crate::protocol::{Phase, Timer};
+use crate::protocol::{Peer, Phase, Timer};
 use crate::search::{collision_probability, encode_path, fingerprint, replay};
 use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::{describe_action, describe_state};
@@ -45,6 +46,38 @@ impl Default for Bounds {
             concurrency_ns: 1_000_000,
             max_nodes: 5_000_000,
         }
+    }
+}
+
+/// What a trace cannot see of the model's steps, beyond the steps that
+/// change nothing observed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Unseen {
+    /// Actors no longer observed at the end (a broker stopped for good):
+    /// a run to rest may change them.
+    pub at_end: Vec<String>,
+    /// The trace does not show the lock calls brokers take (it names their
+    /// queues without their topics): the model's are silent.
+    pub lock_calls: bool,
+    /// Client ids whose lock calls the trace does not show: the model's
+    /// calls of these clients are silent.
+    pub lock_calls_of: Vec<String>,
+}
+
+impl Unseen {
+    /// `action` where the trace sees the calls it makes brokers take, else
+    /// none: [`changes`] then shows no lock call of it.
+    fn calls_of<'a>(&self, cfg: &Config, action: &'a Action) -> Option<&'a Action> {
+        let caller = match action {
+            Action::Deliver(env) => match env.src {
+                Peer::Consumer(c) => cfg.consumers.get(usize::from(c)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let hidden =
+            self.lock_calls || caller.is_some_and(|c| self.lock_calls_of.contains(&c.client_id));
+        (!hidden).then_some(action)
     }
 }
 
@@ -144,8 +177,10 @@ fn fold<'a>(observed: impl IntoIterator<Item = &'a Observed>) -> HashMap<String,
             Observed::Started { consumer }
             | Observed::ShutDown { consumer }
             | Observed::Died { consumer } => format!("life {consumer}"),
-            // A fault is an event, no value of the state.
-            Observed::Faulted { .. } | Observed::FailedOver { .. } => continue,
+            // A fault or a call is an event, no value of the state.
+            Observed::Faulted { .. } | Observed::FailedOver { .. } | Observed::Locked { .. } => {
+                continue
+            }
         };
         values.insert(key, o);
     }
@@ -171,14 +206,13 @@ fn warm_up(initial: &[Observed], observations: &[Observation]) -> Option<usize> 
 /// some run from its initial state makes exactly these changes, in this
 /// order up to the concurrency window, with at most `bounds.silent_steps`
 /// unseen steps between two of them, and ends as the trace does (`end`);
-/// the actors in `unobserved` (a broker stopped for good) are no longer
-/// seen at the end, so a run to rest may change them.
+/// what the trace cannot see is `unseen`.
 pub fn conform(
     model: &RebalanceModel,
     observations: &[Observation],
     bounds: Bounds,
     end: End,
-    unobserved: &[String],
+    unseen: &Unseen,
 ) -> Conformance {
     let cfg = &*model.cfg;
     let initial = model.initial_state();
@@ -250,7 +284,7 @@ pub fn conform(
             let rest = match (end, &nodes[n].state) {
                 (End::Open, _) => Some(Vec::new()),
                 (End::AtRest, Some((state, shown))) if silent == 0 => {
-                    to_rest(model, state, shown, unobserved)
+                    to_rest(model, state, shown, unseen)
                 }
                 (End::AtRest, Some((state, _))) => at_rest(model, state).then(Vec::new),
                 (End::AtRest, None) => None,
@@ -285,20 +319,22 @@ pub fn conform(
                 continue;
             };
             let mut shown2 = shown.clone();
-            let seen_changes = changes(cfg, &state, &after, &mut shown2);
+            let calls = unseen.calls_of(cfg, &action);
+            let seen_changes = changes(cfg, &state, calls, &after, &mut shown2);
             let past_end = next == observations.len();
-            let (next2, ahead2, silent2, explained) =
-                if seen_changes.is_empty() || (past_end && unseen(&seen_changes, unobserved)) {
-                    (next, ahead, silent + 1, Vec::new())
-                } else if past_end {
-                    // Past the end: a change the trace does not show.
-                    continue;
-                } else {
-                    match explain(observations, next, ahead, &seen_changes, bounds) {
-                        Some((next2, ahead2, explained)) => (next2, ahead2, 0, explained),
-                        None => continue,
-                    }
-                };
+            let (next2, ahead2, silent2, explained) = if seen_changes.is_empty()
+                || (past_end && unobserved(&seen_changes, &unseen.at_end))
+            {
+                (next, ahead, silent + 1, Vec::new())
+            } else if past_end {
+                // Past the end: a change the trace does not show.
+                continue;
+            } else {
+                match explain(observations, next, ahead, &seen_changes, bounds) {
+                    Some((next2, ahead2, explained)) => (next2, ahead2, 0, explained),
+                    None => continue,
+                }
+            };
             let key = (key_of(&after, &shown2), next2, ahead2);
             if let Some(&old) = seen.get(&key) {
                 // Reached again with no fewer silent steps: nothing new.
@@ -421,14 +457,14 @@ fn at_rest(model: &RebalanceModel, state: &SystemState) -> bool {
 /// cannot see, if one is found within [`REST_STEPS`]: the action index of
 /// each. It is a witness, found greedily: a message on its way first, then
 /// a timer that is due, then periodic work, each time to a state this run
-/// has not been in; it may change the `unobserved` actors. Where it finds
+/// has not been in; it may change the actors `unseen` at the end. Where it finds
 /// none, the search goes on from `state` within its own bounds, which
 /// decide.
 fn to_rest(
     model: &RebalanceModel,
     state: &SystemState,
     shown: &Shown,
-    unobserved: &[String],
+    unseen: &Unseen,
 ) -> Option<Vec<u32>> {
     let cfg = &*model.cfg;
     let mut state = state.clone();
@@ -450,9 +486,10 @@ fn to_rest(
         let (index, after) = ranked.into_iter().find_map(|(_, i)| {
             let after = model.next_state(&state, actions[i])?;
             // Only the unobserved actors change: the tables shown stay.
-            let fresh = unseen(
-                &changes(cfg, &state, &after, &mut shown.clone()),
-                unobserved,
+            let calls = unseen.calls_of(cfg, &actions[i]);
+            let fresh = unobserved(
+                &changes(cfg, &state, calls, &after, &mut shown.clone()),
+                &unseen.at_end,
             ) && been.insert(fingerprint(&after));
             fresh.then_some((i, after))
         })?;
@@ -464,7 +501,7 @@ fn to_rest(
 
 /// Whether the trace no longer sees any of `changes`: each is of an actor
 /// in `unobserved` (none is, when there are none).
-fn unseen(changes: &[Observed], unobserved: &[String]) -> bool {
+fn unobserved(changes: &[Observed], unobserved: &[String]) -> bool {
     changes
         .iter()
         .all(|c| unobserved.iter().any(|u| u == c.actor()))
@@ -498,8 +535,10 @@ fn rest_rank(action: &Action) -> Option<u8> {
 /// Matches a step's changes with observations not yet explained: each to
 /// the first one equal to it that nothing orders after another one still
 /// unexplained (an earlier observation of the same actor, or any more than
-/// the concurrency window before it). Gives the new position and the
-/// observations it explained.
+/// the concurrency window before it), the earliest such match first, so
+/// that a step's changes match in whatever order the trace shows them (a
+/// model's lock call of two queues is Java's two calls, in its set's
+/// order). Gives the new position and the observations it explained.
 fn explain(
     observations: &[Observation],
     next: usize,
@@ -510,26 +549,37 @@ fn explain(
     let window_start = observations[next].t;
     let mut taken = ahead;
     let mut explained = Vec::with_capacity(step.len());
+    let mut left: Vec<&Observed> = step.iter().collect();
     // One machine's step makes all its changes at once, where the real
     // process makes them one after another: after the first, the step's
     // changes of the same actor are that actor's next observations
     // whenever they came.
     let mut actor = None;
-    for change in step {
+    while !left.is_empty() {
         let done =
             |j: usize| explained.contains(&j) || (j > next && taken & (1 << (j - next - 1)) != 0);
-        let found = (next..observations.len().min(next + 64)).find(|&i| {
-            let o = &observations[i];
-            let same_step = actor == Some(o.what.actor());
-            if done(i)
-                || (i != next && !same_step && o.t.abs_diff(window_start) > bounds.concurrency_ns)
-            {
-                return false;
-            }
-            let blocked =
-                (next..i).any(|j| !done(j) && observations[j].what.actor() == o.what.actor());
-            !blocked && o.what == *change
-        })?;
+        let matches = |change: &Observed| {
+            (next..observations.len().min(next + 64)).find(|&i| {
+                let o = &observations[i];
+                let same_step = actor == Some(o.what.actor());
+                if done(i)
+                    || (i != next
+                        && !same_step
+                        && o.t.abs_diff(window_start) > bounds.concurrency_ns)
+                {
+                    return false;
+                }
+                let blocked =
+                    (next..i).any(|j| !done(j) && observations[j].what.actor() == o.what.actor());
+                !blocked && o.what == *change
+            })
+        };
+        let (k, found) = left
+            .iter()
+            .enumerate()
+            .filter_map(|(k, change)| matches(change).map(|i| (k, i)))
+            .min_by_key(|&(_, i)| i)?;
+        left.swap_remove(k);
         actor.get_or_insert(observations[found].what.actor());
         explained.push(found);
         if found > next {

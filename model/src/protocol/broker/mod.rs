@@ -541,6 +541,13 @@ impl BrokerState {
         (self.memory.epochs >> (4 * c) & 0xF) as u8
     }
 
+    /// Whether a call of consumer `c` on its connection `epoch` reaches
+    /// this broker's processor: the broker is up and the connection is
+    /// not dead. What the broker's own trace sees arrive.
+    pub fn takes_call(&self, c: u8, epoch: u8) -> bool {
+        self.down.is_none() && self.connection(c, epoch) != Connection::Dead
+    }
+
     fn connection(&self, c: u8, epoch: u8) -> Connection {
         let known = self.epoch(c);
         if epoch > known {
