@@ -530,6 +530,29 @@ mod tests {
         RebalanceModel::new(cfg)
     }
 
+    /// Two consumers consuming orderly from one broker, one message each,
+    /// with `sizes`' other counts.
+    fn orderly(sizes: Sizes) -> Result<Config, crate::config::ConfigError> {
+        let avg = Arc::from(rocketmq_rebalance::strategy_from_name("AVG").expect("a name"));
+        let sizes = Sizes {
+            consumers: 2,
+            brokers: 1,
+            messages: 1,
+            ..sizes
+        };
+        let protocol = ProtocolOptions {
+            orderly: Some(LockTiming::default()),
+            ..Scenario::Healthy.default_protocol()
+        };
+        Config::new_with(
+            Scenario::Healthy,
+            sizes,
+            NetworkKind::Ordered,
+            avg,
+            protocol,
+        )
+    }
+
     /// Every step from the first `limit` nodes breadth first from the
     /// model's initial state, a node being a state and the tables the trace
     /// last showed: `step` sees the node, the action and the state after
@@ -599,28 +622,14 @@ mod tests {
     /// already; no other step shows a lock call.
     #[test]
     fn a_lock_call_is_observed_queue_by_queue_where_the_broker_answers_it() {
-        let avg = Arc::from(rocketmq_rebalance::strategy_from_name("AVG").expect("a name"));
         let sizes = Sizes {
-            consumers: 2,
-            brokers: 1,
             queues: 2,
             leaves: 1,
-            messages: 1,
             ..Sizes::default()
         };
-        let protocol = ProtocolOptions {
-            orderly: Some(LockTiming::default()),
-            ..Scenario::Healthy.default_protocol()
-        };
-        let cfg = Config::new_with(
-            Scenario::Healthy,
-            sizes,
-            NetworkKind::Ordered,
-            avg,
-            protocol,
-        )
-        .and_then(Config::cold_started)
-        .expect("valid");
+        let cfg = orderly(sizes)
+            .and_then(Config::cold_started)
+            .expect("valid");
         let model = RebalanceModel::new(cfg);
         let cfg = &*model.cfg;
         let (mut grants, mut refusals, mut renewals) = (0, 0, 0);
@@ -698,28 +707,12 @@ mod tests {
     /// step shows one; once spent, it is no step again.
     #[test]
     fn a_failover_is_observed_where_the_broker_fails_over() {
-        let avg = Arc::from(rocketmq_rebalance::strategy_from_name("AVG").expect("a name"));
         let sizes = Sizes {
-            consumers: 2,
-            brokers: 1,
             queues: 1,
             failovers: 1,
-            messages: 1,
             ..Sizes::default()
         };
-        let protocol = ProtocolOptions {
-            orderly: Some(LockTiming::default()),
-            ..Scenario::Healthy.default_protocol()
-        };
-        let cfg = Config::new_with(
-            Scenario::Healthy,
-            sizes,
-            NetworkKind::Ordered,
-            avg,
-            protocol,
-        )
-        .expect("valid");
-        let model = RebalanceModel::new(cfg);
+        let model = RebalanceModel::new(orderly(sizes).expect("valid"));
         let cfg = &*model.cfg;
         let mut failovers = 0;
         each_step(&model, 5_000, |state, shown, action, after| {
