@@ -703,6 +703,80 @@ mod tests {
         );
     }
 
+    /// A run of the model whose lock call a broker answers conforms to its
+    /// own observations, and not once the trace is said not to show lock
+    /// calls: no step of the model then shows the answer.
+    #[test]
+    fn a_lock_call_the_trace_does_not_show_is_no_step_of_the_model_that_shows_one() {
+        use crate::conform::{conform, Bounds, End, Unseen, Verdict};
+        let sizes = Sizes {
+            queues: 2,
+            ..Sizes::default()
+        };
+        let model = RebalanceModel::new(
+            orderly(sizes)
+                .and_then(Config::cold_started)
+                .expect("valid"),
+        );
+        let cfg = &*model.cfg;
+        // Breadth first to the first answered lock call, each node with
+        // the observations of its path.
+        let init = model.init_states()[0].clone();
+        let (_, shown) = initial_observables(cfg, &init);
+        let mut queue = VecDeque::from([(init, shown, Vec::new())]);
+        let mut visited = HashSet::new();
+        let mut actions = Vec::new();
+        let observed = loop {
+            let (state, shown, seen) = queue.pop_front().expect("a lock call within reach");
+            if !visited.insert(crate::search::fingerprint(&state)) {
+                continue;
+            }
+            actions.clear();
+            model.actions(&state, &mut actions);
+            let found = actions.iter().find_map(|action| {
+                let after = model.next_state(&state, *action)?;
+                let mut next = shown.clone();
+                let mut seen = seen.clone();
+                seen.extend(changes(cfg, &state, Some(action), &after, &mut next));
+                if seen.iter().any(|o| matches!(o, Observed::Locked { .. })) {
+                    return Some(seen);
+                }
+                queue.push_back((after, next, seen));
+                None
+            });
+            if let Some(seen) = found {
+                break seen;
+            }
+        };
+        // Ten milliseconds apart: in their order.
+        let observations: Vec<Observation> = observed
+            .into_iter()
+            .enumerate()
+            .map(|(i, what)| Observation {
+                what,
+                t: i as u64 * 10_000_000,
+                line: i + 1,
+            })
+            .collect();
+        let verdict = |unseen: &Unseen| {
+            conform(&model, &observations, Bounds::default(), End::Open, unseen).verdict
+        };
+        assert_eq!(verdict(&Unseen::default()), Verdict::Conforms);
+        let hidden = Unseen {
+            lock_calls: true,
+            ..Unseen::default()
+        };
+        assert_ne!(verdict(&hidden), Verdict::Conforms);
+        let of_client = Unseen {
+            lock_calls_of: vec![
+                cfg.consumers[0].client_id.clone(),
+                cfg.consumers[1].client_id.clone(),
+            ],
+            ..Unseen::default()
+        };
+        assert_ne!(verdict(&of_client), Verdict::Conforms);
+    }
+
     /// A failover is observed at the step that spends it, and no other
     /// step shows one; once spent, it is no step again.
     #[test]
