@@ -552,6 +552,20 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
     // round (`RebalanceService` stops only in `MQClientInstance.shutdown`),
     // and `rebalanceImpl.destroy()` then drops its table.
     let mut leaving: Vec<&str> = Vec::new();
+    // Each consumer's lock and unlock requests (`c.req`), by its process
+    // and the request's id, with their line index.
+    let requests: BTreeMap<(&str, i64), (usize, &Event)> = events
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match e.kind {
+            Kind::ConsumerRequest {
+                code: RequestCode::LOCK_BATCH_MQ | RequestCode::UNLOCK_BATCH_MQ,
+                opaque,
+                ..
+            } => Some(((e.p.as_str(), opaque), (i, e))),
+            _ => None,
+        })
+        .collect();
     // The queues of each lock call a broker took, until it answers: by
     // broker, client and the call's id.
     let mut lock_calls: BTreeMap<(String, String, i64), Vec<String>> = BTreeMap::new();
@@ -700,7 +714,7 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     Some(client) => client_name(client),
                     None => {
                         fired(&mut out.rules_fired, LOCK_BY_REQUEST, line);
-                        let name = requester(&events[..i], broker, *code, *opaque, names);
+                        let name = requester(&requests, i, broker, *code, *opaque, names);
                         cfg.consumers
                             .iter()
                             .find(|c| c.name == name)
@@ -767,7 +781,7 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 let key = (broker.clone(), client.clone());
                 let answer = (asked.clone(), granted.clone());
                 let same = last_lock.insert(key, answer.clone()) == Some(answer)
-                    && renewal(&events[..i], cfg, &client, *opaque);
+                    && renewal(&requests, cfg, &client, *opaque);
                 if same {
                     fired(&mut out.rules_fired, SAME_RENEWAL, line);
                     continue;
@@ -943,47 +957,47 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
     Ok(out)
 }
 
+/// A consumer's lock and unlock requests, by its process and the
+/// request's id: the line index and the event.
+type LockRequests<'a> = BTreeMap<(&'a str, i64), (usize, &'a Event)>;
+
 /// The client whose request (`c.req`) of `code` with id `opaque` and
-/// `queues` to `broker` came last among `before`: a call the broker took
-/// on a channel it knows no client of yet: the consumer's name, else
-/// none.
+/// `queues` to `broker` came last before line index `before`: a call the
+/// broker took on a channel it knows no client of yet: the consumer's
+/// name, else none.
 fn requester(
-    before: &[Event],
+    requests: &LockRequests,
+    before: usize,
     broker: &str,
     code: RequestCode,
     opaque: i64,
     queues: &[String],
 ) -> String {
-    before
-        .iter()
-        .rev()
-        .find_map(|e| match &e.kind {
-            Kind::ConsumerRequest {
-                code: c,
-                opaque: o,
-                peer,
-                queues: Some(q),
-                ..
-            } if *c == code && *o == opaque && peer == broker && q == queues => Some(e.p.clone()),
-            _ => None,
+    requests
+        .values()
+        .filter(|(i, e)| {
+            *i < before
+                && matches!(&e.kind, Kind::ConsumerRequest {
+                    code: c,
+                    opaque: o,
+                    peer,
+                    queues: Some(q),
+                    ..
+                } if *c == code && *o == opaque && peer == broker && q == queues)
         })
+        .max_by_key(|(i, _)| *i)
+        .map(|(_, e)| e.p.clone())
         .unwrap_or_default()
 }
 
 /// Whether the lock call `opaque` of `client` is a renewal: its request
 /// came from a consumer's `ConsumeMessageScheduledThread_`, where both
 /// orderly services run `lockMQPeriodically`.
-fn renewal(before: &[Event], cfg: &Config, client: &str, opaque: i64) -> bool {
-    let process = cfg
-        .consumers
-        .iter()
-        .find(|c| c.client_id == client)
-        .map_or(client, |c| c.name.as_str());
-    before.iter().rev().any(|e| {
-        matches!(e.kind, Kind::ConsumerRequest { code: RequestCode::LOCK_BATCH_MQ, opaque: o, .. } if o == opaque)
-            && e.p == process
-            && e.thr.starts_with("ConsumeMessageScheduledThread_")
-    })
+fn renewal(requests: &LockRequests, cfg: &Config, client: &str, opaque: i64) -> bool {
+    let process = consumer_named(cfg, client);
+    requests
+        .get(&(process.as_str(), opaque))
+        .is_some_and(|(_, e)| e.thr.starts_with("ConsumeMessageScheduledThread_"))
 }
 
 /// The queues a lock call names (`TOPIC@broker:id`), as the model names
