@@ -40,9 +40,10 @@ pub struct ClusterArgs {
     /// kill, a pause past the brokers' expiry), whether at rest or while it
     /// still starts, the messages, the timers, and a fault the first
     /// consumer may meet once (none, a lost notification, a failed query,
-    /// or with messages and a kill or a leave a batch its listener fails);
-    /// the run is validated against the model of those picks
-    /// (`conformance`).
+    /// or with messages and a kill or a leave a batch its listener fails or
+    /// an offset persist a broker loses); the run and both models have two
+    /// queues a broker, one where messages flow; the run is validated
+    /// against the model of those picks (`conformance`).
     #[arg(long, value_name = "SEED", conflicts_with_all = ["scenario", "script", "orderly", "harms"])]
     random: Option<u64>,
     /// Run at RocketMQ's default timers: the script's scaled timers are

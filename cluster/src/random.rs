@@ -4,7 +4,7 @@
 //! still rebalancing its start, how many messages flow, the timers, and a
 //! fault of the environment the first consumer may meet (a lost
 //! notification, a failed query, or where messages flow a batch its
-//! listener fails);
+//! listener fails or an offset persist a broker loses);
 //! the script it makes carries the model flags of that configuration, so
 //! that the run is validated against the model (`conformance`).
 //!
@@ -42,13 +42,18 @@ enum Change {
 const CHANGES: [Change; 4] = [Change::Join, Change::Leave, Change::Kill, Change::Pause];
 
 /// A fault the first consumer may meet, made by a harness rule that fires
-/// once: its budget flag, the rule, the words for it, and whether the
-/// model needs messages for it.
+/// once: its budget flag, the rule, the words for it, whether the model
+/// needs messages for it, and the event that shows it fired where the run
+/// must wait for it.
 struct FaultPick {
     flag: &'static str,
     rule: fn() -> Value,
     what: &'static str,
     messages: bool,
+    /// A rule with one is installed just before the change and the run
+    /// waits for it to fire: its call comes on a timer, not with the
+    /// change.
+    fired: Option<fn() -> Value>,
 }
 
 /// The faults a seed picks from, after none: those of the membership
@@ -63,6 +68,7 @@ const FAULTS: [Option<FaultPick>; 3] = [
         },
         what: "c1 loses a notification",
         messages: false,
+        fired: None,
     }),
     Some(FaultPick {
         flag: "--failed-queries",
@@ -72,26 +78,42 @@ const FAULTS: [Option<FaultPick>; 3] = [
         },
         what: "c1's member query fails once",
         messages: false,
+        fired: None,
     }),
 ];
 
 /// The faults a seed whose messages flow picks from where it picked none
 /// above and its change is a kill or a leave: those of the message layer,
-/// for which the model has messages too. The model checked before the run
-/// has one queue a broker and one message a queue (deliveries are not
-/// observed, so their number does not matter); validation's has the run's
-/// queues. With a join or a pause, the check with messages takes minutes
-/// (`healthy --consumers 4 --joins 1 --messages 1 --consume-failures 1`
-/// runs past 120 s), too long for a run. Picked after, so that a seed's
-/// earlier picks are those it made before these existed.
-const MESSAGE_FAULTS: [Option<FaultPick>; 2] = [
-    None,
-    Some(FaultPick {
+/// for which the model has messages too: one a queue (deliveries are not
+/// observed, so their number does not matter), and the run one queue a
+/// broker. With two, or with a join or a pause, the check with messages
+/// takes minutes (`healthy --consumers 3 --joins 0 --kills 1 --queues 2
+/// --messages 1 --lost-persists 1` 113 s and 2.3 GB; `healthy --consumers
+/// 4 --joins 1 --messages 1 --consume-failures 1` past 120 s), too long
+/// for a run. Picked after, so that a seed's
+/// earlier picks are those it made before these existed; a seed that
+/// picked a failing listener when it could also pick none picks it still.
+const MESSAGE_FAULTS: [FaultPick; 2] = [
+    // `c1` persists its queues' offsets, one-way, every second from ten
+    // seconds after its start (`MQClientInstance`'s scheduled task), so
+    // the broker's rule meets one of them while `c1` still runs.
+    FaultPick {
+        flag: "--lost-persists",
+        rule: || {
+            json!({"id": "fault", "at": "broker", "action": "fail", "code": 15,
+                   "client": "127.0.0.1@c1", "count": 1})
+        },
+        what: "a broker loses an offset persist of c1's",
+        messages: true,
+        fired: Some(|| json!({"ev": "b.fault", "code": 15, "client": "127.0.0.1@c1"})),
+    },
+    FaultPick {
         flag: "--consume-failures",
         rule: || json!({"consumer": "c1", "id": "fault", "at": "listener", "action": "fail", "count": 1}),
         what: "c1's listener fails a batch once",
         messages: true,
-    }),
+        fired: None,
+    },
 ];
 
 /// The script of seed `seed`, or why it is not a valid script (a bug of
@@ -108,11 +130,17 @@ pub fn random_script(seed: u64) -> Result<Script, String> {
     // script before faults were picked.
     let fault = picks.one_of(&FAULTS).as_ref().or_else(|| {
         (messages > 0 && matches!(change, Change::Kill | Change::Leave))
-            .then(|| picks.one_of(&MESSAGE_FAULTS).as_ref())
-            .flatten()
+            .then(|| picks.one_of(&MESSAGE_FAULTS))
     });
     let running = 3;
     let consumers = running + usize::from(change == Change::Join);
+    // The run's queues a broker, which both models have (without messages
+    // their number does not change the model's size, only who owns what).
+    let queues = if fault.is_some_and(|f| f.messages) {
+        1
+    } else {
+        2
+    };
     // The model compared with (its check runs before the cluster, so it is
     // small): the group running and balanced when the change comes.
     let flags = |joins: usize| {
@@ -123,6 +151,8 @@ pub fn random_script(seed: u64) -> Result<Script, String> {
             consumers.to_string(),
             "--joins".to_owned(),
             joins.to_string(),
+            "--queues".to_owned(),
+            queues.to_string(),
         ];
         let budget = match change {
             Change::Join => None,
@@ -150,16 +180,14 @@ pub fn random_script(seed: u64) -> Result<Script, String> {
     } else {
         flags(consumers)
     };
-    // Validation's model has the run's queues, two a broker.
-    if fault.is_some_and(|f| f.messages) {
-        conform.extend(["--queues".to_owned(), "2".to_owned()]);
-    }
     // A consumer resuming from a pause may reconnect on two channels at
     // once, and a broker then lists it twice until one expires.
     if change == Change::Pause {
         conform.extend(["--second-channels".to_owned(), "1".to_owned()]);
     }
-    let mut steps: Vec<Value> = fault
+    let at_start = fault.filter(|f| f.fired.is_none());
+    let before_change = fault.and_then(|f| f.fired.map(|fired| (f, fired)));
+    let mut steps: Vec<Value> = at_start
         .map(|f| json!({"rule": (f.rule)()}))
         .into_iter()
         .collect();
@@ -180,6 +208,10 @@ pub fn random_script(seed: u64) -> Result<Script, String> {
             })
             .collect()
     };
+    if let Some((f, fired)) = before_change {
+        steps.push(json!({"rule": (f.rule)()}));
+        steps.push(json!({"await": {"for": fired(), "timeout_s": 60}}));
+    }
     let what = match change {
         Change::Join => {
             steps.push(json!({"start": "c4"}));
@@ -214,6 +246,7 @@ pub fn random_script(seed: u64) -> Result<Script, String> {
         "model": model,
         "conform": conform,
         "from_settled": true,
+        "queues": queues,
         "consumers": (1..=consumers).map(|c| json!({"name": format!("c{c}")})).collect::<Vec<_>>(),
         "timers": {
             "client_properties": {"rocketmq.client.rebalance.waitInterval": rebalance},
@@ -244,6 +277,7 @@ mod tests {
             "loses a notification",
             "query fails once",
             "fails a batch once",
+            "loses an offset persist",
         ] {
             assert!(
                 seen.iter().any(|w| w.contains(needle)),
@@ -278,6 +312,7 @@ mod tests {
                 ("loses a notification", "--lost-notifications 1"),
                 ("query fails once", "--failed-queries 1"),
                 ("fails a batch once", "--consume-failures 1"),
+                ("loses an offset persist", "--lost-persists 1"),
             ] {
                 assert_eq!(
                     flags.contains(flag),
@@ -295,11 +330,25 @@ mod tests {
                 ),
                 "{seed}"
             );
-            // A fault of the message layer: the models have messages, and
-            // validation's the run's queues; only with a kill or a leave.
-            if s.what.contains("fails a batch once") {
+            // The broker's rule meets c1's persists alone.
+            let persists = s.steps.iter().filter(|step| matches!(step, crate::script::Step::Rule { count: Some(1), consumer: None, code: Some(15), client: Some(c), .. } if c == "127.0.0.1@c1")).count();
+            assert_eq!(
+                persists,
+                usize::from(flags.contains("--lost-persists")),
+                "{seed}"
+            );
+            // Both models have the run's queues; with a fault of the message
+            // layer, messages and one queue a broker, and only with a kill
+            // or a leave.
+            let model = s.model.join(" ");
+            let queues = format!("--queues {}", s.queues);
+            assert!(
+                model.contains(&queues) && flags.contains(&queues),
+                "{seed}: {model}"
+            );
+            if s.what.contains("fails a batch once") || s.what.contains("loses an offset persist") {
                 assert!(
-                    flags.contains("--messages 1") && flags.contains("--queues 2"),
+                    flags.contains("--messages 1") && s.queues == 1,
                     "{seed}: {flags}"
                 );
                 assert!(s.what.contains("killed") || s.what.contains("shuts down"));

@@ -648,6 +648,25 @@ fn a_persist_lost_at_shutdown_is_observed_with_the_shutdown() {
     assert!(j.matches_model(), "{:?}", mismatches(&j));
 }
 
+/// `rebalance cluster --random 18`: `c1` is killed at rest, and before
+/// that the broker loses one of its periodic offset persists (a rule the
+/// seed picked, awaited before the kill): the model's `c1` meets its lost
+/// persist in its periodic persist, and the whole run is explained.
+#[test]
+fn a_periodic_persist_a_random_run_lost_is_observed_and_explained() {
+    let j = judged(
+        Source::Random(18),
+        "tests/traces/random-18-lost-persist.ndjson",
+    );
+    assert!(
+        j.script.what.contains("loses an offset persist"),
+        "{}",
+        j.script.what
+    );
+    assert_eq!(faults_observed(&j), 1);
+    assert!(j.matches_model(), "{:?}", mismatches(&j));
+}
+
 /// The application fails one batch at c1's listener (`RECONSUME_LATER`):
 /// the model's consumer meets its pending consume failure as that batch
 /// ends, and the whole run is explained.

@@ -180,9 +180,14 @@ fn source(trace: &str) -> Source {
     };
     match trace {
         "harms-kill.ndjson" => Source::Harms("kill".into()),
-        "random-15-leave.ndjson" => Source::Random(15),
-        "random-3-leave-last-round.ndjson" => Source::Random(3),
         "cold-start-four.ndjson" => Source::Random(6),
+        t if t.starts_with("random-") => Source::Random(
+            t["random-".len()..]
+                .split('-')
+                .next()
+                .and_then(|seed| seed.parse().ok())
+                .expect("random-SEED-..."),
+        ),
         t if t.starts_with("broker-restart-orderly") => scenario("broker-restart", true),
         t if t.starts_with("zombie-consumer") => scenario("zombie-consumer", false),
         t if t.starts_with("fault-") => Source::Script(
