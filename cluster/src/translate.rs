@@ -37,7 +37,8 @@ use std::collections::BTreeMap;
 pub mod causality;
 
 use crate::trace::{
-    ClusterSpec, ConsumerState, Detail, Env, Event, Kind, RequestCode, RuleAction, ServerState,
+    ClusterSpec, ConsumerState, Detail, Env, Event, GroupEvent, Kind, RequestCode, RuleAction,
+    ServerState,
 };
 use causality::Contradiction;
 use rocketmq_rebalance::conformance::{CallResult, Case};
@@ -93,6 +94,12 @@ const PAUSE: &str = "a stop followed by a continue is a pause, observed only thr
 /// A stop followed by nothing.
 const STOP_FOR_GOOD: &str = "a stop never resumed is a death";
 /// A stopping broker's unregistrations.
+const LISTED_BEFORE_REMOVAL: &str = "a CLIENT_UNREGISTER that lists its client as often as the \
+    broker's last listing did is the expiry scan's, which calls the listener before it removes the \
+    channel: the table is the one the removal leaves";
+const EXPIRED_CHANNEL_REGISTERS: &str = "a heartbeat already read from a channel the expiry scan \
+    closed registers that channel again until its close removes it: the model's expired channel \
+    takes no call, so neither is observed";
 const STOPPING_BROKER: &str = "a stopping broker lists nobody until it has started again";
 /// A broker that stops for good.
 const BROKER_GONE: &str = "a broker that stops and never starts again is no longer observed";
@@ -593,6 +600,11 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
     // The client each broker last locked each queue for, as far as the
     // trace shows: until a refusal, an unlock, a stop or a failover.
     let mut holders: BTreeMap<(String, String), String> = BTreeMap::new();
+    // Channels (broker, address) the expiry scan removed, and by broker the
+    // one a heartbeat read before its close registered again, until that
+    // close.
+    let mut expired: Vec<(String, Option<String>)> = Vec::new();
+    let mut reopened: BTreeMap<String, (String, Option<String>)> = BTreeMap::new();
     // The last lock call each broker answered each client: its queues and
     // those granted.
     let mut last_lock: BTreeMap<(String, String), (Vec<String>, Vec<String>)> = BTreeMap::new();
@@ -603,17 +615,50 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
         match &e.kind {
             Kind::Member {
                 broker,
+                kind,
+                client,
+                addr,
                 members: listed,
-                ..
             } => {
                 if stopping.contains(&broker.as_str()) {
                     fired(&mut out.rules_fired, STOPPING_BROKER, line);
+                    continue;
+                }
+                let channel = (broker.clone(), addr.clone());
+                if let Some(open) = reopened.get(broker) {
+                    if *kind == GroupEvent::ClientUnregister && *open == channel {
+                        reopened.remove(broker);
+                        expired.retain(|c| *c != channel);
+                    }
+                    fired(&mut out.rules_fired, EXPIRED_CHANNEL_REGISTERS, line);
+                    continue;
+                }
+                if *kind == GroupEvent::ClientRegister
+                    && addr.is_some()
+                    && expired.contains(&channel)
+                {
+                    reopened.insert(broker.clone(), channel);
+                    fired(&mut out.rules_fired, EXPIRED_CHANNEL_REGISTERS, line);
                     continue;
                 }
                 // One entry a channel: a client listed twice is observed
                 // so, and the model explains it only with a second channel.
                 let mut clients: Vec<String> = listed.iter().map(|c| client_name(c)).collect();
                 clients.sort();
+                // `ConsumerManager.scanNotActiveChannel` reports an expired
+                // channel before it removes it; the other paths after.
+                if let (GroupEvent::ClientUnregister, Some(gone)) = (kind, client) {
+                    let gone = client_name(gone);
+                    let count = |l: &[String]| l.iter().filter(|c| **c == gone).count();
+                    let before = members.get(broker).map(|last| count(last));
+                    if let Some(at) = clients.iter().position(|c| *c == gone) {
+                        if before == Some(count(&clients)) {
+                            fired(&mut out.rules_fired, LISTED_BEFORE_REMOVAL, line);
+                            clients.remove(at);
+                            expired.push(channel);
+                        }
+                    }
+                }
                 if members.get(broker) != Some(&clients) {
                     members.insert(broker.clone(), clients.clone());
                     observe(Observed::Members {
@@ -1147,6 +1192,64 @@ mod tests {
         let fired = |rule: &str| out.rules_fired.iter().any(|r| r.rule == rule);
         assert!(fired(RENEWAL) && fired(LOCK_FAILED) && fired(LOCK_BY_REQUEST));
         assert!(!out.unseen.lock_calls);
+    }
+
+    /// A broker's expiry scan reports the channel it removes before it
+    /// removes it, so its `CLIENT_UNREGISTER` still lists the client: the
+    /// table observed is the one the removal leaves, even when no later
+    /// listing shows it (the client's heartbeat registered it again
+    /// first). A close reports the table after the removal, as it is. A
+    /// heartbeat read from the expired channel before its close registers
+    /// it again until that close: the model's expired channel takes no
+    /// call, so neither is observed.
+    #[test]
+    fn an_expiry_is_observed_as_the_table_it_leaves() {
+        let member = |t: u64, kind: &str, client: &str, addr: u16, members: &[&str]| {
+            let members: Vec<String> = members
+                .iter()
+                .map(|m| format!(r#""127.0.0.1@{m}""#))
+                .collect();
+            format!(
+                r#"{{"t":{t},"p":"cluster","seq":{t},"thr":"x","ev":"b.member","broker":"broker-a","kind":"{kind}","client":"127.0.0.1@{client}","addr":"/127.0.0.1:{addr}","members":[{}]}}"#,
+                members.join(",")
+            )
+        };
+        let lines = [
+            member(10, "CLIENT_REGISTER", "c2", 2, &["c1", "c2"]),
+            member(11, "CLIENT_UNREGISTER", "c1", 1, &["c1", "c2"]),
+            member(12, "CLIENT_REGISTER", "c1", 3, &["c1", "c2"]),
+            member(13, "CLIENT_UNREGISTER", "c1", 3, &["c2"]),
+            // The scan expires channel 4; a heartbeat read from it
+            // registers it again, and its close removes it.
+            member(14, "CLIENT_REGISTER", "c1", 4, &["c1", "c2"]),
+            member(15, "CLIENT_UNREGISTER", "c1", 4, &["c1", "c2"]),
+            member(16, "CLIENT_REGISTER", "c1", 4, &["c1", "c2"]),
+            member(17, "CLIENT_UNREGISTER", "c1", 4, &["c2"]),
+            member(18, "CLIENT_REGISTER", "c1", 5, &["c1", "c2"]),
+        ];
+        let (out, seen) = translated(&lines);
+        assert_eq!(
+            seen,
+            [
+                "broker-a lists [c1 c2]",
+                "broker-a lists [c2]",
+                "broker-a lists [c1 c2]",
+                "broker-a lists [c2]",
+                "broker-a lists [c1 c2]",
+                "broker-a lists [c2]",
+                "broker-a lists [c1 c2]",
+            ]
+        );
+        let lines_of = |rule: &str| -> Vec<usize> {
+            out.rules_fired
+                .iter()
+                .filter(|r| r.rule == rule)
+                .flat_map(|r| r.lines.clone())
+                .collect()
+        };
+        let first = lines_of(LISTED_BEFORE_REMOVAL)[0];
+        assert_eq!(lines_of(LISTED_BEFORE_REMOVAL), [first, first + 4]);
+        assert_eq!(lines_of(EXPIRED_CHANNEL_REGISTERS), [first + 5, first + 6]);
     }
 
     /// A trace that names locked queues without their topics (recorded
