@@ -99,7 +99,7 @@ const LISTED_BEFORE_REMOVAL: &str = "a CLIENT_UNREGISTER that lists its client a
     channel: the table is the one the removal leaves";
 const EXPIRED_CHANNEL_REGISTERS: &str = "a heartbeat already read from a channel the expiry scan \
     closed registers that channel again until its close removes it: the model's expired channel \
-    takes no call, so neither is observed";
+    takes no call, so that entry is left out of the tables observed meanwhile";
 const STOPPING_BROKER: &str = "a stopping broker lists nobody until it has started again";
 /// A broker that stops for good.
 const BROKER_GONE: &str = "a broker that stops and never starts again is no longer observed";
@@ -601,10 +601,10 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
     // trace shows: until a refusal, an unlock, a stop or a failover.
     let mut holders: BTreeMap<(String, String), String> = BTreeMap::new();
     // Channels (broker, address) the expiry scan removed, and by broker the
-    // one a heartbeat read before its close registered again, until that
-    // close.
+    // one a heartbeat read before its close registered again, with its
+    // client, until that close.
     let mut expired: Vec<(String, Option<String>)> = Vec::new();
-    let mut reopened: BTreeMap<String, (String, Option<String>)> = BTreeMap::new();
+    let mut reopened: BTreeMap<String, ((String, Option<String>), String)> = BTreeMap::new();
     // The last lock call each broker answered each client: its queues and
     // those granted.
     let mut last_lock: BTreeMap<(String, String), (Vec<String>, Vec<String>)> = BTreeMap::new();
@@ -624,31 +624,30 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     fired(&mut out.rules_fired, STOPPING_BROKER, line);
                     continue;
                 }
-                let channel = (broker.clone(), addr.clone());
-                if let Some(open) = reopened.get(broker) {
-                    if *kind == GroupEvent::ClientUnregister && *open == channel {
-                        reopened.remove(broker);
-                        expired.retain(|c| *c != channel);
-                    }
-                    fired(&mut out.rules_fired, EXPIRED_CHANNEL_REGISTERS, line);
-                    continue;
-                }
-                if *kind == GroupEvent::ClientRegister
-                    && addr.is_some()
-                    && expired.contains(&channel)
-                {
-                    reopened.insert(broker.clone(), channel);
-                    fired(&mut out.rules_fired, EXPIRED_CHANNEL_REGISTERS, line);
-                    continue;
-                }
                 // One entry a channel: a client listed twice is observed
                 // so, and the model explains it only with a second channel.
                 let mut clients: Vec<String> = listed.iter().map(|c| client_name(c)).collect();
                 clients.sort();
-                // `ConsumerManager.scanNotActiveChannel` reports an expired
-                // channel before it removes it; the other paths after.
-                if let (GroupEvent::ClientUnregister, Some(gone)) = (kind, client) {
-                    let gone = client_name(gone);
+                let channel = (broker.clone(), addr.clone());
+                let named = client.as_deref().map(client_name);
+                if let (GroupEvent::ClientRegister, Some(c)) = (kind, &named) {
+                    if addr.is_some() && expired.contains(&channel) {
+                        reopened.insert(broker.clone(), (channel.clone(), c.clone()));
+                    }
+                }
+                if let Some((open, again)) = reopened.get(broker).cloned() {
+                    fired(&mut out.rules_fired, EXPIRED_CHANNEL_REGISTERS, line);
+                    if *kind == GroupEvent::ClientUnregister && open == channel {
+                        // Its close, reported after the removal.
+                        reopened.remove(broker);
+                        expired.retain(|c| *c != open);
+                    } else if let Some(at) = clients.iter().position(|c| *c == again) {
+                        clients.remove(at);
+                    }
+                } else if let (GroupEvent::ClientUnregister, Some(gone)) = (kind, named) {
+                    // `ConsumerManager.scanNotActiveChannel` reports an
+                    // expired channel before it removes it; the other
+                    // paths after.
                     let count = |l: &[String]| l.iter().filter(|c| **c == gone).count();
                     let before = members.get(broker).map(|last| count(last));
                     if let Some(at) = clients.iter().position(|c| *c == gone) {
@@ -1201,7 +1200,8 @@ mod tests {
     /// first). A close reports the table after the removal, as it is. A
     /// heartbeat read from the expired channel before its close registers
     /// it again until that close: the model's expired channel takes no
-    /// call, so neither is observed.
+    /// call, so that entry is left out meanwhile, and the other clients'
+    /// changes are observed.
     #[test]
     fn an_expiry_is_observed_as_the_table_it_leaves() {
         let member = |t: u64, kind: &str, client: &str, addr: u16, members: &[&str]| {
@@ -1224,8 +1224,11 @@ mod tests {
             member(14, "CLIENT_REGISTER", "c1", 4, &["c1", "c2"]),
             member(15, "CLIENT_UNREGISTER", "c1", 4, &["c1", "c2"]),
             member(16, "CLIENT_REGISTER", "c1", 4, &["c1", "c2"]),
-            member(17, "CLIENT_UNREGISTER", "c1", 4, &["c2"]),
-            member(18, "CLIENT_REGISTER", "c1", 5, &["c1", "c2"]),
+            // Meanwhile `c2`'s channel closes: the table left is observed.
+            member(17, "CLIENT_UNREGISTER", "c2", 2, &["c1"]),
+            member(18, "CLIENT_REGISTER", "c2", 6, &["c1", "c2"]),
+            member(19, "CLIENT_UNREGISTER", "c1", 4, &["c2"]),
+            member(20, "CLIENT_REGISTER", "c1", 5, &["c1", "c2"]),
         ];
         let (out, seen) = translated(&lines);
         assert_eq!(
@@ -1236,6 +1239,8 @@ mod tests {
                 "broker-a lists [c1 c2]",
                 "broker-a lists [c2]",
                 "broker-a lists [c1 c2]",
+                "broker-a lists [c2]",
+                "broker-a lists []",
                 "broker-a lists [c2]",
                 "broker-a lists [c1 c2]",
             ]
@@ -1249,7 +1254,10 @@ mod tests {
         };
         let first = lines_of(LISTED_BEFORE_REMOVAL)[0];
         assert_eq!(lines_of(LISTED_BEFORE_REMOVAL), [first, first + 4]);
-        assert_eq!(lines_of(EXPIRED_CHANNEL_REGISTERS), [first + 5, first + 6]);
+        assert_eq!(
+            lines_of(EXPIRED_CHANNEL_REGISTERS),
+            [first + 5, first + 6, first + 7, first + 8]
+        );
     }
 
     /// A trace that names locked queues without their topics (recorded
