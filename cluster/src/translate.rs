@@ -640,7 +640,6 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     if *kind == GroupEvent::ClientUnregister && open == channel {
                         // Its close, reported after the removal.
                         reopened.remove(broker);
-                        expired.retain(|c| *c != open);
                     } else if let Some(at) = clients.iter().position(|c| *c == again) {
                         clients.remove(at);
                     }
@@ -1229,6 +1228,9 @@ mod tests {
             member(18, "CLIENT_REGISTER", "c2", 6, &["c1", "c2"]),
             member(19, "CLIENT_UNREGISTER", "c1", 4, &["c2"]),
             member(20, "CLIENT_REGISTER", "c1", 5, &["c1", "c2"]),
+            // A second channel of `c1` closes: it is still listed once.
+            member(21, "CLIENT_REGISTER", "c1", 7, &["c1", "c1", "c2"]),
+            member(22, "CLIENT_UNREGISTER", "c1", 7, &["c1", "c2"]),
         ];
         let (out, seen) = translated(&lines);
         assert_eq!(
@@ -1242,6 +1244,8 @@ mod tests {
                 "broker-a lists [c2]",
                 "broker-a lists []",
                 "broker-a lists [c2]",
+                "broker-a lists [c1 c2]",
+                "broker-a lists [c1 c1 c2]",
                 "broker-a lists [c1 c2]",
             ]
         );
