@@ -90,9 +90,9 @@ const FAULTS: [Option<FaultPick>; 3] = [
 /// takes minutes (`healthy --consumers 3 --joins 0 --kills 1 --queues 2
 /// --messages 1 --lost-persists 1` 113 s and 2.3 GB; `healthy --consumers
 /// 4 --joins 1 --messages 1 --consume-failures 1` past 120 s), too long
-/// for a run. Picked after, so that a seed's
-/// earlier picks are those it made before these existed; a seed that
-/// picked a failing listener when it could also pick none picks it still.
+/// for a run. Picked after, so that a seed's earlier picks are those it
+/// made before these existed; a seed that picked a failing listener when
+/// it could also pick none picks it still.
 const MESSAGE_FAULTS: [FaultPick; 2] = [
     // `c1` persists its queues' offsets, one-way, every second from ten
     // seconds after its start (`MQClientInstance`'s scheduled task), so

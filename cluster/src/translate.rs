@@ -93,13 +93,15 @@ const STOP_THEN_KILL: &str = "a stop followed by a kill is one death, at the kil
 const PAUSE: &str = "a stop followed by a continue is a pause, observed only through the brokers";
 /// A stop followed by nothing.
 const STOP_FOR_GOOD: &str = "a stop never resumed is a death";
-/// A stopping broker's unregistrations.
+/// An expiry reported before its removal.
 const LISTED_BEFORE_REMOVAL: &str = "a CLIENT_UNREGISTER that lists its client as often as the \
     broker's last listing did is the expiry scan's, which calls the listener before it removes the \
     channel: the table is the one the removal leaves";
+/// An expired channel registered again before its close.
 const EXPIRED_CHANNEL_REGISTERS: &str = "a heartbeat already read from a channel the expiry scan \
     closed registers that channel again until its close removes it: the model's expired channel \
     takes no call, so that entry is left out of the tables observed meanwhile";
+/// A stopping broker's unregistrations.
 const STOPPING_BROKER: &str = "a stopping broker lists nobody until it has started again";
 /// A broker that stops for good.
 const BROKER_GONE: &str = "a broker that stops and never starts again is no longer observed";
@@ -601,10 +603,10 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
     // trace shows: until a refusal, an unlock, a stop or a failover.
     let mut holders: BTreeMap<(String, String), String> = BTreeMap::new();
     // Channels (broker, address) the expiry scan removed, and by broker the
-    // one a heartbeat read before its close registered again, with its
-    // client, until that close.
+    // address and client of the one a heartbeat read before its close
+    // registered again, until that close.
     let mut expired: Vec<(String, Option<String>)> = Vec::new();
-    let mut reopened: BTreeMap<String, ((String, Option<String>), String)> = BTreeMap::new();
+    let mut reopened: BTreeMap<String, (Option<String>, String)> = BTreeMap::new();
     // The last lock call each broker answered each client: its queues and
     // those granted.
     let mut last_lock: BTreeMap<(String, String), (Vec<String>, Vec<String>)> = BTreeMap::new();
@@ -632,12 +634,12 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 let named = client.as_deref().map(client_name);
                 if let (GroupEvent::ClientRegister, Some(c)) = (kind, &named) {
                     if addr.is_some() && expired.contains(&channel) {
-                        reopened.insert(broker.clone(), (channel.clone(), c.clone()));
+                        reopened.insert(broker.clone(), (addr.clone(), c.clone()));
                     }
                 }
                 if let Some((open, again)) = reopened.get(broker).cloned() {
                     fired(&mut out.rules_fired, EXPIRED_CHANNEL_REGISTERS, line);
-                    if *kind == GroupEvent::ClientUnregister && open == channel {
+                    if *kind == GroupEvent::ClientUnregister && open == *addr {
                         // Its close, reported after the removal.
                         reopened.remove(broker);
                     } else if let Some(at) = clients.iter().position(|c| *c == again) {
