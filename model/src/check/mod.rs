@@ -338,7 +338,8 @@ fn search_safety(
         None => Stopped::Exhausted,
         Some(Cutoff::EveryPropertyDecided) => Stopped::EveryPropertyDecided,
         Some(Cutoff::Timeout) => Stopped::Timeout,
-        // The safety search stops early for its limits alone.
+        Some(Cutoff::ScratchFailed) => Stopped::ScratchFailed,
+        // The safety search stops early for its limits alone, otherwise.
         Some(_) => Stopped::StateLimit,
     };
     let done = progress_of(outcome.counts);

@@ -28,6 +28,10 @@ pub enum Stopped {
     /// The workers of a distributed search could not be started or
     /// connected.
     WorkersFailed,
+    /// The safety search's scratch file (its log of parents, in the
+    /// temporary directory) could not be made, written or read: the disk
+    /// is full, or the directory is not there or not writable.
+    ScratchFailed,
     /// The liveness graph was cut short (and with it, when it also
     /// decided them, the safety properties).
     LivenessGraphCut(Cutoff),
@@ -53,6 +57,9 @@ impl fmt::Display for Stopped {
             Self::Simulation => f.write_str("simulation"),
             Self::CheckerPanicked => f.write_str("checker thread panicked"),
             Self::WorkersFailed => f.write_str("the distributed workers failed"),
+            Self::ScratchFailed => f.write_str(
+                "the scratch file in the temporary directory (TMPDIR) could not be written",
+            ),
             Self::LivenessGraphCut(cutoff) => write!(f, "liveness graph cut: {cutoff}"),
             Self::HarmsCut(cutoff) => {
                 write!(f, "harms cut: {cutoff} (the harms are not measured)")

@@ -27,14 +27,17 @@
 //! reduced and unreduced state counts on every scenario.
 //!
 //! **Memory**: states are kept packed ([`Packing`]: a record of its
-//! parts' ids, a few 32-bit lanes) in flat level buffers, each with its
-//! sleep set as a bit set over its actions. Every state known is an entry
-//! of [`Visited`] (a fingerprint, 8 bytes at 64 bits); the next level's are
-//! gathered in [`Arrivals`], where arrivals merge without a lock; a level
-//! is put in fingerprint order before it is expanded, so that a state's id
-//! is its place in the search and the least parent is the least
-//! fingerprint. Each state's parent id and action index, 8 bytes, are
-//! appended to a log from which any state's path is rebuilt.
+//! parts' ids, a few 32-bit lanes), each where the thread that found it
+//! wrote it, in chunks reused from level to level ([`level`](super::level));
+//! a level is its states' entries: fingerprint, sleep set (a bit set over
+//! the state's actions) and where its record is. Every state known is an
+//! entry of [`Visited`] (a fingerprint, 8 bytes at 64 bits); the next
+//! level's are gathered in [`Arrivals`], where arrivals merge without a
+//! lock; a level's entries are put in fingerprint order before it is
+//! expanded, so that a state's id is its place in the search and the least
+//! parent is the least fingerprint. Each state's parent id and action
+//! index, 8 bytes, are appended to a log in a scratch file
+//! ([`parents`](super::parents)) from which any state's path is rebuilt.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -49,9 +52,10 @@ use stateright::{Expectation, Model};
 use super::budget::{Cutoff, Limits};
 use super::fingerprint::Print;
 use super::intern::Interner;
+use super::level::{Pool, Shelf, Writer, Written};
 use super::packed::{Codec, Packing};
-use super::pages::Pages;
-use super::visited::{Arrival, Arrivals, Visited};
+use super::parents::Parents;
+use super::visited::{Arrival, Arrivals, Arrived, Visited};
 
 /// Which actions of a model commute: the relation sleep sets rely on.
 pub trait Reduction<M: Model> {
@@ -101,8 +105,8 @@ pub struct Outcome {
     pub discoveries: Vec<Option<Vec<u32>>>,
 }
 
-/// States a thread takes from the level at a time.
-const CHUNK: usize = 512;
+/// States a thread expands between two looks at the counts and limits.
+const BATCH: usize = 512;
 
 /// Why a model cannot be searched here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,7 +116,8 @@ pub enum Unsupported {
     Eventually,
     /// More than 64 properties (one bit each while searching).
     TooManyProperties,
-    /// More than 65,535 initial states or levels, or actions in a state.
+    /// More than 65,535 initial states or levels, or actions in a state,
+    /// or more than 2^32 states in a level.
     TooLarge,
 }
 
@@ -120,7 +125,9 @@ pub enum Unsupported {
 /// `Model::within_boundary`, breadth-first, checking its `always` and
 /// `sometimes` properties, with the sleep sets of `reduction` when
 /// `options.reduction` is set; calls `progress` about every
-/// `options.progress_every`.
+/// `options.progress_every`. The log of parents is a file in the
+/// temporary directory (`TMPDIR`); a search that cannot write it ends
+/// with [`Cutoff::ScratchFailed`].
 pub fn search<M, R, F>(
     model: &M,
     reduction: &R,
@@ -140,17 +147,20 @@ where
     let width = model.parts();
     let mut interner = Interner::new(1 << 12);
     let mut visited = Visited::<F>::new(1 << 16);
-    // Per state, in id order: its parent's id above its action's index.
-    // In pages, so that the log grows without copying what it holds.
-    let mut parents: Pages<u64> = Pages::default();
-    let mut level = initial_level(model, &interner, width, &mut parents)?;
-    visited.extend(&level.prints);
+    let Ok(mut parents) = Parents::new(&std::env::temp_dir()) else {
+        return Ok(Outcome {
+            counts: Counts::default(),
+            cutoff: Some(Cutoff::ScratchFailed),
+            discoveries: vec![None; properties.len()],
+        });
+    };
+    let pool = Pool::new(width);
+    let mut level = initial_level(model, &interner, &pool, &mut parents, &mut visited)?;
     let run = Run {
         model,
         reduction,
         options,
         started,
-        width,
         properties: &properties,
         undecided: AtomicU64::new(if properties.len() == 64 {
             u64::MAX
@@ -161,7 +171,7 @@ where
         finishing: AtomicBool::new(false),
         found: Mutex::new(vec![None; properties.len()]),
         generated: AtomicUsize::new(model.init_states().len()),
-        unique: AtomicUsize::new(level.prints.len()),
+        unique: AtomicUsize::new(level.sleeps.len()),
         stop: AtomicBool::new(false),
         ended: Mutex::new(None),
         too_large: AtomicBool::new(false),
@@ -169,20 +179,20 @@ where
     };
     let (mut depth, mut max_depth) = (1, 0);
     let mut last_progress = Instant::now();
-    let mut previous_len = level.prints.len();
+    let mut previous_len = level.sleeps.len();
     let mut arrivals = Arrivals::new(0);
-    while !level.prints.is_empty() && !run.stop.load(Ordering::Relaxed) {
+    while !level.sleeps.is_empty() && !run.stop.load(Ordering::Relaxed) {
         max_depth = depth;
         interner.settle();
         // Room for a level a little larger than the last one grew by.
-        let growth = (level.prints.len() as f64 / previous_len.max(1) as f64).clamp(1.0, 4.0);
-        arrivals.make_room((level.prints.len() as f64 * growth * 1.25) as usize);
+        let growth = (level.sleeps.len() as f64 / previous_len.max(1) as f64).clamp(1.0, 4.0);
+        arrivals.make_room((level.sleeps.len() as f64 * growth * 1.1) as usize);
         let mut past = Past::default();
-        previous_len = level.prints.len();
+        previous_len = level.sleeps.len();
         let cursor = AtomicUsize::new(0);
         let threads = options.limits.workers();
-        let outs: Vec<Vec<u32>> = std::thread::scope(|scope| {
-            let (interner, visited, past) = (&interner, &visited, &past);
+        let outs: Vec<Written> = std::thread::scope(|scope| {
+            let (interner, visited, past, pool) = (&interner, &visited, &past, &pool);
             let (run, level, cursor, arrivals) = (&run, &level, &cursor, &arrivals);
             let workers: Vec<_> = (1..threads)
                 .map(|thread| {
@@ -192,8 +202,10 @@ where
                             visited,
                             arrivals,
                             past,
+                            pool,
                         };
-                        run.work(thread as u64, level, cursor, tables, &mut || {})
+                        let writer = Writer::new(pool, thread as u64);
+                        run.work(level, cursor, tables, writer, &mut || {})
                     })
                 })
                 .collect();
@@ -203,8 +215,10 @@ where
                 visited,
                 arrivals,
                 past,
+                pool,
             };
-            let mut outs = vec![run.work(0, level, cursor, tables, &mut || {
+            let writer = Writer::new(pool, 0);
+            let mut outs = vec![run.work(level, cursor, tables, writer, &mut || {
                 if last_progress.elapsed() >= options.progress_every {
                     last_progress = Instant::now();
                     progress(counts());
@@ -228,21 +242,35 @@ where
             run.end(Cutoff::EveryPropertyDecided);
         }
         let past = past.get_mut().expect("not poisoned");
-        let next = next_level(&level, arrivals.drain(), past, &outs, width, &mut parents);
-        visited.extend(&next.prints);
+        let ids = (level.offset, level.offset + level.sleeps.len() as u64);
+        // The level's entries go before the next level's come.
+        drop(std::mem::take(&mut level.sleeps));
+        let arrived = arrivals.drain();
+        if visited.grows_with(arrived.len()) {
+            // The arrivals' table is made again for the next level: it
+            // need not be held while the visited table is in two copies.
+            arrivals = Arrivals::new(0);
+        }
+        let tables = (&mut parents, &mut visited);
+        level = next_level(ids, arrived, past, outs, width, tables)?;
         run.unique.store(visited.len(), Ordering::Relaxed);
-        if !next.prints.is_empty() {
+        if !level.sleeps.is_empty() {
             depth += 1;
         }
-        level = next;
+        if parents.failed() {
+            run.end(Cutoff::ScratchFailed);
+        }
     }
     let counts = run.counts(max_depth);
-    let cutoff = *run.ended.lock().expect("not poisoned");
-    let found = run.found.into_inner().expect("not poisoned");
+    let found = std::mem::take(&mut *run.found.lock().expect("not poisoned"));
     let discoveries = found
         .into_iter()
-        .map(|id| id.map(|id| path_to(&parents, id)))
+        .map(|id| id.map(|id| path_to(&mut parents, id)))
         .collect();
+    if parents.failed() {
+        run.end(Cutoff::ScratchFailed);
+    }
+    let cutoff = *run.ended.lock().expect("not poisoned");
     Ok(Outcome {
         counts,
         cutoff,
@@ -251,105 +279,106 @@ where
 }
 
 /// A level's states in fingerprint order, the first of them with id
-/// `offset`: their fingerprints, sleep sets (a bit per action index) and
-/// records (`width` lanes each).
-struct Level<F, A> {
+/// `offset`: by rank, each one's sleep set (a bit per action index); its
+/// record, with its rank, on the level's shelf.
+struct Level<A> {
     offset: u64,
-    prints: Vec<F>,
     sleeps: Vec<u64>,
     /// By rank, the actions asleep past the bits of those with some.
     past: HashMap<usize, Vec<A>>,
-    records: Vec<u32>,
+    records: Shelf,
 }
 
 /// The parent's id of an initial state in the log of parents.
 const NO_PARENT: u64 = (1 << 48) - 1;
 
 /// The initial states, each once (with the least index of equal ones),
-/// with nothing asleep; their parents logged.
+/// with nothing asleep; their parents logged, their fingerprints visited.
 fn initial_level<M: Packing, F: Print>(
     model: &M,
     interner: &Interner<M::Part>,
-    width: usize,
-    parents: &mut Pages<u64>,
-) -> Result<Level<F, M::Action>, Unsupported>
+    pool: &Pool,
+    parents: &mut Parents,
+    visited: &mut Visited<F>,
+) -> Result<Level<M::Action>, Unsupported>
 where
     M::State: Hash,
 {
     let mut codec = Codec::new(model, interner);
+    let mut writer = Writer::new(pool, 0);
     let mut initial = Vec::new();
     for (index, state) in model.init_states().into_iter().enumerate() {
         let index = u16::try_from(index).map_err(|_| Unsupported::TooLarge)?;
-        let mut record = vec![0; width];
+        let (record, lanes) = writer.push();
         codec
-            .encode(&state, &mut record)
+            .encode(&state, lanes)
             .map_err(|_| Unsupported::TooLarge)?;
-        initial.push((F::of(&state), index, record));
+        initial.push(Arrived {
+            print: F::of(&state),
+            step: u64::from(index),
+            sleep: 0,
+            record,
+        });
     }
-    initial.sort_by_key(|(print, index, _)| (*print, *index));
-    initial.dedup_by_key(|(print, _, _)| *print);
-    let mut level = Level {
+    initial.sort_by_key(|a| (a.print, a.step));
+    initial.dedup_by_key(|a| a.print);
+    let mut records = Shelf::new(model.parts(), vec![writer.written()]);
+    for (rank, a) in initial.iter().enumerate() {
+        // Fewer than 2^16 initial states.
+        records.rank(a.record, rank as u32);
+        parents.push(NO_PARENT << 16 | a.step);
+    }
+    visited.extend(initial.iter().map(|a| a.print));
+    Ok(Level {
         offset: 0,
-        prints: Vec::new(),
         sleeps: vec![0; initial.len()],
         past: HashMap::new(),
-        records: Vec::new(),
-    };
-    for (print, index, record) in initial {
-        level.prints.push(print);
-        level.records.extend(record);
-        parents.push(NO_PARENT << 16 | u64::from(index));
-    }
-    Ok(level)
+        records,
+    })
 }
 
-/// The level the arrivals at `level` make, in fingerprint order, the
-/// records copied from the threads' buffers; each state's parent logged.
+/// The level the arrivals at a level make (its states' ids from
+/// `parent_offset`, the arrivals' from `offset`), in fingerprint order, its
+/// records where the threads wrote them (`outs`, by thread); each state's
+/// parent logged, its fingerprint visited.
 fn next_level<F: Print, A>(
-    level: &Level<F, A>,
-    mut arrived: Vec<super::visited::Arrived<F>>,
+    (parent_offset, offset): (u64, u64),
+    mut arrived: Vec<Arrived<F>>,
     past: &mut HashMap<F, Vec<A>>,
-    outs: &[Vec<u32>],
+    outs: Vec<Written>,
     width: usize,
-    parents: &mut Pages<u64>,
-) -> Level<F, A> {
+    (parents, visited): (&mut Parents, &mut Visited<F>),
+) -> Result<Level<A>, Unsupported> {
     arrived.sort_unstable_by_key(|a| a.print);
-    let mut next = Level {
-        offset: level.offset + level.prints.len() as u64,
-        prints: Vec::with_capacity(arrived.len()),
-        sleeps: Vec::with_capacity(arrived.len()),
-        past: HashMap::new(),
-        records: Vec::with_capacity(arrived.len() * width),
-    };
-    for a in arrived {
-        let (thread, at) = (
-            (a.record >> RECORD_SHIFT) as usize,
-            (a.record & RECORD_MASK) as usize,
+    let mut records = Shelf::new(width, outs);
+    let mut next_past = HashMap::new();
+    for (rank, a) in arrived.iter().enumerate() {
+        records.rank(
+            a.record,
+            u32::try_from(rank).map_err(|_| Unsupported::TooLarge)?,
         );
-        next.records
-            .extend_from_slice(&outs[thread][at * width..(at + 1) * width]);
         if a.sleep & PAST != 0 {
             if let Some(actions) = past.remove(&a.print) {
-                next.past.insert(next.prints.len(), actions);
+                next_past.insert(rank, actions);
             }
         }
-        next.prints.push(a.print);
-        next.sleeps.push(a.sleep);
-        let parent = level.offset + (a.step >> 16);
+        let parent = parent_offset + (a.step >> 16);
         parents.push(parent << 16 | (a.step & 0xFFFF));
     }
-    next
+    visited.extend(arrived.iter().map(|a| a.print));
+    Ok(Level {
+        offset,
+        sleeps: arrived.iter().map(|a| a.sleep).collect(),
+        past: next_past,
+        records,
+    })
 }
-
-/// A record's place: its thread above its index in the thread's buffer.
-const RECORD_SHIFT: u32 = 40;
-const RECORD_MASK: u64 = (1 << RECORD_SHIFT) - 1;
 
 /// The Explorer action indices of the path by which state `id` was first
 /// reached, from the log of parents.
-fn path_to(parents: &Pages<u64>, mut id: u64) -> Vec<u32> {
+fn path_to(parents: &mut Parents, mut id: u64) -> Vec<u32> {
     let mut indices = Vec::new();
-    while let Some(entry) = parents.get(id as usize) {
+    while let Some(entry) = parents.get(id) {
         indices.push((entry & 0xFFFF) as u32);
         if entry >> 16 == NO_PARENT {
             break;
@@ -476,6 +505,8 @@ struct Tables<'t, M: Packing, F> {
     /// The actions asleep past the bits ([`PAST`]) at the next level's
     /// states that have some.
     past: &'t Past<F, M::Action>,
+    /// Where the chunks of records expanded go.
+    pool: &'t Pool,
 }
 
 /// Sleep sets' actions past their bits, by state.
@@ -483,7 +514,6 @@ type Past<F, A> = Mutex<HashMap<F, Vec<A>>>;
 
 /// What one thread's expansions reuse.
 struct Work<'t, M: Packing, F> {
-    thread: u64,
     tables: Tables<'t, M, F>,
     codec: Codec<'t, M>,
     actions: Vec<M::Action>,
@@ -496,7 +526,7 @@ struct Work<'t, M: Packing, F> {
     next_actions: Vec<M::Action>,
     placed_past: Vec<M::Action>,
     /// The records of the states this thread found first.
-    out: Vec<u32>,
+    out: Writer<'t>,
     /// States found first since the counts were last brought up to date.
     new: usize,
 }
@@ -507,7 +537,6 @@ struct Run<'a, M: Model, R, F> {
     reduction: &'a R,
     options: Options,
     started: Instant,
-    width: usize,
     properties: &'a [stateright::Property<M>],
     /// One bit per property still without a discovery.
     undecided: AtomicU64,
@@ -555,19 +584,18 @@ where
         self.stop.store(true, Ordering::Relaxed);
     }
 
-    /// Expands chunks of `level` until none is left or the search ends,
-    /// calling `tick` after each; returns the records this thread found
-    /// first.
+    /// Expands chunks of `level`'s records until none is left or the
+    /// search ends, calling `tick` after each batch; returns the records
+    /// this thread found first, which `out` wrote.
     fn work<'t>(
         &'t self,
-        thread: u64,
-        level: &Level<F, M::Action>,
+        level: &Level<M::Action>,
         cursor: &AtomicUsize,
         tables: Tables<'t, M, F>,
+        out: Writer<'t>,
         tick: &mut dyn FnMut(),
-    ) -> Vec<u32> {
+    ) -> Written {
         let mut work = Work {
-            thread,
             codec: Codec::new(self.model, tables.interner),
             tables,
             actions: Vec::new(),
@@ -575,39 +603,46 @@ where
             sleep_past: Vec::new(),
             next_actions: Vec::new(),
             placed_past: Vec::new(),
-            out: Vec::new(),
+            out,
             new: 0,
         };
-        let width = self.width;
-        while !self.stop.load(Ordering::Relaxed) {
-            let start = cursor.fetch_add(CHUNK, Ordering::Relaxed);
-            let end = level.prints.len().min(start + CHUNK);
-            if start >= end {
+        let mut item = cursor.fetch_add(1, Ordering::Relaxed);
+        while let Some(taken) = level.records.take(item) {
+            for start in (0..taken.len()).step_by(BATCH) {
+                if self.stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let mut generated = 0;
+                for at in start..taken.len().min(start + BATCH) {
+                    let (Some(rank), record) = taken.get(at) else {
+                        continue;
+                    };
+                    let Some(state) = work.codec.decode(record) else {
+                        continue;
+                    };
+                    if self.visit(&state, level.offset + rank as u64) {
+                        let past = level.past.get(&rank).map_or(&[][..], Vec::as_slice);
+                        let asleep = (level.sleeps[rank], past);
+                        generated += self.expand(&state, rank as u64, asleep, &mut work);
+                    }
+                }
+                self.generated.fetch_add(generated, Ordering::Relaxed);
+                let unique = self.unique.fetch_add(work.new, Ordering::Relaxed) + work.new;
+                work.new = 0;
+                if self.options.limits.states_reached(unique) {
+                    self.end(Cutoff::StateLimit);
+                } else if self.options.limits.timed_out(self.started) {
+                    self.end(Cutoff::Timeout);
+                }
+                tick();
+            }
+            work.tables.pool.give(taken.chunk());
+            if self.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let mut generated = 0;
-            for rank in start..end {
-                let record = &level.records[rank * width..(rank + 1) * width];
-                let Some(state) = work.codec.decode(record) else {
-                    continue;
-                };
-                if self.visit(&state, level.offset + rank as u64) {
-                    let past = level.past.get(&rank).map_or(&[][..], Vec::as_slice);
-                    let asleep = (level.sleeps[rank], past);
-                    generated += self.expand(&state, rank as u64, asleep, &mut work);
-                }
-            }
-            self.generated.fetch_add(generated, Ordering::Relaxed);
-            let unique = self.unique.fetch_add(work.new, Ordering::Relaxed) + work.new;
-            work.new = 0;
-            if self.options.limits.states_reached(unique) {
-                self.end(Cutoff::StateLimit);
-            } else if self.options.limits.timed_out(self.started) {
-                self.end(Cutoff::Timeout);
-            }
-            tick();
+            item = cursor.fetch_add(1, Ordering::Relaxed);
         }
-        work.out
+        work.out.written()
     }
 
     /// Judges `state` (of id `id`) on the properties still undecided and
@@ -710,15 +745,13 @@ where
                 let parent = (&actions[..], sleep, &work.sleep_past[..]);
                 placed_among(self.model, parent, &next, next_actions, past)
             };
-            let (out, codec, thread, width) =
-                (&mut work.out, &mut work.codec, work.thread, self.width);
+            let (out, codec) = (&mut work.out, &mut work.codec);
             let arrival = work.tables.arrivals.arrive(
                 print,
                 step,
                 || {
-                    let at = out.len() / width;
-                    out.resize(out.len() + width, 0);
-                    if codec.encode(&next, &mut out[at * width..]).is_err() {
+                    let (record, lanes) = out.push();
+                    if codec.encode(&next, lanes).is_err() {
                         self.too_large.store(true, Ordering::Relaxed);
                         self.stop.store(true, Ordering::Relaxed);
                     }
@@ -731,7 +764,7 @@ where
                             .expect("not poisoned")
                             .insert(print, past);
                     }
-                    (placed, thread << RECORD_SHIFT | at as u64)
+                    (placed, record)
                 },
                 place,
             );

@@ -63,6 +63,9 @@ pub enum Cutoff {
     TooManyClasses,
     /// More edges than 4 GiB of the graph's encoding hold.
     TooLarge,
+    /// The scratch file that keeps the safety search's parents (in the
+    /// temporary directory) could not be made, written or read.
+    ScratchFailed,
 }
 
 /// Serialised as its description.
@@ -82,6 +85,7 @@ impl std::fmt::Display for Cutoff {
             Cutoff::TooManyActions => "a state with more than 65,535 actions",
             Cutoff::TooManyClasses => "more than 65,535 fairness classes",
             Cutoff::TooLarge => "more than 4 GiB of edges",
+            Cutoff::ScratchFailed => "the scratch file in the temporary directory failed",
         })
     }
 }

@@ -41,6 +41,8 @@ impl Hasher for PassThrough {
 /// it in the seen set. Two states with the same fingerprint are taken for
 /// one; [`collision_probability`] says how likely that hid a state.
 pub trait Print: Copy + Ord + Default + Hash + Send + Sync + Debug + 'static {
+    /// Whether the high word of [`Print::halves`] is used.
+    const WIDE: bool;
     /// The fingerprint of `value`.
     fn of<T: Hash>(value: &T) -> Self;
     /// Bits that pick the seen set's shard: neither those a map's bucket
@@ -64,6 +66,8 @@ fn mix(mut x: u64) -> u64 {
 }
 
 impl Print for u64 {
+    const WIDE: bool = false;
+
     fn of<T: Hash>(value: &T) -> Self {
         fingerprint(value)
     }
@@ -86,6 +90,8 @@ impl Print for u64 {
 }
 
 impl Print for u128 {
+    const WIDE: bool = true;
+
     /// Two 64-bit hashes with independent keys: aHash gives 64 bits a call.
     fn of<T: Hash>(value: &T) -> Self {
         let high = ahash::RandomState::with_seeds(0xB16B, 0x00B5, 0x7E57, 0xF00D).hash_one(value);

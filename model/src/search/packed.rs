@@ -18,10 +18,14 @@ pub trait Packing: Model {
     type Part: Hash + Eq + Clone + Send + Sync;
     /// The parts of every state: fixed for the model.
     fn parts(&self) -> usize;
-    /// Appends the `parts()` parts of `state`, in order.
-    fn split(&self, state: &Self::State, parts: &mut Vec<Self::Part>);
-    /// The state made of `parts` (as [`Packing::split`] gave them), or
-    /// `None` when they make none.
+    /// Part `at` of `state`, or `None` past the last.
+    fn part(&self, state: &Self::State, at: usize) -> Option<Self::Part>;
+    /// Whether part `at` of `state` is `part`: what comparing
+    /// [`Packing::part`] with it says, without making the part (most
+    /// parts of a successor are its parent's).
+    fn is_part(&self, state: &Self::State, at: usize, part: &Self::Part) -> bool;
+    /// The state made of `parts` (as [`Packing::part`] gave them, in
+    /// order), or `None` when they make none.
     fn join(&self, parts: &[&Self::Part]) -> Option<Self::State>;
 }
 
@@ -30,7 +34,6 @@ pub trait Packing: Model {
 pub struct Codec<'a, M: Packing> {
     model: &'a M,
     interner: &'a Interner<M::Part>,
-    parts: Vec<M::Part>,
     /// The parts of the state decoded last, and their ids: its
     /// successors, encoded next, share most of them.
     found: Vec<&'a M::Part>,
@@ -43,21 +46,20 @@ impl<'a, M: Packing> Codec<'a, M> {
         Codec {
             model,
             interner,
-            parts: Vec::with_capacity(model.parts()),
             found: Vec::with_capacity(model.parts()),
             found_ids: Vec::with_capacity(model.parts()),
         }
     }
 
-    /// `state` as the ids of its parts, into `record` (`parts()` lanes).
+    /// `state` as the ids of its parts, into `record` (`parts()` lanes);
+    /// `Err` when the interner is full, or the model has fewer parts
+    /// than it says.
     pub fn encode(&mut self, state: &M::State, record: &mut [u32]) -> Result<(), Full> {
-        self.parts.clear();
-        self.model.split(state, &mut self.parts);
-        for (at, (lane, part)) in record.iter_mut().zip(&self.parts).enumerate() {
+        for (at, lane) in record.iter_mut().enumerate() {
             // A part equal to the last decoded state's has its id.
             *lane = match self.found.get(at) {
-                Some(&known) if known == part => self.found_ids[at],
-                _ => self.interner.id(part)?,
+                Some(&known) if self.model.is_part(state, at, known) => self.found_ids[at],
+                _ => self.interner.id(&self.model.part(state, at).ok_or(Full)?)?,
             };
         }
         Ok(())
@@ -86,8 +88,11 @@ pub(crate) mod tests {
         fn parts(&self) -> usize {
             2
         }
-        fn split(&self, &(x, y): &(u8, u8), parts: &mut Vec<u8>) {
-            parts.extend([x, y]);
+        fn part(&self, &(x, y): &(u8, u8), at: usize) -> Option<u8> {
+            [x, y].get(at).copied()
+        }
+        fn is_part(&self, state: &(u8, u8), at: usize, part: &u8) -> bool {
+            self.part(state, at).as_ref() == Some(part)
         }
         fn join(&self, parts: &[&u8]) -> Option<(u8, u8)> {
             match parts {

@@ -88,6 +88,18 @@ impl Network {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// Every message in flight, in the network's order: by sender and
+    /// receiver, then as [`Network::send`] placed them.
+    pub(crate) fn as_slice(&self) -> &[Envelope] {
+        &self.0
+    }
+
+    /// The network whose messages, in its order, are `envelopes`: those
+    /// of [`Network::as_slice`].
+    pub(crate) fn from_slices(slices: &[&[Envelope]]) -> Self {
+        Network(slices.concat())
+    }
 }
 
 #[cfg(test)]
