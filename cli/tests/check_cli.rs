@@ -246,6 +246,22 @@ fn a_run_stopped_early_exits_3_and_says_why() {
 }
 
 #[test]
+fn a_search_without_its_scratch_file_exits_3_and_says_so() {
+    let out = Command::new(env!("CARGO_BIN_EXE_rebalance"))
+        .args(["check", "--consumers", "2", "--json"])
+        .env("TMPDIR", "/nonexistent/rebalance-scratch")
+        .output()
+        .expect("rebalance runs");
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let report = json(&out);
+    assert_eq!(report["complete"], false);
+    assert_eq!(
+        report["stopped"],
+        "the scratch file in the temporary directory (TMPDIR) could not be written"
+    );
+}
+
+#[test]
 fn sleep_sets_generate_fewer_states_for_the_same_ones() {
     let reduced = json(&rebalance(&["--json"]));
     let full = json(&rebalance(&["--json", "--no-reduction"]));
