@@ -168,7 +168,7 @@ impl<'a> Group<'a> {
     pub fn every_call_ends(&self) -> bool {
         self.consumers().enumerate().all(|(i, c)| {
             let me = Peer::Consumer(i as u8);
-            c.waiting(self.cfg).iter().all(|call| {
+            c.waiting(self.cfg).all(|call| {
                 let broker = Peer::Broker(call.broker);
                 self.state.network.iter().any(|env| {
                     (env.src == me && env.dst == broker && call.ended_by(true, &env.msg))

@@ -16,15 +16,20 @@ pub trait Packing: Model {
     /// What a state is made of (its machines' states, its messages in
     /// flight, ...): few distinct values each, many combinations.
     type Part: Hash + Eq + Clone + Send + Sync;
+    /// A part borrowed from a state: compared with the parts stored
+    /// without being made (most parts of a successor are its parent's).
+    type Lane<'s>
+    where
+        Self: 's;
     /// The parts of every state: fixed for the model.
     fn parts(&self) -> usize;
-    /// Part `at` of `state`, or `None` past the last.
-    fn part(&self, state: &Self::State, at: usize) -> Option<Self::Part>;
-    /// Whether part `at` of `state` is `part`: what comparing
-    /// [`Packing::part`] with it says, without making the part (most
-    /// parts of a successor are its parent's).
-    fn is_part(&self, state: &Self::State, at: usize, part: &Self::Part) -> bool;
-    /// The state made of `parts` (as [`Packing::part`] gave them, in
+    /// Calls `visit` with each of the `parts()` parts of `state`, in order.
+    fn lanes<'s>(&self, state: &'s Self::State, visit: &mut dyn FnMut(Self::Lane<'s>));
+    /// Whether `lane` is `part`.
+    fn is(lane: &Self::Lane<'_>, part: &Self::Part) -> bool;
+    /// `lane` as a part of its own.
+    fn own(lane: &Self::Lane<'_>) -> Self::Part;
+    /// The state made of `parts` (as [`Packing::lanes`] gave them, in
     /// order), or `None` when they make none.
     fn join(&self, parts: &[&Self::Part]) -> Option<Self::State>;
 }
@@ -52,17 +57,30 @@ impl<'a, M: Packing> Codec<'a, M> {
     }
 
     /// `state` as the ids of its parts, into `record` (`parts()` lanes);
-    /// `Err` when the interner is full, or the model has fewer parts
-    /// than it says.
+    /// `Err` when the interner is full, or the model gives another number
+    /// of parts than it says.
     pub fn encode(&mut self, state: &M::State, record: &mut [u32]) -> Result<(), Full> {
-        for (at, lane) in record.iter_mut().enumerate() {
-            // A part equal to the last decoded state's has its id.
-            *lane = match self.found.get(at) {
-                Some(&known) if self.model.is_part(state, at, known) => self.found_ids[at],
-                _ => self.interner.id(&self.model.part(state, at).ok_or(Full)?)?,
+        let (found, found_ids, interner) = (&self.found, &self.found_ids, self.interner);
+        let (mut at, mut result) = (0, Ok(()));
+        self.model.lanes(state, &mut |lane| {
+            let Some(id) = record.get_mut(at) else {
+                result = Err(Full);
+                return;
             };
+            // A part equal to the last decoded state's has its id.
+            match found.get(at) {
+                Some(&known) if M::is(&lane, known) => *id = found_ids[at],
+                _ => match interner.id(&M::own(&lane)) {
+                    Ok(new) => *id = new,
+                    Err(full) => result = Err(full),
+                },
+            }
+            at += 1;
+        });
+        if at != record.len() {
+            return Err(Full);
         }
-        Ok(())
+        result
     }
 
     /// The state whose record is `record`, if the interner gave its ids.
@@ -85,14 +103,19 @@ pub(crate) mod tests {
     /// The grid's state is its two counters, a part each.
     impl Packing for Grid {
         type Part = u8;
+        type Lane<'s> = u8;
         fn parts(&self) -> usize {
             2
         }
-        fn part(&self, &(x, y): &(u8, u8), at: usize) -> Option<u8> {
-            [x, y].get(at).copied()
+        fn lanes(&self, &(x, y): &(u8, u8), visit: &mut dyn FnMut(u8)) {
+            visit(x);
+            visit(y);
         }
-        fn is_part(&self, state: &(u8, u8), at: usize, part: &u8) -> bool {
-            self.part(state, at).as_ref() == Some(part)
+        fn is(lane: &u8, part: &u8) -> bool {
+            lane == part
+        }
+        fn own(lane: &u8) -> u8 {
+            *lane
         }
         fn join(&self, parts: &[&u8]) -> Option<(u8, u8)> {
             match parts {

@@ -407,48 +407,23 @@ pub enum Part {
 }
 
 /// A part of a state, borrowed from it: [`Part`] without its copy.
-#[derive(PartialEq)]
-enum Lane<'s> {
+#[derive(Debug, PartialEq)]
+pub enum Lane<'s> {
+    /// The name server.
     NameServer(&'s NameServerState),
+    /// A broker.
     Broker(&'s BrokerState),
+    /// A consumer.
     Consumer(&'s ConsumerState),
+    /// The messages in flight of one sender or of the consumers.
     Network(&'s [Envelope]),
+    /// Every actor's timers and faults.
     Timers(&'s [TimerSet]),
+    /// The ghost counts of deliveries.
     Deliveries(&'s Deliveries),
 }
 
 impl<'s> Lane<'s> {
-    /// Part `at` of `state`: the name server, the brokers, the consumers,
-    /// the network's runs by sender (the name server, each broker, the
-    /// consumers), the timers, the ghost counts.
-    fn of(state: &'s SystemState, at: usize) -> Option<Self> {
-        // Every field named: a new one does not compile until it is here.
-        let SystemState {
-            name_server,
-            brokers,
-            consumers,
-            network,
-            timers,
-            deliveries,
-        } = state;
-        let (b, c) = (brokers.len(), consumers.len());
-        let senders = senders(b);
-        Some(match at {
-            0 => Lane::NameServer(name_server),
-            at if at <= b => Lane::Broker(&brokers[at - 1]),
-            at if at <= b + c => Lane::Consumer(&consumers[at - 1 - b]),
-            at if at <= b + c + senders => {
-                let sender = at - 1 - b - c;
-                let envelopes = network.as_slice();
-                let from = |s: usize| envelopes.partition_point(|e| sender_of(e.src, b) < s);
-                Lane::Network(&envelopes[from(sender)..from(sender + 1)])
-            }
-            at if at == b + c + senders + 1 => Lane::Timers(timers),
-            at if at == b + c + senders + 2 => Lane::Deliveries(deliveries),
-            _ => return None,
-        })
-    }
-
     fn of_part(part: &'s Part) -> Self {
         match part {
             Part::NameServer(n) => Lane::NameServer(n),
@@ -490,18 +465,46 @@ fn sender_of(src: Peer, brokers: usize) -> usize {
 
 impl Packing for RebalanceModel {
     type Part = Part;
+    type Lane<'s> = Lane<'s>;
 
     fn parts(&self) -> usize {
         let brokers = self.cfg.broker_names.len();
         3 + brokers + self.cfg.consumers.len() + senders(brokers)
     }
 
-    fn part(&self, state: &SystemState, at: usize) -> Option<Part> {
-        Lane::of(state, at).map(|lane| lane.to_part())
+    /// The name server, the brokers, the consumers, the network's runs by
+    /// sender (the name server, each broker, the consumers), the timers,
+    /// the ghost counts.
+    fn lanes<'s>(&self, state: &'s SystemState, visit: &mut dyn FnMut(Lane<'s>)) {
+        // Every field named: a new one does not compile until it is here.
+        let SystemState {
+            name_server,
+            brokers,
+            consumers,
+            network,
+            timers,
+            deliveries,
+        } = state;
+        visit(Lane::NameServer(name_server));
+        brokers.iter().for_each(|b| visit(Lane::Broker(b)));
+        consumers.iter().for_each(|c| visit(Lane::Consumer(c)));
+        let mut rest = network.as_slice();
+        for sender in 0..senders(brokers.len()) {
+            let end = rest.partition_point(|e| sender_of(e.src, brokers.len()) == sender);
+            let (run, after) = rest.split_at(end);
+            visit(Lane::Network(run));
+            rest = after;
+        }
+        visit(Lane::Timers(timers));
+        visit(Lane::Deliveries(deliveries));
     }
 
-    fn is_part(&self, state: &SystemState, at: usize, part: &Part) -> bool {
-        Lane::of(state, at).is_some_and(|lane| lane == Lane::of_part(part))
+    fn is(lane: &Lane<'_>, part: &Part) -> bool {
+        *lane == Lane::of_part(part)
+    }
+
+    fn own(lane: &Lane<'_>) -> Part {
+        lane.to_part()
     }
 
     fn join(&self, parts: &[&Part]) -> Option<SystemState> {

@@ -515,45 +515,38 @@ impl Waiting {
 impl ConsumerState {
     /// Every call it waits on, running: its member query, its lock calls,
     /// and each queue's offset read, pull, commit and send-back.
-    pub fn waiting(&self, cfg: &Config) -> Vec<Waiting> {
-        let mut calls = Vec::new();
-        if self.phase != Phase::Running {
-            return calls;
-        }
-        let on = |call, broker: u8, about| Waiting {
+    pub fn waiting<'a>(&'a self, cfg: &'a Config) -> impl Iterator<Item = Waiting> + 'a {
+        let running = self.phase == Phase::Running;
+        let on = move |call, broker: u8, about| Waiting {
             call,
             broker,
             epoch: self.epoch(broker),
             about,
         };
-        if let Some(q) = self.querying {
-            calls.push(Waiting {
-                call: Call::Query,
-                broker: q.broker,
-                epoch: q.epoch,
-                about: q.topic,
-            });
-        }
-        for q in 0..cfg.queues.len() {
+        let query = self.querying.filter(|_| running).map(|q| Waiting {
+            call: Call::Query,
+            broker: q.broker,
+            epoch: q.epoch,
+            about: q.topic,
+        });
+        let queues = (0..if running { cfg.queues.len() } else { 0 }).flat_map(move |q| {
             let (pq, broker, about) = (&self.queues[q], cfg.broker_of(q), q as u8);
             let send_back = match pq.send_back {
                 SendBack::ToBroker => Some(broker),
                 SendBack::ByProducer(b) => Some(b),
                 SendBack::No | SendBack::Later => None,
             };
-            calls.extend(
-                [
-                    (self.locking & 1 << q != 0, Call::Lock, Some(broker)),
-                    (pq.reading_offset, Call::OffsetRead, Some(broker)),
-                    (pq.pulling, Call::Pull, Some(broker)),
-                    (pq.awaiting_ack, Call::Commit, Some(broker)),
-                    (send_back.is_some(), Call::SendBack, send_back),
-                ]
-                .into_iter()
-                .filter_map(|(waits, call, to)| to.filter(|_| waits).map(|b| on(call, b, about))),
-            );
-        }
-        calls
+            [
+                (self.locking & 1 << q != 0, Call::Lock, Some(broker)),
+                (pq.reading_offset, Call::OffsetRead, Some(broker)),
+                (pq.pulling, Call::Pull, Some(broker)),
+                (pq.awaiting_ack, Call::Commit, Some(broker)),
+                (send_back.is_some(), Call::SendBack, send_back),
+            ]
+            .into_iter()
+            .filter_map(move |(waits, call, to)| to.filter(|_| waits).map(|b| on(call, b, about)))
+        });
+        query.into_iter().chain(queues)
     }
 }
 
