@@ -28,12 +28,12 @@
 //!
 //! **Memory**: states are kept packed ([`Packing`]: a record of its
 //! parts' ids, a few 32-bit lanes), each where the thread that found it
-//! wrote it, in chunks reused from level to level ([`level`](super::level));
-//! a level is its states' entries: fingerprint, sleep set (a bit set over
-//! the state's actions) and where its record is. Every state known is an
-//! entry of [`Visited`] (a fingerprint, 8 bytes at 64 bits); the next
-//! level's are gathered in [`Arrivals`], where arrivals merge without a
-//! lock; a level's entries are put in fingerprint order before it is
+//! wrote it, in chunks reused from level to level ([`level`](super::level)),
+//! with its rank in its level beside it; a level is otherwise its sleep
+//! sets (a bit set over each state's actions), by rank. Every state known
+//! is an entry of [`Visited`] (a fingerprint, 8 bytes at 64 bits); the
+//! next level's are gathered in [`Arrivals`], where arrivals merge without
+//! a lock; a level's arrivals are put in fingerprint order before it is
 //! expanded, so that a state's id is its place in the search and the least
 //! parent is the least fingerprint. Each state's parent id and action
 //! index, 8 bytes, are appended to a log in a scratch file

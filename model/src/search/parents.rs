@@ -13,13 +13,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Entries buffered before they are written: 512 KiB.
 const BUFFER: usize = 1 << 16;
 
+/// Bytes an entry takes.
+const ENTRY: usize = 8;
+
 /// An append-only log of 8-byte entries in an unlinked scratch file. A
 /// write or read that fails is remembered ([`Parents::failed`]); the log
 /// takes nothing more after it.
 pub(super) struct Parents {
     file: File,
-    /// Entries not written yet: those from `written` on.
-    buffer: Vec<u64>,
+    /// Entries not written yet (those from `written` on), as they are
+    /// written: little-endian.
+    buffer: Vec<u8>,
     written: u64,
     failed: bool,
 }
@@ -41,7 +45,7 @@ impl Parents {
         std::fs::remove_file(&path)?;
         Ok(Parents {
             file,
-            buffer: Vec::with_capacity(BUFFER),
+            buffer: Vec::with_capacity(BUFFER * ENTRY),
             written: 0,
             failed: false,
         })
@@ -49,11 +53,11 @@ impl Parents {
 
     /// Appends `entry`, unless the log failed.
     pub(super) fn push(&mut self, entry: u64) {
-        if self.buffer.len() == BUFFER && !self.failed {
+        if self.buffer.len() == BUFFER * ENTRY && !self.failed {
             self.failed = self.flush().is_err();
         }
         if !self.failed {
-            self.buffer.push(entry);
+            self.buffer.extend_from_slice(&entry.to_le_bytes());
         }
     }
 
@@ -63,10 +67,10 @@ impl Parents {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        let bytes: Vec<u8> = self.buffer.iter().flat_map(|e| e.to_le_bytes()).collect();
-        self.file.seek(SeekFrom::Start(self.written * 8))?;
-        self.file.write_all(&bytes)?;
-        self.written += self.buffer.len() as u64;
+        self.file
+            .seek(SeekFrom::Start(self.written * ENTRY as u64))?;
+        self.file.write_all(&self.buffer)?;
+        self.written += (self.buffer.len() / ENTRY) as u64;
         self.buffer.clear();
         Ok(())
     }
@@ -74,14 +78,16 @@ impl Parents {
     /// The entry of state `id`, if the log has one and can read it.
     pub(super) fn get(&mut self, id: u64) -> Option<u64> {
         if id >= self.written {
-            return usize::try_from(id - self.written)
-                .ok()
-                .and_then(|at| self.buffer.get(at).copied());
+            let at = usize::try_from(id - self.written)
+                .ok()?
+                .checked_mul(ENTRY)?;
+            let bytes = self.buffer.get(at..at.checked_add(ENTRY)?)?;
+            return bytes.try_into().ok().map(u64::from_le_bytes);
         }
-        let mut bytes = [0; 8];
+        let mut bytes = [0; ENTRY];
         let read = self
             .file
-            .seek(SeekFrom::Start(id * 8))
+            .seek(SeekFrom::Start(id * ENTRY as u64))
             .and_then(|_| self.file.read_exact(&mut bytes));
         self.failed |= read.is_err();
         read.ok().map(|()| u64::from_le_bytes(bytes))
