@@ -53,6 +53,25 @@ pub struct ProcessQueue {
 }
 
 impl ProcessQueue {
+    /// Whether it is as [`Default`] makes it: every field 0, or-ed
+    /// together rather than compared one by one (no branch).
+    pub fn idle(&self) -> bool {
+        let bytes = u8::from(self.reading_offset)
+            | self.cursor
+            | self.from
+            | self.to
+            | u8::from(self.awaiting_ack)
+            | u8::from(self.locked)
+            | u8::from(self.dropped)
+            | self.lock_age
+            | self.batch_age
+            | self.idle_age
+            | u8::from(self.pulling)
+            | u8::from(self.generation)
+            | self.attempt;
+        bytes == 0 && self.send_back == SendBack::No
+    }
+
     /// A queue just allocated: its offset is to be read.
     pub fn reading() -> Self {
         Self {

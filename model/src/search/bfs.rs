@@ -245,14 +245,14 @@ where
         let ids = (level.offset, level.offset + level.sleeps.len() as u64);
         // The level's entries go before the next level's come.
         drop(std::mem::take(&mut level.sleeps));
-        let arrived = arrivals.drain();
-        if visited.grows_with(arrived.len()) {
+        let arrived = arrivals.drain_sorted(threads);
+        if visited.grows_with(arrived.iter().map(Vec::len).sum()) {
             // The arrivals' table is made again for the next level: it
             // need not be held while the visited table is in two copies.
             arrivals = Arrivals::new(0);
         }
         let tables = (&mut parents, &mut visited);
-        level = next_level(ids, arrived, past, outs, width, tables)?;
+        level = next_level(ids, &arrived, past, outs, width, tables, threads)?;
         run.unique.store(visited.len(), Ordering::Relaxed);
         if !level.sleeps.is_empty() {
             depth += 1;
@@ -328,31 +328,33 @@ where
         records.rank(a.record, rank as u32);
         parents.push(NO_PARENT << 16 | a.step);
     }
-    visited.extend(initial.iter().map(|a| a.print));
+    let sleeps = vec![0; initial.len()];
+    visited.extend(&[initial], |a| a.print, 1);
     Ok(Level {
         offset: 0,
-        sleeps: vec![0; initial.len()],
+        sleeps,
         past: HashMap::new(),
         records,
     })
 }
 
 /// The level the arrivals at a level make (its states' ids from
-/// `parent_offset`, the arrivals' from `offset`), in fingerprint order, its
-/// records where the threads wrote them (`outs`, by thread); each state's
-/// parent logged, its fingerprint visited.
+/// `parent_offset`, the arrivals' from `offset`), in fingerprint order as
+/// `arrived`'s runs are, its records where the threads wrote them (`outs`,
+/// by thread); each state's parent logged, its fingerprint visited (by
+/// `threads` threads).
 fn next_level<F: Print, A>(
     (parent_offset, offset): (u64, u64),
-    mut arrived: Vec<Arrived<F>>,
+    arrived: &[Vec<Arrived<F>>],
     past: &mut HashMap<F, Vec<A>>,
     outs: Vec<Written>,
     width: usize,
     (parents, visited): (&mut Parents, &mut Visited<F>),
+    threads: usize,
 ) -> Result<Level<A>, Unsupported> {
-    arrived.sort_unstable_by_key(|a| a.print);
     let mut records = Shelf::new(width, outs);
     let mut next_past = HashMap::new();
-    for (rank, a) in arrived.iter().enumerate() {
+    for (rank, a) in arrived.iter().flatten().enumerate() {
         records.rank(
             a.record,
             u32::try_from(rank).map_err(|_| Unsupported::TooLarge)?,
@@ -365,10 +367,10 @@ fn next_level<F: Print, A>(
         let parent = parent_offset + (a.step >> 16);
         parents.push(parent << 16 | (a.step & 0xFFFF));
     }
-    visited.extend(arrived.iter().map(|a| a.print));
+    visited.extend(arrived, |a| a.print, threads);
     Ok(Level {
         offset,
-        sleeps: arrived.iter().map(|a| a.sleep).collect(),
+        sleeps: arrived.iter().flatten().map(|a| a.sleep).collect(),
         past: next_past,
         records,
     })

@@ -55,6 +55,8 @@ pub trait Print: Copy + Ord + Default + Hash + Send + Sync + Debug + 'static {
     fn halves(self) -> (u64, u64);
     /// The fingerprint of [`Print::halves`].
     fn from_halves(low: u64, high: u64) -> Self;
+    /// Its 64 most significant bits, which order fingerprints first.
+    fn top(self) -> u64;
 }
 
 /// A 64-bit mix whose every output bit depends on every input bit (the
@@ -87,6 +89,10 @@ impl Print for u64 {
     fn from_halves(low: u64, _: u64) -> Self {
         low
     }
+
+    fn top(self) -> u64 {
+        self
+    }
 }
 
 impl Print for u128 {
@@ -112,6 +118,10 @@ impl Print for u128 {
 
     fn from_halves(low: u64, high: u64) -> Self {
         u128::from(low) | u128::from(high) << 64
+    }
+
+    fn top(self) -> u64 {
+        (self >> 64) as u64
     }
 }
 

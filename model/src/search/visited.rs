@@ -72,24 +72,56 @@ impl<F: Print> Visited<F> {
         (self.len + more) as f64 > self.slots.len() as f64 * GROW_AT
     }
 
-    /// Adds `prints`, not in yet and distinct, growing first if they would
-    /// fill the table past [`GROW_AT`].
-    pub fn extend(&mut self, prints: impl ExactSizeIterator<Item = F>) {
-        let wanted = self.len + prints.len();
-        if self.grows_with(prints.len()) {
+    /// Adds the fingerprints `print` gives of the items of `runs`, not in
+    /// yet and distinct, growing first if they would fill the table past
+    /// [`GROW_AT`]; `threads` threads place them.
+    pub fn extend<T: Sync>(
+        &mut self,
+        runs: &[Vec<T>],
+        print: impl Fn(&T) -> F + Sync,
+        threads: usize,
+    ) {
+        let added: usize = runs.iter().map(Vec::len).sum();
+        let wanted = self.len + added;
+        if self.grows_with(added) {
             let old = std::mem::replace(&mut self.slots, vec![F::default(); capacity_for(wanted)]);
-            for print in old.into_iter().filter(|p| *p != F::default()) {
-                self.place(print);
-            }
+            self.place_all(&[old], |p| *p, threads);
         }
-        for print in prints {
-            if print == F::default() {
-                self.default_in = true;
-            } else {
-                self.place(print);
-            }
-        }
+        self.default_in |= runs.iter().flatten().any(|t| print(t) == F::default());
+        self.place_all(runs, print, threads);
         self.len = wanted;
+    }
+
+    /// Places the fingerprints of `runs` but the empty mark. Each of
+    /// `threads` threads takes those whose home slot is in its share of the
+    /// table and probes within it; one that would probe past the share's
+    /// end is placed afterwards, by the caller's thread. Linear probing
+    /// with no removal finds a fingerprint wherever the run of full slots
+    /// from its home put it, so the order of placing does not matter.
+    fn place_all<T: Sync>(
+        &mut self,
+        runs: &[Vec<T>],
+        print: impl Fn(&T) -> F + Sync,
+        threads: usize,
+    ) {
+        let mask = self.slots.len() - 1;
+        let share = self.slots.len().div_ceil(threads.max(1));
+        let print = &print;
+        let left: Vec<F> = std::thread::scope(|scope| {
+            let placing: Vec<_> = self
+                .slots
+                .chunks_mut(share)
+                .enumerate()
+                .map(|(thread, slots)| {
+                    let prints = runs.iter().flatten().map(print);
+                    scope.spawn(move || place_in_share(slots, thread * share, mask, prints))
+                })
+                .collect();
+            placing.into_iter().flat_map(joined).collect()
+        });
+        for print in left {
+            self.place(print);
+        }
     }
 
     fn place(&mut self, print: F) {
@@ -105,6 +137,52 @@ impl<F: Print> Visited<F> {
     pub fn len(&self) -> usize {
         self.len
     }
+}
+
+/// Fingerprints whose home slots are fetched together: a table far larger
+/// than the caches misses on nearly every one, and independent loads
+/// overlap.
+const FETCH: usize = 16;
+
+/// Places those of `prints` (the empty mark aside) whose home slot (under
+/// `mask`) is in `slots`, the share of the table from slot `base`; returns
+/// those whose run of full slots reaches the share's end.
+fn place_in_share<F: Print>(
+    slots: &mut [F],
+    base: usize,
+    mask: usize,
+    prints: impl Iterator<Item = F>,
+) -> Vec<F> {
+    let mut left = Vec::new();
+    let mut homes = [(0usize, F::default()); FETCH];
+    let mut fetched = 0;
+    let mut place = |slots: &mut [F], homes: &[(usize, F)]| {
+        // Touch every home first: one miss's wait covers the others'.
+        let touched = homes
+            .iter()
+            .fold(F::default(), |m, &(at, _)| m.max(slots[at]));
+        std::hint::black_box(touched);
+        for &(home, print) in homes {
+            match slots[home..].iter().position(|s| *s == F::default()) {
+                Some(free) => slots[home + free] = print,
+                None => left.push(print),
+            }
+        }
+    };
+    for print in prints {
+        let home = (print.slot() as usize & mask).wrapping_sub(base);
+        if print == F::default() || home >= slots.len() {
+            continue;
+        }
+        homes[fetched] = (home, print);
+        fetched += 1;
+        if fetched == FETCH {
+            place(slots, &homes);
+            fetched = 0;
+        }
+    }
+    place(slots, &homes[..fetched]);
+    left
 }
 
 /// Slots, a power of two, for `room` entries within the load.
@@ -299,32 +377,73 @@ impl<F: Print> Arrivals<F> {
         }
     }
 
-    /// Every state that arrived, in no particular order; the table is
-    /// emptied.
-    pub fn drain(&mut self) -> Vec<Arrived<F>> {
-        let mut out: Vec<Arrived<F>> = self
-            .overflow
-            .get_mut()
-            .expect("not poisoned")
-            .drain()
-            .map(|(_, a)| a)
-            .collect();
-        let highs = self.highs.iter_mut().map(|h| std::mem::take(h.get_mut()));
-        let mut highs = highs.chain(std::iter::repeat(0));
-        for slot in self.slots.iter_mut() {
-            let low = std::mem::take(slot.low.get_mut());
-            let high = highs.next().unwrap_or(0);
-            if low != 0 {
-                out.push(Arrived {
-                    print: F::from_halves(low, high),
-                    step: std::mem::take(slot.step.get_mut()),
-                    sleep: std::mem::take(slot.sleep.get_mut()),
-                    record: std::mem::take(slot.record.get_mut()) - 1,
-                });
-            }
+    /// Every state that arrived, in fingerprint order, as `threads` runs
+    /// (the first has the least fingerprints), each taken from the whole
+    /// table and sorted by a thread of its own; the table is emptied.
+    pub fn drain_sorted(&mut self, threads: usize) -> Vec<Vec<Arrived<F>>> {
+        let runs = threads.max(1);
+        let mut overflow = vec![Vec::new(); runs];
+        for (_, a) in self.overflow.get_mut().expect("not poisoned").drain() {
+            overflow[run_of(a.print, runs)].push(a);
         }
-        out
+        let this = &*self;
+        std::thread::scope(|scope| {
+            let draining: Vec<_> = overflow
+                .into_iter()
+                .enumerate()
+                .map(|(run, mut out)| {
+                    scope.spawn(move || {
+                        this.take_run(run, runs, &mut out);
+                        out.sort_unstable_by_key(|a| a.print);
+                        out
+                    })
+                })
+                .collect();
+            draining.into_iter().map(joined).collect()
+        })
     }
+
+    /// Moves the states of run `run` of `runs` into `out`, emptying their
+    /// slots. Each run's thread reads every slot, but writes only its own
+    /// run's.
+    fn take_run(&self, run: usize, runs: usize, out: &mut Vec<Arrived<F>>) {
+        // Room for a run much larger than its share: pages not written are
+        // never touched.
+        out.reserve(self.slots.len() / runs * 2);
+        for (at, slot) in self.slots.iter().enumerate() {
+            let low = slot.low.load(Ordering::Relaxed);
+            if low == 0 {
+                continue;
+            }
+            let print = F::from_halves(low, self.high(at).load(Ordering::Relaxed));
+            if run_of(print, runs) != run {
+                continue;
+            }
+            out.push(Arrived {
+                print,
+                step: slot.step.swap(0, Ordering::Relaxed),
+                sleep: slot.sleep.swap(0, Ordering::Relaxed),
+                record: slot.record.swap(0, Ordering::Relaxed) - 1,
+            });
+            // The high word stays: another run's thread that read the low
+            // one before this store may read it still, and the next
+            // arrival that claims the slot writes it.
+            slot.low.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Which of `runs` runs, in fingerprint order, `print` falls in.
+fn run_of<F: Print>(print: F, runs: usize) -> usize {
+    ((u128::from(print.top()) * runs as u128) >> 64) as usize
+}
+
+/// A scoped thread's result, or its panic passed on (a panic here is a
+/// bug of the search).
+fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    thread
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
 #[cfg(test)]
@@ -335,11 +454,49 @@ mod tests {
     fn the_visited_set_grows_and_knows_what_it_holds() {
         let mut seen = Visited::<u64>::new(1);
         let prints: Vec<u64> = (0..1_000u64).map(|i| i * 0x9E37_79B9).collect();
-        seen.extend(prints[..10].iter().copied());
-        seen.extend(prints[10..].iter().copied());
+        seen.extend(&[prints[..10].to_vec()], |p| *p, 1);
+        seen.extend(
+            &[prints[10..500].to_vec(), prints[500..].to_vec()],
+            |p| *p,
+            3,
+        );
         assert_eq!(seen.len(), 1_000);
         assert!(prints.iter().all(|&p| seen.contains(p)), "0 among them");
         assert!(!seen.contains(1));
+    }
+
+    #[test]
+    fn a_run_of_full_slots_that_crosses_a_share_is_placed_and_found() {
+        // Fingerprints that all start at the last slot of the first of two
+        // shares of 64 slots: one fits there, the others go on past it.
+        let prints: Vec<u64> = (1..).filter(|&p| p.slot() & 63 == 31).take(5).collect();
+        let mut seen = Visited::<u64>::new(1);
+        assert_eq!(seen.slots.len(), 64);
+        seen.extend(&[prints.clone()], |p| *p, 2);
+        assert!(prints.iter().all(|&p| seen.contains(p)));
+        assert_eq!(seen.len(), 5);
+        assert_eq!(&seen.slots[31..36], &prints[..], "one run, in order");
+    }
+
+    #[test]
+    fn arrivals_come_out_sorted_in_as_many_runs_as_threads() {
+        let mut arrivals = Arrivals::<u128>::new(1_000);
+        let prints: Vec<u128> = (1..=1_000u128)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835))
+            .collect();
+        for (i, &print) in prints.iter().enumerate() {
+            arrivals.arrive(print, i as u64, || (0, i as u64), || 0);
+        }
+        let runs = arrivals.drain_sorted(3);
+        assert!(
+            runs.iter().all(|run| run.len() > 200),
+            "spread over the runs"
+        );
+        let arrived: Vec<u128> = runs.concat().iter().map(|a| a.print).collect();
+        let mut sorted = prints.clone();
+        sorted.sort_unstable();
+        assert_eq!(arrived, sorted);
+        assert!(arrivals.drain_sorted(2).iter().all(Vec::is_empty));
     }
 
     #[test]
@@ -364,8 +521,9 @@ mod tests {
                 });
             }
         });
-        let mut arrived = arrivals.drain();
-        arrived.sort_by_key(|a| a.print);
+        let runs = arrivals.drain_sorted(2);
+        assert_eq!(runs.len(), 2);
+        let arrived = runs.concat();
         assert_eq!(arrived.len(), 500);
         for (state, a) in arrived.iter().enumerate() {
             assert_eq!(a.print, state as u64 * 7);
@@ -373,6 +531,6 @@ mod tests {
             assert_eq!(a.sleep, 0, "each thread wakes one action");
             assert_eq!(a.record, state as u64);
         }
-        assert!(arrivals.drain().is_empty());
+        assert!(arrivals.drain_sorted(3).iter().all(Vec::is_empty));
     }
 }

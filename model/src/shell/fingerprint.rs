@@ -282,13 +282,18 @@ const _: () = assert!(MAX_MESSAGE_QUEUES <= 8);
 /// follow, so distinct states write distinct sequences.
 impl Hash for ConsumerState {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        // Nothing to write without messages or orderly consumption.
-        let queues = self.queues.iter().any(|q| q.packed() != 0);
-        let attempts = self
-            .queues
-            .iter()
-            .rev()
-            .fold(0u64, |word, q| word << 8 | u64::from(q.attempt));
+        // Nothing to write without messages or orderly consumption: then
+        // every process queue is idle, found by comparing, not packing.
+        let busy = self.queues.iter().fold(false, |busy, q| busy | !q.idle());
+        let queues = busy && self.queues.iter().any(|q| q.packed() != 0);
+        let attempts = if busy {
+            self.queues
+                .iter()
+                .rev()
+                .fold(0u64, |word, q| word << 8 | u64::from(q.attempt))
+        } else {
+            0
+        };
         let assigned = self
             .assigned
             .iter()
