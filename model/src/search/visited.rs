@@ -472,7 +472,7 @@ mod tests {
         let prints: Vec<u64> = (1..).filter(|&p| p.slot() & 63 == 31).take(5).collect();
         let mut seen = Visited::<u64>::new(1);
         assert_eq!(seen.slots.len(), 64);
-        seen.extend(&[prints.clone()], |p| *p, 2);
+        seen.extend(std::slice::from_ref(&prints), |p| *p, 2);
         assert!(prints.iter().all(|&p| seen.contains(p)));
         assert_eq!(seen.len(), 5);
         assert_eq!(&seen.slots[31..36], &prints[..], "one run, in order");
