@@ -29,8 +29,9 @@
 //! **Memory**: states are kept packed ([`Packing`]: a record of its
 //! parts' ids, a few 32-bit lanes), each where the thread that found it
 //! wrote it, in chunks reused from level to level ([`level`](super::level)),
-//! with its rank in its level beside it; a level is otherwise its sleep
-//! sets (a bit set over each state's actions), by rank. Every state known
+//! with its rank in its level and its sleep set (a bit set over the
+//! state's actions) beside it, so that a level is its records and the few
+//! sleep sets that name actions by value. Every state known
 //! is an entry of [`Visited`] (a fingerprint, 8 bytes at 64 bits); the
 //! next level's are gathered in [`Arrivals`], where arrivals merge without
 //! a lock; a level's arrivals are put in fingerprint order before it is
@@ -171,7 +172,7 @@ where
         finishing: AtomicBool::new(false),
         found: Mutex::new(vec![None; properties.len()]),
         generated: AtomicUsize::new(model.init_states().len()),
-        unique: AtomicUsize::new(level.sleeps.len()),
+        unique: AtomicUsize::new(level.len),
         stop: AtomicBool::new(false),
         ended: Mutex::new(None),
         too_large: AtomicBool::new(false),
@@ -179,16 +180,16 @@ where
     };
     let (mut depth, mut max_depth) = (1, 0);
     let mut last_progress = Instant::now();
-    let mut previous_len = level.sleeps.len();
+    let mut previous_len = level.len;
     let mut arrivals = Arrivals::new(0);
-    while !level.sleeps.is_empty() && !run.stop.load(Ordering::Relaxed) {
+    while level.len > 0 && !run.stop.load(Ordering::Relaxed) {
         max_depth = depth;
         interner.settle();
         // Room for a level a little larger than the last one grew by.
-        let growth = (level.sleeps.len() as f64 / previous_len.max(1) as f64).clamp(1.0, 4.0);
-        arrivals.make_room((level.sleeps.len() as f64 * growth * 1.1) as usize);
+        let growth = (level.len as f64 / previous_len.max(1) as f64).clamp(1.0, 4.0);
+        arrivals.make_room((level.len as f64 * growth * 1.1) as usize);
         let mut past = Past::default();
-        previous_len = level.sleeps.len();
+        previous_len = level.len;
         let cursor = AtomicUsize::new(0);
         let threads = options.limits.workers();
         let outs: Vec<Written> = std::thread::scope(|scope| {
@@ -242,9 +243,7 @@ where
             run.end(Cutoff::EveryPropertyDecided);
         }
         let past = past.get_mut().expect("not poisoned");
-        let ids = (level.offset, level.offset + level.sleeps.len() as u64);
-        // The level's entries go before the next level's come.
-        drop(std::mem::take(&mut level.sleeps));
+        let ids = (level.offset, level.offset + level.len as u64);
         let arrived = arrivals.drain_sorted(threads);
         if visited.grows_with(arrived.iter().map(Vec::len).sum()) {
             // The arrivals' table is made again for the next level: it
@@ -254,7 +253,7 @@ where
         let tables = (&mut parents, &mut visited);
         level = next_level(ids, &arrived, past, outs, width, tables, threads)?;
         run.unique.store(visited.len(), Ordering::Relaxed);
-        if !level.sleeps.is_empty() {
+        if level.len > 0 {
             depth += 1;
         }
         if parents.failed() {
@@ -278,12 +277,12 @@ where
     })
 }
 
-/// A level's states in fingerprint order, the first of them with id
-/// `offset`: by rank, each one's sleep set (a bit per action index); its
-/// record, with its rank, on the level's shelf.
+/// A level's `len` states in fingerprint order, the first of them with id
+/// `offset`: each one's record on the level's shelf, with its rank and its
+/// sleep set (a bit per action index).
 struct Level<A> {
     offset: u64,
-    sleeps: Vec<u64>,
+    len: usize,
     /// By rank, the actions asleep past the bits of those with some.
     past: HashMap<usize, Vec<A>>,
     records: Shelf,
@@ -325,14 +324,14 @@ where
     let mut records = Shelf::new(model.parts(), vec![writer.written()]);
     for (rank, a) in initial.iter().enumerate() {
         // Fewer than 2^16 initial states.
-        records.rank(a.record, rank as u32);
+        records.rank(a.record, rank as u32, 0);
         parents.push(NO_PARENT << 16 | a.step);
     }
-    let sleeps = vec![0; initial.len()];
+    let len = initial.len();
     visited.extend(&[initial], |a| a.print, 1);
     Ok(Level {
         offset: 0,
-        sleeps,
+        len,
         past: HashMap::new(),
         records,
     })
@@ -355,10 +354,8 @@ fn next_level<F: Print, A>(
     let mut records = Shelf::new(width, outs);
     let mut next_past = HashMap::new();
     for (rank, a) in arrived.iter().flatten().enumerate() {
-        records.rank(
-            a.record,
-            u32::try_from(rank).map_err(|_| Unsupported::TooLarge)?,
-        );
+        let ranked = u32::try_from(rank).map_err(|_| Unsupported::TooLarge)?;
+        records.rank(a.record, ranked, a.sleep);
         if a.sleep & PAST != 0 {
             if let Some(actions) = past.remove(&a.print) {
                 next_past.insert(rank, actions);
@@ -370,7 +367,7 @@ fn next_level<F: Print, A>(
     visited.extend(arrived, |a| a.print, threads);
     Ok(Level {
         offset,
-        sleeps: arrived.iter().flatten().map(|a| a.sleep).collect(),
+        len: arrived.iter().map(Vec::len).sum(),
         past: next_past,
         records,
     })
@@ -616,7 +613,7 @@ where
                 }
                 let mut generated = 0;
                 for at in start..taken.len().min(start + BATCH) {
-                    let (Some(rank), record) = taken.get(at) else {
+                    let (Some((rank, sleep)), record) = taken.get(at) else {
                         continue;
                     };
                     let Some(state) = work.codec.decode(record) else {
@@ -624,7 +621,7 @@ where
                     };
                     if self.visit(&state, level.offset + rank as u64) {
                         let past = level.past.get(&rank).map_or(&[][..], Vec::as_slice);
-                        let asleep = (level.sleeps[rank], past);
+                        let asleep = (sleep, past);
                         generated += self.expand(&state, rank as u64, asleep, &mut work);
                     }
                 }

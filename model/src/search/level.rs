@@ -1,7 +1,8 @@
 //! Where the safety search keeps a level's records: each where the thread
 //! that found the state first wrote it, in chunks of a fixed number of
-//! records that a pool hands out, with the state's rank in its level
-//! beside it. A level's records are never copied or moved (the level is
+//! records that a pool hands out, with the state's rank in its level and
+//! its sleep set beside it (read with the record, not looked up by rank in
+//! a table of the level's). A level's records are never copied or moved (the level is
 //! put in fingerprint order by its entries alone) and a thread's buffer
 //! never doubles. A level is expanded chunk by chunk, in the order the
 //! records were written, and each chunk goes back to the pool as soon as
@@ -23,9 +24,13 @@ const INDEX_MASK: u64 = (1 << THREAD_SHIFT) - 1;
 /// to another).
 const NO_RANK: u32 = u32::MAX;
 
+/// Lanes before a record's parts: its rank, and its sleep set's two
+/// halves.
+const HEAD: usize = 3;
+
 /// Chunks not in use, all of one width.
 pub(super) struct Pool {
-    /// Lanes a record takes in a chunk: its rank, then its parts' ids.
+    /// Lanes a record takes in a chunk: [`HEAD`], then its parts' ids.
     lanes: usize,
     free: Mutex<Vec<Box<[u32]>>>,
 }
@@ -34,7 +39,7 @@ impl Pool {
     /// An empty pool of chunks of records of `width` parts.
     pub(super) fn new(width: usize) -> Self {
         Pool {
-            lanes: width + 1,
+            lanes: width + HEAD,
             free: Mutex::new(Vec::new()),
         }
     }
@@ -86,7 +91,7 @@ impl<'p> Writer<'p> {
         self.len += 1;
         let lanes = &mut self.chunks[chunk][at * self.pool.lanes..(at + 1) * self.pool.lanes];
         lanes[0] = NO_RANK;
-        (place, &mut lanes[1..])
+        (place, &mut lanes[HEAD..])
     }
 
     /// What was written, for [`Shelf::new`].
@@ -101,8 +106,8 @@ impl<'p> Writer<'p> {
 /// A chunk of a level's records until a thread takes it to expand.
 type Shelved = Mutex<Option<Box<[u32]>>>;
 
-/// The records of a level, each with its state's rank once
-/// [`Shelf::rank`] gave it.
+/// The records of a level, each with its state's rank and sleep set once
+/// [`Shelf::rank`] gave them.
 pub(super) struct Shelf {
     lanes: usize,
     /// By thread, its chunks, each until a thread takes it to expand.
@@ -128,15 +133,16 @@ impl Shelf {
             .map(|w| w.chunks.into_iter().map(|c| Mutex::new(Some(c))).collect())
             .collect();
         Shelf {
-            lanes: width + 1,
+            lanes: width + HEAD,
             by_thread,
             lens,
             order,
         }
     }
 
-    /// Gives the record at `place` its state's rank in the level.
-    pub(super) fn rank(&mut self, place: u64, rank: u32) {
+    /// Gives the record at `place` its state's rank in the level, and its
+    /// sleep set.
+    pub(super) fn rank(&mut self, place: u64, rank: u32, sleep: u64) {
         let (thread, index) = (
             (place >> THREAD_SHIFT) as usize,
             (place & INDEX_MASK) as usize,
@@ -145,7 +151,8 @@ impl Shelf {
             .get_mut()
             .expect("not poisoned");
         if let Some(chunk) = chunk {
-            chunk[index % CHUNK_RECORDS * self.lanes] = rank;
+            let at = index % CHUNK_RECORDS * self.lanes;
+            chunk[at..at + HEAD].copy_from_slice(&[rank, sleep as u32, (sleep >> 32) as u32]);
         }
     }
 
@@ -178,12 +185,13 @@ impl Taken {
         self.records
     }
 
-    /// The `at`th record's state's rank in its level, unless it is not in
-    /// it, and the record.
-    pub(super) fn get(&self, at: usize) -> (Option<usize>, &[u32]) {
+    /// The `at`th record's state's rank in its level and its sleep set,
+    /// unless it is not in it, and the record.
+    pub(super) fn get(&self, at: usize) -> (Option<(usize, u64)>, &[u32]) {
         let lanes = &self.chunk[at * self.lanes..(at + 1) * self.lanes];
-        let rank = (lanes[0] != NO_RANK).then_some(lanes[0] as usize);
-        (rank, &lanes[1..])
+        let sleep = u64::from(lanes[1]) | u64::from(lanes[2]) << 32;
+        let rank = (lanes[0] != NO_RANK).then_some((lanes[0] as usize, sleep));
+        (rank, &lanes[HEAD..])
     }
 
     /// The chunk, for [`Pool::give`].
@@ -210,7 +218,7 @@ mod tests {
         let mut shelf = Shelf::new(3, writers.into_iter().map(Writer::written).collect());
         // Every record but the last is in the level, ranked backwards.
         for (i, place) in places.iter().enumerate().take(n - 1) {
-            shelf.rank(*place, (n - 1 - i) as u32);
+            shelf.rank(*place, (n - 1 - i) as u32, (i as u64) << 31 | 1);
         }
         let mut seen = vec![false; n];
         let mut item = 0;
@@ -220,7 +228,12 @@ mod tests {
                 let (rank, record) = taken.get(at);
                 let i = record[0] as usize;
                 assert_eq!(record, [i as u32, i as u32 + 1, i as u32 + 2]);
-                assert_eq!(rank, (i < n - 1).then_some(n - 1 - i), "record {i}");
+                let sleep = (i as u64) << 31 | 1;
+                assert_eq!(
+                    rank,
+                    (i < n - 1).then_some((n - 1 - i, sleep)),
+                    "record {i}"
+                );
                 assert!(!std::mem::replace(&mut seen[i], true));
             }
             pool.give(taken.chunk());
