@@ -11,7 +11,7 @@
 mod locks;
 mod members;
 mod offsets;
-mod pop;
+pub(crate) mod pop;
 mod retry_log;
 
 pub use locks::LockTable;

@@ -216,7 +216,7 @@ fn fifo_batch(cfg: &Config, table: PopTable, q: usize, end: usize) -> (usize, us
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::config::{Allocator, Consumption, NetworkKind, ProtocolOptions, Scenario};
     use crate::protocol::Machine;
@@ -226,7 +226,9 @@ mod tests {
         config_of(false)
     }
 
-    fn config_of(fifo: bool) -> Config {
+    /// A POP group at the model's smallest with two messages a queue and
+    /// pops of two, FIFO or not: the brokers' tests' and the consumers'.
+    pub(crate) fn config_of(fifo: bool) -> Config {
         let mut sizes = Scenario::Healthy.layered_sizes(2, false);
         sizes.pull_batch = 2;
         let protocol = ProtocolOptions {
@@ -255,6 +257,23 @@ mod tests {
                 },
             )] => (*from, *to, *attempt),
             other => panic!("not a pop result: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_message_of_every_queue_has_an_entry_of_its_own() {
+        let cfg = config_of(false);
+        let messages: Vec<(usize, usize)> = (0..cfg.queues.len())
+            .flat_map(|q| (0..cfg.sizes.messages).map(move |o| (q, o)))
+            .collect();
+        assert!(messages.len() >= 4, "two queues of two messages");
+        let statuses = [PopStatus::Invisible, PopStatus::Acked, PopStatus::Revived];
+        let mut table = PopTable::default();
+        for (i, &(q, o)) in messages.iter().enumerate() {
+            table.set(&cfg, q, o, statuses[i % 3], i as u8 % 4);
+        }
+        for (i, &(q, o)) in messages.iter().enumerate() {
+            assert_eq!(table.status(&cfg, q, o), (statuses[i % 3], i as u8 % 4));
         }
     }
 

@@ -157,3 +157,64 @@ pub(super) fn expiry(cfg: &Config, q: usize, from: u8, to: u8, attempt: u8) -> O
     };
     Output::Send(Peer::Broker(cfg.broker_of(q)), marker)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::broker::pop::tests::config_of;
+    use crate::protocol::Machine;
+
+    /// Consumer 0 of a group that runs from the start, with the queues it
+    /// was given, and one of them.
+    fn running() -> (Config, ConsumerState, usize) {
+        let mut cfg = config_of(false);
+        cfg.consumers[0].faults.remove(crate::config::Fault::Join);
+        let c = ConsumerState::start(&cfg, 0).0;
+        let q = crate::config::members_of(c.owned).next().expect("a queue");
+        (cfg, c, q)
+    }
+
+    #[test]
+    fn a_pop_answered_to_a_queue_held_before_is_not_consumed_when_it_is_held_again() {
+        let (cfg, c, q) = running();
+        let broker = cfg.broker_of(q) as u8;
+        let (asked, _) = c.pop(&cfg, 0, q).expect("it pops");
+        let old = asked.queues[q].generation;
+        // Given away and back while that pop is in flight, it pops again.
+        let mut again = asked;
+        again.queues[q] = ProcessQueue::with_batch_of(ProcessQueue::default(), asked.queues[q]);
+        again.start_popping(q);
+        let (again, _) = again.pop(&cfg, 0, q).expect("it pops again");
+        let epoch = again.epoch(broker);
+        let (next, out) = again
+            .popped(&cfg, broker, q, 0, 2, 1, old, epoch)
+            .expect("the answer is seen");
+        assert!(
+            !next.queues[q].running(),
+            "the old answer's batch is not run"
+        );
+        assert_eq!(out, vec![expiry(&cfg, q, 0, 2, 1)], "it stays invisible");
+        // The answer to the pop of this holding is consumed.
+        let (next, _) = again
+            .popped(&cfg, broker, q, 0, 2, 1, !old, epoch)
+            .expect("the answer is seen");
+        assert!(next.queues[q].running());
+    }
+
+    #[test]
+    fn a_batch_of_a_queue_dropped_while_it_ran_is_not_acknowledged() {
+        let (cfg, c, q) = running();
+        let mut ran = c;
+        ran.queues[q] = ran.queues[q].consuming(0, 2);
+        let mut kept = ran;
+        let ack = kept.acknowledge(&cfg, 0, q, false);
+        assert!(
+            matches!(ack[..], [Output::Send(_, Message::AckMessage { .. })]),
+            "{ack:?}"
+        );
+        let mut dropped = ran;
+        dropped.owned &= !(1 << q);
+        let out = dropped.acknowledge(&cfg, 0, q, false);
+        assert_eq!(out, vec![expiry(&cfg, q, 0, 2, 0)]);
+    }
+}
