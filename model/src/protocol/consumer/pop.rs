@@ -177,7 +177,7 @@ mod tests {
     #[test]
     fn a_pop_answered_to_a_queue_held_before_is_not_consumed_when_it_is_held_again() {
         let (cfg, c, q) = running();
-        let broker = cfg.broker_of(q) as u8;
+        let broker = cfg.broker_of(q);
         let (asked, _) = c.pop(&cfg, 0, q).expect("it pops");
         let old = asked.queues[q].generation;
         // Given away and back while that pop is in flight, it pops again.
