@@ -202,6 +202,14 @@ mod tests {
     }
 
     #[test]
+    fn a_queue_of_a_broker_it_cannot_reach_is_not_popped() {
+        let (mut cfg, c, q) = running();
+        assert!(c.pop(&cfg, 0, q).is_some());
+        cfg.consumers[0].unreachable = 1 << cfg.broker_of(q);
+        assert_eq!(c.pop(&cfg, 0, q), None);
+    }
+
+    #[test]
     fn a_batch_of_a_queue_dropped_while_it_ran_is_not_acknowledged() {
         let (cfg, c, q) = running();
         let mut ran = c;
