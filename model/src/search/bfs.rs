@@ -53,6 +53,7 @@ use stateright::{Expectation, Model};
 use super::budget::{Cutoff, Limits};
 use super::fingerprint::Print;
 use super::intern::Interner;
+use super::joined;
 use super::level::{Pool, Shelf, Writer, Written};
 use super::packed::{Codec, Packing};
 use super::parents::Parents;
@@ -225,14 +226,7 @@ where
                     progress(counts());
                 }
             })];
-            for worker in workers {
-                // A worker panics only if the model does: pass it on.
-                outs.push(
-                    worker
-                        .join()
-                        .unwrap_or_else(|p| std::panic::resume_unwind(p)),
-                );
-            }
+            outs.extend(workers.into_iter().map(joined));
             outs
         });
         if run.too_large.load(Ordering::Relaxed) {

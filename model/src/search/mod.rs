@@ -35,3 +35,11 @@ pub use fingerprint::{collision_probability, fingerprint};
 pub use graph::{shortest_path_to_bad, Classify, Graph, Predicate, StateId, STRONG};
 pub use packed::Packing;
 pub use path::{indices_of, path_of, replay};
+
+/// A scoped thread's result, or its panic passed on: the search's threads
+/// panic only where the model or the search has a bug.
+fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    thread
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p))
+}

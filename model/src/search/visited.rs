@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use super::fingerprint::Print;
+use super::joined;
 
 /// The fingerprints of the states known.
 pub struct Visited<F> {
@@ -407,9 +408,9 @@ impl<F: Print> Arrivals<F> {
     /// slots. Each run's thread reads every slot, but writes only its own
     /// run's.
     fn take_run(&self, run: usize, runs: usize, out: &mut Vec<Arrived<F>>) {
-        // Room for a run much larger than its share: pages not written are
-        // never touched.
-        out.reserve(self.slots.len() / runs * 2);
+        // Room for a run much larger than its share (never more than the
+        // table holds): pages not written are never touched.
+        out.reserve((self.slots.len() / runs * 2).min(self.slots.len()));
         for (at, slot) in self.slots.iter().enumerate() {
             let low = slot.low.load(Ordering::Relaxed);
             if low == 0 {
@@ -436,14 +437,6 @@ impl<F: Print> Arrivals<F> {
 /// Which of `runs` runs, in fingerprint order, `print` falls in.
 fn run_of<F: Print>(print: F, runs: usize) -> usize {
     ((u128::from(print.top()) * runs as u128) >> 64) as usize
-}
-
-/// A scoped thread's result, or its panic passed on (a panic here is a
-/// bug of the search).
-fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
-    thread
-        .join()
-        .unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
 #[cfg(test)]

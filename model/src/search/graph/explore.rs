@@ -14,6 +14,7 @@ use super::{Graph, StateId, NO_CLASS, NO_PARENT};
 use crate::search::budget::{Cutoff, Limits};
 use crate::search::explorer_path::explorer_indices;
 use crate::search::fingerprint::{fingerprint, PassThrough};
+use crate::search::joined;
 use crate::search::pages::{Pages, Strings};
 
 /// The fingerprint map: fingerprints are already hashes.
@@ -558,12 +559,7 @@ impl Graph {
                         })
                         .collect();
                     recorder.record(&mut graph, ids, &mut expanded);
-                    for worker in workers {
-                        // A worker panics only if the model does: pass it on.
-                        if let Err(panic) = worker.join() {
-                            std::panic::resume_unwind(panic);
-                        }
-                    }
+                    workers.into_iter().for_each(joined);
                 });
                 ids.add(&mut recorder.recent);
             }
