@@ -63,6 +63,9 @@ pub enum Cutoff {
     TooManyClasses,
     /// More edges than 4 GiB of the graph's encoding hold.
     TooLarge,
+    /// More distinct parts of states than a part's 32-bit id names (the
+    /// graph keeps the states still to expand packed).
+    TooManyParts,
     /// The scratch file that keeps the safety search's parents (in the
     /// temporary directory) could not be made, written or read.
     ScratchFailed,
@@ -85,6 +88,7 @@ impl std::fmt::Display for Cutoff {
             Cutoff::TooManyActions => "a state with more than 65,535 actions",
             Cutoff::TooManyClasses => "more than 65,535 fairness classes",
             Cutoff::TooLarge => "more than 4 GiB of edges",
+            Cutoff::TooManyParts => "more than 2^32 distinct parts of states",
             Cutoff::ScratchFailed => "the scratch file in the temporary directory failed",
         })
     }

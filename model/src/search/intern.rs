@@ -159,9 +159,14 @@ impl<T: Hash + Eq + Clone> Interner<T> {
     }
 
     /// Between levels: a table with room for four times the values known,
-    /// the locked map's among them.
+    /// the locked map's among them. Cheap while the ids handed out (at
+    /// least the values known) leave room, so that it can be called often.
     pub fn settle(&mut self) {
         let overflow = self.overflow.get_mut().expect("not poisoned");
+        let given = *self.next.get_mut() as usize;
+        if overflow.is_empty() && given.saturating_mul(4) <= self.slots.len() {
+            return;
+        }
         let known = self
             .slots
             .iter_mut()

@@ -155,9 +155,12 @@ mod tests {
     use super::*;
     use crate::search::budget::Limits;
     use crate::search::graph::Classify;
+    use crate::search::packed::tests::Whole;
 
     /// States are numbers; an action `(from, to, weighs)` of a fixed table.
     struct Table(Vec<(u8, u8, bool)>);
+
+    impl Whole for Table {}
 
     impl Model for Table {
         type State = u8;

@@ -125,6 +125,39 @@ pub(crate) mod tests {
         }
     }
 
+    /// A test model packed as one part, its whole state: enough for the
+    /// searches' tests, whose states are small.
+    pub(crate) trait Whole: Model {}
+
+    impl<M: Whole> Packing for M
+    where
+        M::State: Hash + Eq + Clone + Send + Sync,
+    {
+        type Part = M::State;
+        type Lane<'s>
+            = &'s M::State
+        where
+            M: 's;
+        fn parts(&self) -> usize {
+            1
+        }
+        fn lanes<'s>(&self, state: &'s M::State, visit: &mut dyn FnMut(&'s M::State)) {
+            visit(state);
+        }
+        fn is(lane: &&M::State, part: &M::State) -> bool {
+            *lane == part
+        }
+        fn own(lane: &&M::State) -> M::State {
+            (*lane).clone()
+        }
+        fn join(&self, parts: &[&M::State]) -> Option<M::State> {
+            match parts {
+                [whole] => Some((*whole).clone()),
+                _ => None,
+            }
+        }
+    }
+
     #[test]
     fn a_record_decodes_to_its_state() {
         let interner = Interner::new(4);

@@ -5,6 +5,7 @@ use stateright::Model;
 use super::*;
 use crate::search::budget::Limits;
 use crate::search::graph::Classify;
+use crate::search::packed::tests::Whole;
 
 /// Checks "eventually always good" under weak and strong fairness on a
 /// complete graph. Returns the violation whose cycle is reached in fewest
@@ -32,6 +33,8 @@ struct Table {
     edges: Vec<(Option<&'static str>, u8, u8)>,
     good: Vec<u8>,
 }
+
+impl Whole for Table {}
 
 impl Model for Table {
     type State = u8;
@@ -440,6 +443,8 @@ fn a_bad_state_where_only_the_environment_can_act_is_a_violation() {
 /// One state and one action that leads back to it: a step, not a no-op
 /// (the table's models cannot make one).
 struct Spin;
+impl Whole for Spin {}
+
 impl Model for Spin {
     type State = u8;
     type Action = ();

@@ -1,7 +1,9 @@
 //! The graph's exploration: breadth-first from the initial states, a chunk
 //! of the frontier at a time expanded on every thread while the calling
 //! thread records the chunk before, in the order one thread would, so that
-//! the graph is the same on any number of threads.
+//! the graph is the same on any number of threads. The states still to
+//! expand are kept packed ([`Packing`]): a few bytes a part's id each, not
+//! a state's every vector.
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
@@ -14,7 +16,9 @@ use super::{Graph, StateId, NO_CLASS, NO_PARENT};
 use crate::search::budget::{Cutoff, Limits};
 use crate::search::explorer_path::explorer_indices;
 use crate::search::fingerprint::{fingerprint, PassThrough};
+use crate::search::intern::Interner;
 use crate::search::joined;
+use crate::search::packed::{Codec, Packing};
 use crate::search::pages::{Pages, Strings};
 
 /// The fingerprint map: fingerprints are already hashes.
@@ -105,16 +109,30 @@ enum Next {
     Fresh(u32),
 }
 
-/// One thread's share of a chunk: the states to expand, then, once
-/// expanded, their ids, each one's action count (`None`: more than an
-/// edge's successor position can name), every action's class and where it
-/// leads, in order, and the fresh states reached.
+/// The states to expand, in id order: each one's id and record
+/// ([`Packing::parts`] lanes).
+#[derive(Default)]
+struct Frontier {
+    ids: VecDeque<StateId>,
+    lanes: VecDeque<u32>,
+}
+
+/// One thread's share of a chunk: the states to expand (their ids and
+/// records), then, once expanded, their ids, each one's action count
+/// (`None`: more than an edge's successor position can name), every
+/// action's class and where it leads, in order, and the fresh states
+/// reached, each with its record.
 struct Expansion<S> {
-    sources: Vec<(StateId, S)>,
+    source_ids: Vec<StateId>,
+    source_lanes: Vec<u32>,
     ids: Vec<StateId>,
     counts: Vec<Option<u16>>,
     outcomes: Vec<(Option<u64>, Next)>,
     fresh: Vec<Fresh<S>>,
+    fresh_lanes: Vec<u32>,
+    /// A state the interner could not give ids to, or a record it did not
+    /// give: the graph is cut off.
+    unpacked: bool,
     /// The fresh states' fingerprints and indices: a state reached twice in
     /// one share is kept once.
     fresh_index: Ids,
@@ -125,28 +143,33 @@ struct Expansion<S> {
 impl<S> Default for Expansion<S> {
     fn default() -> Self {
         Self {
-            sources: Vec::new(),
+            source_ids: Vec::new(),
+            source_lanes: Vec::new(),
             ids: Vec::new(),
             counts: Vec::new(),
             outcomes: Vec::new(),
             fresh: Vec::new(),
+            fresh_lanes: Vec::new(),
+            unpacked: false,
             fresh_index: Ids::default(),
             fresh_ids: Vec::new(),
         }
     }
 }
 
-/// Every action of every state of `expansion.sources`: its class and where
-/// it leads, judged against the states of `ids`. Each state is dropped
-/// once expanded, so that its successors reuse its memory.
+/// Every action of every state of `expansion`'s sources: its class and
+/// where it leads, judged against the states of `ids`. Each state is
+/// decoded from its record through `interner` when its turn comes, and
+/// each fresh one encoded.
 fn expand<M, C>(
     model: &M,
     classify: &C,
     ids: &Known,
+    interner: &Interner<M::Part>,
     keep: Keep,
     expansion: &mut Expansion<M::State>,
 ) where
-    M: Model,
+    M: Packing,
     M::State: Hash,
     M::Action: Clone,
     C: Classify<M>,
@@ -155,11 +178,23 @@ fn expand<M, C>(
     expansion.counts.clear();
     expansion.outcomes.clear();
     expansion.fresh.clear();
+    expansion.fresh_lanes.clear();
     expansion.fresh_index.clear();
     expansion.fresh_ids.clear();
+    let mut codec = Codec::new(model, interner);
+    let width = model.parts();
     let mut actions = Vec::new();
-    for (id, state) in expansion.sources.drain(..) {
+    for (&id, record) in expansion
+        .source_ids
+        .iter()
+        .zip(expansion.source_lanes.chunks_exact(width))
+    {
         expansion.ids.push(id);
+        let Some(state) = codec.decode(record) else {
+            expansion.unpacked = true;
+            expansion.counts.push(Some(0));
+            continue;
+        };
         let state = &state;
         actions.clear();
         model.actions(state, &mut actions);
@@ -186,6 +221,14 @@ fn expand<M, C>(
                     } else {
                         let index = expansion.fresh.len() as u32;
                         expansion.fresh_index.insert(print, index);
+                        let at = expansion.fresh_lanes.len();
+                        expansion.fresh_lanes.resize(at + width, 0);
+                        if codec
+                            .encode(&next, &mut expansion.fresh_lanes[at..])
+                            .is_err()
+                        {
+                            expansion.unpacked = true;
+                        }
                         expansion
                             .fresh
                             .push(Fresh::of(model, classify, print, next));
@@ -196,6 +239,8 @@ fn expand<M, C>(
             expansion.outcomes.push((class, next));
         }
     }
+    expansion.source_ids.clear();
+    expansion.source_lanes.clear();
 }
 
 /// Whether a search for one bad state has found one.
@@ -215,8 +260,10 @@ struct Recorder<'o, S> {
     /// Ids given since the expanding threads' map was last brought up to
     /// date, sharded as it is.
     recent: Vec<Ids>,
-    /// States to expand, in id order.
-    frontier: VecDeque<(StateId, S)>,
+    /// States to expand.
+    frontier: Frontier,
+    /// Lanes of a state's record.
+    width: usize,
     /// States below this id have their edges recorded.
     expanded: StateId,
     /// The edges and no-op classes of the state being recorded.
@@ -230,14 +277,18 @@ struct Recorder<'o, S> {
 impl<S> Recorder<'_, S> {
     /// The next chunk of the frontier, shared out among the buffers.
     fn share_out(&mut self, buffers: &mut [Expansion<S>]) {
-        let share = self
-            .frontier
+        let frontier = &mut self.frontier;
+        let share = frontier
+            .ids
             .len()
             .min(CHUNK * buffers.len())
             .div_ceil(buffers.len());
         for buffer in buffers {
-            let take = share.min(self.frontier.len());
-            buffer.sources.extend(self.frontier.drain(..take));
+            let take = share.min(frontier.ids.len());
+            buffer.source_ids.extend(frontier.ids.drain(..take));
+            buffer
+                .source_lanes
+                .extend(frontier.lanes.drain(..take * self.width));
         }
     }
 
@@ -259,13 +310,15 @@ impl<S> Recorder<'_, S> {
         Some(id)
     }
 
-    /// The id of a state reached from `parent`, which gets the next one if
-    /// neither `ids` nor the ids given since have it.
+    /// The id of a state reached from `parent` (whose record is `record`),
+    /// which gets the next one if neither `ids` nor the ids given since
+    /// have it.
     fn visit(
         &mut self,
         graph: &mut Graph,
         ids: &Known,
         fresh: Fresh<S>,
+        record: &[u32],
         parent: (StateId, u16),
     ) -> StateId {
         if let Some(known) = ids.get(fresh.fingerprint) {
@@ -293,7 +346,8 @@ impl<S> Recorder<'_, S> {
         }
         (self.observe)(graph, id, &fresh.state);
         if fresh.inside {
-            self.frontier.push_back((id, fresh.state));
+            self.frontier.ids.push_back(id);
+            self.frontier.lanes.extend(record);
         } else {
             graph.pruned = true;
         }
@@ -306,8 +360,14 @@ impl<S> Recorder<'_, S> {
     fn record(&mut self, graph: &mut Graph, ids: &Known, buffers: &mut [Expansion<S>]) {
         let (limits, keep) = (self.limits, self.keep);
         for buffer in buffers {
+            if std::mem::take(&mut buffer.unpacked) {
+                graph.cutoff.get_or_insert(Cutoff::TooManyParts);
+            }
             let mut outcomes = buffer.outcomes.iter().copied();
-            let mut fresh = buffer.fresh.drain(..);
+            let mut fresh = buffer
+                .fresh
+                .drain(..)
+                .zip(buffer.fresh_lanes.chunks_exact(self.width));
             let fresh_ids = &mut buffer.fresh_ids;
             for (&count, &id) in buffer.counts.iter().zip(&buffer.ids) {
                 // States outside the boundary were never queued: give them
@@ -351,8 +411,8 @@ impl<S> Recorder<'_, S> {
                     };
                     let target = match (next, first_reached) {
                         (Next::Known(target), _) => target,
-                        (Next::Fresh(_), Some(fresh)) => {
-                            let target = self.visit(graph, ids, fresh, (id, successor));
+                        (Next::Fresh(_), Some((fresh, record))) => {
+                            let target = self.visit(graph, ids, fresh, record, (id, successor));
                             fresh_ids.push(target);
                             target
                         }
@@ -418,7 +478,7 @@ impl Graph {
     /// breadth-first, within `limits` and `Model::within_boundary`.
     pub fn explore<M, C>(model: &M, classify: &C, limits: Limits) -> Graph
     where
-        M: Model + Sync,
+        M: Packing + Sync,
         M::State: Hash + Send + Sync,
         M::Action: Clone,
         C: Classify<M> + Sync,
@@ -436,7 +496,7 @@ impl Graph {
         observe: &mut dyn FnMut(&Graph, StateId, &M::State),
     ) -> Graph
     where
-        M: Model + Sync,
+        M: Packing + Sync,
         M::State: Hash + Send + Sync,
         M::Action: Clone,
         C: Classify<M> + Sync,
@@ -455,7 +515,7 @@ impl Graph {
         observe: &mut dyn FnMut(&Graph, StateId, &M::State),
     ) -> Graph
     where
-        M: Model + Sync,
+        M: Packing + Sync,
         M::State: Hash + Send + Sync,
         M::Action: Clone,
         C: Classify<M> + Sync,
@@ -479,7 +539,7 @@ impl Graph {
         observe: &mut dyn FnMut(&Graph, StateId, &M::State),
     ) -> Graph
     where
-        M: Model + Sync,
+        M: Packing + Sync,
         M::State: Hash + Send + Sync,
         M::Action: Clone,
         C: Classify<M> + Sync,
@@ -506,7 +566,8 @@ impl Graph {
             started,
             class_ids: HashMap::default(),
             recent: (0..threads).map(|_| Ids::default()).collect(),
-            frontier: VecDeque::new(),
+            frontier: Frontier::default(),
+            width: model.parts(),
             expanded: 0,
             edges: Vec::new(),
             noops: Vec::new(),
@@ -514,10 +575,16 @@ impl Graph {
             observe,
         };
         let mut ids = Known::new(threads);
+        let mut interner = Interner::new(1 << 12);
+        let mut codec = Codec::new(model, &interner);
+        let mut record = vec![0; recorder.width];
         for (index, state) in model.init_states().into_iter().enumerate() {
             let before = graph.parent.len();
+            if codec.encode(&state, &mut record).is_err() {
+                graph.cutoff.get_or_insert(Cutoff::TooManyParts);
+            }
             let fresh = Fresh::of(model, classify, fingerprint(&state), state);
-            let id = recorder.visit(&mut graph, &ids, fresh, (NO_PARENT, 0));
+            let id = recorder.visit(&mut graph, &ids, fresh, &record, (NO_PARENT, 0));
             if id as usize == before {
                 graph.init_index.push(index as u32);
             }
@@ -535,15 +602,17 @@ impl Graph {
             let recorded_all = expanded.iter().all(|buffer| buffer.ids.is_empty());
             if graph.cutoff.is_some()
                 || found_bad(keep, &graph)
-                || (recorder.frontier.is_empty() && recorded_all)
+                || (recorder.frontier.ids.is_empty() && recorded_all)
             {
                 break;
             }
+            interner.settle();
+            let interner = &interner;
             if threads == 1 {
                 recorder.record(&mut graph, &ids, &mut expanded);
                 ids.add(&mut recorder.recent);
                 recorder.share_out(&mut expanding);
-                expand(model, classify, &ids, keep, &mut expanding[0]);
+                expand(model, classify, &ids, interner, keep, &mut expanding[0]);
             } else {
                 // The next chunk is expanded while the last one is
                 // recorded. The ids given meanwhile are kept apart, so the
@@ -555,7 +624,8 @@ impl Graph {
                     let workers: Vec<_> = expanding
                         .iter_mut()
                         .map(|buffer| {
-                            scope.spawn(move || expand(model, classify, ids, keep, buffer))
+                            scope
+                                .spawn(move || expand(model, classify, ids, interner, keep, buffer))
                         })
                         .collect();
                     recorder.record(&mut graph, ids, &mut expanded);
@@ -583,7 +653,7 @@ impl Graph {
 /// Stateright's own BFS does not promise shortest counterexamples; this does.
 pub fn shortest_path_to_bad<M, C>(model: &M, classify: &C, limits: Limits) -> Option<Vec<u32>>
 where
-    M: Model + Sync,
+    M: Packing + Sync,
     M::State: Hash + Send + Sync,
     M::Action: Clone,
     C: Classify<M> + Sync,

@@ -7,11 +7,14 @@ use stateright::Model;
 use super::explore::Keep;
 use super::*;
 use crate::search::budget::{Cutoff, Limits};
+use crate::search::packed::tests::Whole;
 use crate::search::{encode_path, explorer_indices, indices_of, path_of, replay};
 
 /// Counts up by 1 or by 3 from 0; 6 is bad. The shortest way there takes
 /// two steps (3, 6), the first found depth-first may take six.
 struct Counter;
+
+impl Whole for Counter {}
 
 impl Model for Counter {
     type State = u8;
@@ -75,6 +78,8 @@ fn a_search_for_a_bad_state_stops_at_the_chunk_that_finds_one() {
 /// (successor positions) and Explorer's (action indices) differ.
 struct WithNoop;
 
+impl Whole for WithNoop {}
+
 impl Model for WithNoop {
     type State = u8;
     type Action = u8;
@@ -130,6 +135,8 @@ fn successor_positions_become_explorer_action_indices() {
 /// [`Counter`] with a boundary: states for which the function is false
 /// are outside, kept without edges.
 struct Fenced(fn(&u8) -> bool);
+
+impl Whole for Fenced {}
 
 impl Model for Fenced {
     type State = u8;
@@ -190,6 +197,8 @@ fn a_state_outside_the_boundary_keeps_its_place_among_the_others() {
 /// A model without an initial state.
 struct Nothing;
 
+impl Whole for Nothing {}
+
 impl Model for Nothing {
     type State = u8;
     type Action = u8;
@@ -249,6 +258,8 @@ fn a_search_without_discoveries_records_none() {
 /// and one step on.
 struct Idle;
 
+impl Whole for Idle {}
+
 impl Model for Idle {
     type State = u8;
     type Action = bool;
@@ -285,6 +296,8 @@ fn an_environment_no_op_is_no_fairness_class() {
 
 /// `classes` fairness classes, one per action, 256 actions a state.
 struct Classes(u32);
+
+impl Whole for Classes {}
 
 impl Model for Classes {
     type State = u32;
@@ -328,6 +341,8 @@ fn classes_beyond_an_index_cut_the_graph() {
 /// One state with more actions than an edge can name.
 struct Crowded;
 
+impl Whole for Crowded {}
+
 impl Model for Crowded {
     type State = u8;
     type Action = u32;
@@ -365,6 +380,8 @@ fn a_state_with_too_many_actions_cuts_the_graph() {
 /// [`Counter`] with a bad state at every multiple of 4, and a class
 /// per step size: large enough for many chunks.
 struct Wide;
+
+impl Whole for Wide {}
 
 impl Model for Wide {
     type State = u16;
