@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use stateright::Model;
 
+use super::known::{Ids, Known};
 use super::{Graph, StateId, NO_CLASS, NO_PARENT};
 use crate::search::budget::{Cutoff, Limits};
 use crate::search::explorer_path::explorer_indices;
@@ -20,49 +21,6 @@ use crate::search::intern::Interner;
 use crate::search::joined;
 use crate::search::packed::{Codec, Packing};
 use crate::search::pages::{Pages, Strings};
-
-/// The fingerprint map: fingerprints are already hashes.
-type Ids = HashMap<u64, StateId, BuildHasherDefault<PassThrough>>;
-
-/// Every recorded state's id by fingerprint, in shards, one per thread, so
-/// that the threads add a round's new ids side by side.
-struct Known {
-    shards: Vec<Ids>,
-}
-
-impl Known {
-    fn new(shards: usize) -> Self {
-        Self {
-            shards: (0..shards).map(|_| Ids::default()).collect(),
-        }
-    }
-
-    /// The shard of a fingerprint: from bits that neither a map's bucket
-    /// index (the low bits) nor its tag (the top seven) uses.
-    fn shard(shards: usize, print: u64) -> usize {
-        (print >> 32 & 0xffff) as usize % shards
-    }
-
-    fn get(&self, print: u64) -> Option<StateId> {
-        let shard = &self.shards[Self::shard(self.shards.len(), print)];
-        shard.get(&print).copied()
-    }
-
-    /// Adds the ids of `recent`, sharded as these, each shard on a thread
-    /// of its own (the caller's for the first).
-    fn add(&mut self, recent: &mut [Ids]) {
-        let mut pairs = self.shards.iter_mut().zip(recent);
-        let Some((first, first_new)) = pairs.next() else {
-            return;
-        };
-        std::thread::scope(|scope| {
-            for (shard, new) in pairs {
-                scope.spawn(move || shard.extend(new.drain()));
-            }
-            first.extend(first_new.drain());
-        });
-    }
-}
 
 /// States a thread expands between two merges: small enough that the
 /// successors held meanwhile take little memory, large enough that
@@ -257,9 +215,9 @@ struct Recorder<'o, S> {
     started: Instant,
     /// Each fairness class's index in the graph's class table.
     class_ids: HashMap<u64, u16, BuildHasherDefault<PassThrough>>,
-    /// Ids given since the expanding threads' map was last brought up to
-    /// date, sharded as it is.
-    recent: Vec<Ids>,
+    /// Ids given since the expanding threads' table was last brought up
+    /// to date.
+    recent: Ids,
     /// States to expand.
     frontier: Frontier,
     /// Lanes of a state's record.
@@ -325,8 +283,7 @@ impl<S> Recorder<'_, S> {
             return known;
         }
         let id = graph.parent.len() as StateId;
-        let shard = Known::shard(self.recent.len(), fresh.fingerprint);
-        match self.recent[shard].entry(fresh.fingerprint) {
+        match self.recent.entry(fresh.fingerprint) {
             Entry::Occupied(known) => return *known.get(),
             Entry::Vacant(new) => new.insert(id),
         };
@@ -557,6 +514,7 @@ impl Graph {
             first_bad: None,
             first_discovery: [None; 64],
             pruned: false,
+            known_bytes: 0,
             cutoff: None,
         };
         let threads = limits.workers();
@@ -565,7 +523,7 @@ impl Graph {
             keep,
             started,
             class_ids: HashMap::default(),
-            recent: (0..threads).map(|_| Ids::default()).collect(),
+            recent: Ids::default(),
             frontier: Frontier::default(),
             width: model.parts(),
             expanded: 0,
@@ -574,7 +532,7 @@ impl Graph {
             encoded: Vec::new(),
             observe,
         };
-        let mut ids = Known::new(threads);
+        let mut ids = Known::new();
         let mut interner = Interner::new(1 << 12);
         let mut codec = Codec::new(model, &interner);
         let mut record = vec![0; recorder.width];
@@ -589,7 +547,7 @@ impl Graph {
                 graph.init_index.push(index as u32);
             }
         }
-        ids.add(&mut recorder.recent);
+        ids.add(&mut recorder.recent, threads);
         // Buffers kept from chunk to chunk (large allocations made afresh
         // each time cost more than the expansion), one per thread for the
         // chunk being expanded and one per thread for the chunk expanded
@@ -610,7 +568,7 @@ impl Graph {
             let interner = &interner;
             if threads == 1 {
                 recorder.record(&mut graph, &ids, &mut expanded);
-                ids.add(&mut recorder.recent);
+                ids.add(&mut recorder.recent, threads);
                 recorder.share_out(&mut expanding);
                 expand(model, classify, &ids, interner, keep, &mut expanding[0]);
             } else {
@@ -631,10 +589,11 @@ impl Graph {
                     recorder.record(&mut graph, ids, &mut expanded);
                     workers.into_iter().for_each(joined);
                 });
-                ids.add(&mut recorder.recent);
+                ids.add(&mut recorder.recent, threads);
             }
             std::mem::swap(&mut expanding, &mut expanded);
         }
+        graph.known_bytes = ids.bytes();
         // Whatever is left unexpanded (cut off, or outside the boundary)
         // has no edges.
         for _ in recorder.expanded as usize..graph.parent.len() {

@@ -12,6 +12,7 @@
 //! format of Stateright's Explorer.
 
 mod explore;
+mod known;
 #[cfg(test)]
 mod tests;
 
@@ -73,6 +74,8 @@ pub struct Graph {
     first_discovery: [Option<StateId>; 64],
     /// Some state was outside the boundary and not expanded.
     pruned: bool,
+    /// The bytes of the fingerprint table the build kept beside the graph.
+    known_bytes: usize,
     /// Set when exploration stopped early: the graph is then partial.
     pub cutoff: Option<Cutoff>,
 }
@@ -263,8 +266,7 @@ impl Graph {
             + self.edges.capacity()
             + self.class_table.capacity() * 8
             + self.goals.capacity()
-            // The fingerprint map: key, value and hashbrown's control byte.
-            + self.len() * 13;
+            + self.known_bytes;
         bytes / self.len().max(1)
     }
 
