@@ -94,7 +94,8 @@ struct Output<'a> {
 }
 
 /// The kinds of observation, those not observed yet among them (0):
-/// deliveries and offsets.
+/// offsets. A delivery is a batch's start, checked against the state it
+/// falls in.
 const KINDS: [&str; 7] = [
     "membership",
     "queues",
@@ -115,6 +116,7 @@ fn by_kind(observations: &[Observation]) -> BTreeMap<&'static str, usize> {
             Observed::Started { .. } | Observed::ShutDown { .. } | Observed::Died { .. } => "life",
             Observed::Faulted { .. } | Observed::FailedOver { .. } => "fault",
             Observed::Locked { .. } => "lock",
+            Observed::Consumes { .. } => "delivery",
         };
         *counts.entry(kind).or_default() += 1;
     }

@@ -121,6 +121,13 @@ const ALLOCATION_AS_TABLE: &str = "a queue change without its table (a trace rec
 /// A POP consumer's assignment of a whole broker.
 const POP_WHOLE_BROKER: &str = "a POP consumer's queue `broker:-1` (the broker's assignment of \
      every queue it has, at the default popShareQueueNum) is each queue the broker has of the topic";
+/// A batch begun while its consumer shuts down.
+const BATCH_IN_SHUTDOWN: &str = "a batch begun between a consumer's stopping and stopped is not \
+     checked: Java's consuming threads run the batches already handed to them while the shutdown \
+     waits for them, where the model's consumer stops running when its leave begins";
+/// A POP consumer's batch.
+const POP_BATCH: &str = "a POP consumer's batch is not checked against a process-queue table: the \
+     broker decides what it pops, message by message";
 /// The retry topic of a model without one.
 const RETRY_LEFT_OUT: &str = "the group's retry topic is left out of a model without one";
 /// A lock call whose queues have no topic.
@@ -368,6 +375,27 @@ pub fn validate(
 }
 
 /// Records that `rule` read the event of `line`.
+/// The model's name of a real topic a consumer's event names (`topics`):
+/// none for the group's retry topic in a model without one (a rule that
+/// fired), the topic itself for any other the model lacks, observed as it
+/// is for no state of the model to have.
+fn model_topic<'a>(
+    topics: &'a BTreeMap<String, String>,
+    retry_topic: &str,
+    topic: &'a String,
+    rules: &mut Vec<RuleFired>,
+    line: usize,
+) -> Option<&'a String> {
+    match topics.get(topic) {
+        Some(model) => Some(model),
+        None if topic == retry_topic => {
+            fired(rules, RETRY_LEFT_OUT, line);
+            None
+        }
+        None => Some(topic),
+    }
+}
+
 fn fired(rules: &mut Vec<RuleFired>, rule: &'static str, line: usize) {
     match rules.iter_mut().find(|r| r.rule == rule) {
         Some(r) => r.lines.push(line),
@@ -709,16 +737,10 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 table,
             } => {
                 let real_topic = topic.clone();
-                // The group's retry topic is left out of a model without
-                // one; any other topic the model lacks is observed as it
-                // is, for no state of the model to have.
-                let topic = match topics.get(topic) {
-                    Some(model) => model,
-                    None if *topic == retry_topic => {
-                        fired(&mut out.rules_fired, RETRY_LEFT_OUT, line);
-                        continue;
-                    }
-                    None => topic,
+                let Some(topic) =
+                    model_topic(&topics, &retry_topic, topic, &mut out.rules_fired, line)
+                else {
+                    continue;
                 };
                 let real = table.clone().unwrap_or_else(|| {
                     fired(&mut out.rules_fired, ALLOCATION_AS_TABLE, line);
@@ -746,6 +768,24 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                         queues,
                     });
                 }
+            }
+            Kind::ConsumeBegin { .. } if leaving.contains(&e.p.as_str()) => {
+                fired(&mut out.rules_fired, BATCH_IN_SHUTDOWN, line);
+            }
+            Kind::ConsumeBegin { msgs: Some(_), .. } => {
+                fired(&mut out.rules_fired, POP_BATCH, line)
+            }
+            Kind::ConsumeBegin { topic, queue, .. } => {
+                let Some(topic) =
+                    model_topic(&topics, &retry_topic, topic, &mut out.rules_fired, line)
+                else {
+                    continue;
+                };
+                observe(Observed::Consumes {
+                    consumer: e.p.clone(),
+                    topic: topic.clone(),
+                    queue: queue.clone(),
+                });
             }
             Kind::BrokerRequest {
                 broker,

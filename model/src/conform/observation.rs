@@ -73,6 +73,20 @@ pub enum Observed {
         /// Whether the broker locked it for the client.
         granted: bool,
     },
+    /// The consumer's listener began a batch of the queue
+    /// (`c.consume.begin`). No step makes it: it is a check on the state
+    /// it falls in ([`Observed::is_check`]), which must have the consumer
+    /// running with the queue in its process-queue table (its offset
+    /// read, not dropped) and, orderly, under a lock it trusts (Java's
+    /// consume request checks both before it calls the listener).
+    Consumes {
+        /// The consumer.
+        consumer: String,
+        /// The topic.
+        topic: String,
+        /// The queue (`broker-a:0`).
+        queue: String,
+    },
     /// A fault of the environment the consumer's next call of some kind
     /// was to meet met it: a notification lost, a query or an offset read
     /// that failed, a persist or an unlock lost, a batch its listener failed
@@ -134,11 +148,123 @@ impl Observed {
             | Self::Started { consumer }
             | Self::ShutDown { consumer }
             | Self::Died { consumer }
+            | Self::Consumes { consumer, .. }
             | Self::Faulted { consumer, .. } => consumer,
             // A client's calls are one after another: its consumer's.
             Self::Locked { client, .. } => client,
         }
     }
+}
+
+impl Observed {
+    /// Whether it is a check on a state rather than a change a step makes:
+    /// the state it falls in must have it.
+    pub fn is_check(&self) -> bool {
+        matches!(self, Self::Consumes { .. })
+    }
+}
+
+/// Whether `state`, where the trace has shown the tables `shown`, has what
+/// the check `what` says ([`Observed::is_check`]); false for a change,
+/// which no state has by itself. A batch's queue must be in the table the
+/// trace last showed of its consumer: Java hands a new queue's first pull
+/// out only once its round has added every queue, just before it reports
+/// the table.
+pub fn has(cfg: &Config, state: &SystemState, shown: &Shown, what: &Observed) -> bool {
+    let Observed::Consumes {
+        consumer,
+        topic,
+        queue,
+    } = what
+    else {
+        return false;
+    };
+    let Some(c) = cfg.consumers.iter().position(|c| c.name == *consumer) else {
+        return false;
+    };
+    let Some(q) = queue_index(cfg, topic, queue) else {
+        return false;
+    };
+    // A queue whose offset read is in flight is not in Java's table yet.
+    let held = &state.consumers[c];
+    shown.0[c] & 1 << q != 0
+        && held.phase == Phase::Running
+        && held.owned & 1 << q != 0
+        && !(cfg.messages() && held.queues[q].reading_offset)
+        && held.may_consume(cfg, q)
+}
+
+/// The first check of `observations`, from `start` on, that no run of the
+/// model can explain whatever its steps, with why: a batch of a queue
+/// missing from every table the trace shows of its consumer within
+/// `window_ns` of it (before `start`, the tables of `initial`). A state
+/// has a batch only where the table last shown has its queue, and the
+/// table shown changes only with an observation, which a run explains in
+/// the trace's order up to the window.
+pub fn unheld(
+    cfg: &Config,
+    initial: &Shown,
+    observations: &[Observation],
+    start: usize,
+    window_ns: u64,
+) -> Option<(usize, String)> {
+    let tail = observations.get(start..)?;
+    tail.iter().enumerate().find_map(|(k, batch)| {
+        let Observed::Consumes {
+            consumer,
+            topic,
+            queue,
+        } = &batch.what
+        else {
+            return None;
+        };
+        let c = cfg.consumers.iter().position(|x| x.name == *consumer)?;
+        let q = queue_index(cfg, topic, queue)?;
+        let (from, to) = (
+            batch.t.saturating_sub(window_ns),
+            batch.t.saturating_add(window_ns),
+        );
+        // The table as the window opens, and every one shown within it.
+        let mut before = initial.0[c] & 1 << q != 0;
+        let mut within = false;
+        for o in tail {
+            let holds = match &o.what {
+                Observed::Owns {
+                    consumer: c2,
+                    topic: t2,
+                    queues,
+                } if c2 == consumer && t2 == topic => queues.contains(queue),
+                Observed::Started { consumer: c2 }
+                | Observed::ShutDown { consumer: c2 }
+                | Observed::Died { consumer: c2 }
+                    if c2 == consumer =>
+                {
+                    false
+                }
+                _ => continue,
+            };
+            if o.t < from {
+                before = holds;
+            } else if o.t <= to {
+                within |= holds;
+            }
+        }
+        (!before && !within).then(|| {
+            (
+                start + k,
+                format!(
+                    "{consumer} shows no table with {queue} within {} ms of it",
+                    window_ns as f64 / 1e6
+                ),
+            )
+        })
+    })
+}
+
+/// The index of `queue` (`broker-a:0`) of `topic`, if the model has it.
+fn queue_index(cfg: &Config, topic: &str, queue: &str) -> Option<usize> {
+    let t = cfg.topic_names.iter().position(|n| n == topic)?;
+    members_of(cfg.topic_queues(t)).find(|&q| queue_names(cfg, t, 1 << q) == [queue])
 }
 
 impl fmt::Display for Observed {
@@ -157,6 +283,11 @@ impl fmt::Display for Observed {
             Self::Died { consumer } => write!(f, "{consumer} dies"),
             Self::FailedOver { broker } => write!(f, "{broker} fails over"),
             Self::Faulted { consumer, fault } => write!(f, "{consumer} meets its {fault} fault"),
+            Self::Consumes {
+                consumer,
+                topic,
+                queue,
+            } => write!(f, "{consumer} begins a batch of {queue} of {topic}"),
             Self::Locked {
                 client,
                 broker,
@@ -483,6 +614,21 @@ pub fn impossible(cfg: &Config, what: &Observed) -> Option<String> {
                 Some(format!("the model has no client {client}"))
             } else if !(0..cfg.queues.len()).any(|q| locked_name(cfg, q) == *queue) {
                 Some(format!("the model has no queue {queue}"))
+            } else {
+                None
+            }
+        }
+        Observed::Consumes {
+            consumer,
+            topic,
+            queue,
+        } => {
+            if !consumer_known(consumer) {
+                Some(format!("the model has no consumer {consumer}"))
+            } else if !cfg.topic_names.contains(topic) {
+                Some(format!("the model has no topic {topic}"))
+            } else if queue_index(cfg, topic, queue).is_none() {
+                Some(format!("the model's {topic} has no queue {queue}"))
             } else {
                 None
             }
@@ -841,5 +987,179 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The batch `consumer` begins of queue `q` (`broker-a:0`) of the
+    /// model's first topic.
+    fn batch(cfg: &Config, consumer: usize, q: usize) -> Observed {
+        Observed::Consumes {
+            consumer: cfg.consumers[consumer].name.clone(),
+            topic: cfg.topic_names[0].clone(),
+            queue: queue_names(cfg, 0, 1 << q).remove(0),
+        }
+    }
+
+    /// A batch's start is had by exactly the states where its consumer
+    /// runs and holds the queue with its offset read, in the table the
+    /// trace last showed: never a queue of another, never one whose offset
+    /// read is in flight, never one its round has not shown yet, never a
+    /// consumer or queue the model lacks.
+    #[test]
+    fn a_batch_is_had_where_its_consumer_holds_its_queue_with_its_offset_read() {
+        let model = cold_start();
+        let cfg = &*model.cfg;
+        let (mut held, mut reading) = (0, 0);
+        each_step(&model, 20_000, |state, shown, action, after| {
+            let mut next = shown.clone();
+            changes(cfg, state, Some(&action), after, &mut next);
+            for (c, consumer) in after.consumers.iter().enumerate() {
+                for q in 0..cfg.queues.len() {
+                    let running = consumer.phase == Phase::Running;
+                    let owned = consumer.owned & 1 << q != 0;
+                    let read = !consumer.queues[q].reading_offset;
+                    let in_shown = next.0[c] & 1 << q != 0;
+                    let batch = batch(cfg, c, q);
+                    assert_eq!(
+                        has(cfg, after, &next, &batch),
+                        running && owned && read && in_shown
+                    );
+                    held += usize::from(running && owned && read && in_shown);
+                    reading += usize::from(running && owned && !read);
+                }
+            }
+            next
+        });
+        assert!(held > 0 && reading > 0);
+        let init = model.init_states()[0].clone();
+        let ghost = Observed::Consumes {
+            consumer: "c9".into(),
+            topic: cfg.topic_names[0].clone(),
+            queue: "broker-a:0".into(),
+        };
+        let (_, shown) = initial_observables(cfg, &init);
+        assert!(!has(cfg, &init, &shown, &ghost));
+        assert!(impossible(cfg, &ghost).is_some());
+        let elsewhere = Observed::Consumes {
+            consumer: cfg.consumers[0].name.clone(),
+            topic: cfg.topic_names[0].clone(),
+            queue: "broker-z:0".into(),
+        };
+        assert!(impossible(cfg, &elsewhere).is_some());
+        assert_eq!(impossible(cfg, &batch(cfg, 0, 0)), None);
+        assert!(batch(cfg, 0, 0).is_check());
+        assert!(!Observed::Started {
+            consumer: "c1".into()
+        }
+        .is_check());
+    }
+
+    /// Consuming orderly, a queue held without a lock the consumer trusts
+    /// (its renewal failed and its lease ran out) has no batch begun.
+    #[test]
+    fn an_orderly_batch_is_had_only_under_a_lock_its_consumer_trusts() {
+        let sizes = Sizes {
+            failed_locks: 1,
+            ..Sizes::default()
+        };
+        let model = RebalanceModel::new(orderly(sizes).expect("valid"));
+        let cfg = &*model.cfg;
+        let validity = cfg.orderly().expect("orderly").validity;
+        let (mut trusted, mut distrusted) = (0, 0);
+        each_step(&model, 20_000, |state, shown, action, after| {
+            let mut next = shown.clone();
+            changes(cfg, state, Some(&action), after, &mut next);
+            for (c, consumer) in after.consumers.iter().enumerate() {
+                for q in members_of(consumer.owned) {
+                    let shown_held = next.0[c] & 1 << q != 0;
+                    if consumer.phase != Phase::Running
+                        || consumer.queues[q].reading_offset
+                        || !shown_held
+                    {
+                        continue;
+                    }
+                    let trusts = consumer.queues[q].lock_trusted(validity);
+                    assert_eq!(has(cfg, after, &next, &batch(cfg, c, q)), trusts);
+                    trusted += usize::from(trusts);
+                    distrusted += usize::from(!trusts);
+                }
+            }
+            next
+        });
+        assert!(trusted > 0 && distrusted > 0, "{trusted} {distrusted}");
+    }
+
+    /// A batch is decided before any search when no table the trace shows
+    /// of its consumer around it (within the window, or the last before
+    /// it) has its queue, or its consumer died or restarted since.
+    #[test]
+    fn a_batch_no_table_shown_around_it_has_is_unheld() {
+        let model = cold_start();
+        let cfg = &*model.cfg;
+        let at = |t: u64, what: Observed| Observation {
+            what,
+            t,
+            line: t as usize,
+        };
+        let owns = |queues: &[&str]| Observed::Owns {
+            consumer: "c1".into(),
+            topic: cfg.topic_names[0].clone(),
+            queues: queues.iter().map(|q| q.to_string()).collect(),
+        };
+        let a0 = batch(cfg, 0, 0);
+        let b0 = batch(cfg, 0, 1);
+        let started = Observed::Started {
+            consumer: "c1".into(),
+        };
+        let died = Observed::Died {
+            consumer: "c1".into(),
+        };
+        let nothing = Shown::nothing(cfg);
+        let unheld_at = |observations: &[Observation]| {
+            unheld(cfg, &nothing, observations, 0, 10).map(|(i, _)| i)
+        };
+        // Held since its table showed it.
+        let held = [
+            at(0, started.clone()),
+            at(5, owns(&["broker-a:0"])),
+            at(100, a0.clone()),
+        ];
+        assert_eq!(unheld_at(&held), None);
+        // Another queue, or one given up long before.
+        let other = [
+            at(0, started.clone()),
+            at(5, owns(&["broker-a:0"])),
+            at(100, b0.clone()),
+        ];
+        assert_eq!(unheld_at(&other), Some(2));
+        let gone = [
+            at(5, owns(&["broker-a:0"])),
+            at(50, owns(&[])),
+            at(100, a0.clone()),
+        ];
+        assert_eq!(unheld_at(&gone), Some(2));
+        // Given up or given within the window: either side of the change.
+        let racing = [
+            at(5, owns(&["broker-a:0"])),
+            at(95, owns(&[])),
+            at(100, a0.clone()),
+        ];
+        assert_eq!(unheld_at(&racing), None);
+        let early = [at(100, a0.clone()), at(105, owns(&["broker-a:0"]))];
+        assert_eq!(unheld_at(&early), None);
+        let too_early = [at(100, a0.clone()), at(111, owns(&["broker-a:0"]))];
+        assert_eq!(unheld_at(&too_early), Some(0));
+        // A death empties the table; before `start`, the initial tables.
+        let dead = [
+            at(5, owns(&["broker-a:0"])),
+            at(50, died),
+            at(100, a0.clone()),
+        ];
+        assert_eq!(unheld_at(&dead), Some(2));
+        let init = model.init_states()[0].clone();
+        let (_, shown) = initial_observables(cfg, &init);
+        assert_eq!(shown.0, nothing.0, "a cold start shows no table");
+        let mut settled = nothing.clone();
+        settled.0[0] = 1;
+        assert_eq!(unheld(cfg, &settled, &[at(100, a0)], 0, 10), None);
     }
 }

@@ -12,7 +12,9 @@ use std::collections::{BinaryHeap, HashMap};
 
 use stateright::Model;
 
-use super::observation::{changes, impossible, initial_observables, Observation, Observed, Shown};
+use super::observation::{
+    changes, has, impossible, initial_observables, unheld, Observation, Observed, Shown,
+};
 use crate::check::{Expectation, PropertyReport, Report, Status, Stopped};
 use crate::config::Config;
 use crate::guarantees::Group;
@@ -159,8 +161,9 @@ struct Node {
     ahead: u64,
     silent: usize,
     parent: Option<usize>,
-    /// The action index in the parent state, and what it explained.
-    via: Option<(u32, Vec<usize>)>,
+    /// The action index in the parent state (none where the node only
+    /// explains checks its parent's state has), and what it explained.
+    via: Option<(Option<u32>, Vec<usize>)>,
 }
 
 /// The observable values a run of observations has reached: the latest
@@ -177,10 +180,11 @@ fn fold<'a>(observed: impl IntoIterator<Item = &'a Observed>) -> HashMap<String,
             Observed::Started { consumer }
             | Observed::ShutDown { consumer }
             | Observed::Died { consumer } => format!("life {consumer}"),
-            // A fault or a call is an event, no value of the state.
-            Observed::Faulted { .. } | Observed::FailedOver { .. } | Observed::Locked { .. } => {
-                continue
-            }
+            // A fault, a call or a batch is an event, no value of the state.
+            Observed::Faulted { .. }
+            | Observed::FailedOver { .. }
+            | Observed::Locked { .. }
+            | Observed::Consumes { .. } => continue,
         };
         values.insert(key, o);
     }
@@ -237,14 +241,9 @@ pub fn conform(
         .iter()
         .enumerate()
         .find_map(|(i, o)| impossible(cfg, &o.what).map(|why| (i, o, why)));
-    if let Some((i, o, why)) = never {
-        result.unexplained = Some(i);
-        result.state = describe_state(model, &initial);
-        result.explanation = vec![format!(
-            "line {}: {}: no state of the model has it ({why})",
-            o.line, o.what
-        )];
-        return result;
+    if let Some((i, _, why)) = never {
+        let why = format!("no state of the model has it ({why})");
+        return decided(result, model, &initial, observations, i, &why);
     }
     let Some(start) = start else {
         // The trace never shows the group the model starts with.
@@ -256,6 +255,18 @@ pub fn conform(
             .collect();
         return result;
     };
+    // So is a batch no table shown around it has: the tables shown are
+    // the observations'.
+    if let Some((i, why)) = unheld(
+        cfg,
+        &initial_shown,
+        observations,
+        start,
+        bounds.concurrency_ns,
+    ) {
+        let why = format!("no run of the model has it ({why})");
+        return decided(result, model, &initial, observations, i, &why);
+    }
     let mut nodes = vec![Node {
         state: Some((initial.clone(), initial_shown.clone())),
         next: start,
@@ -298,7 +309,7 @@ pub fn conform(
                         ahead,
                         silent: 0,
                         parent: Some(best),
-                        via: Some((index, Vec::new())),
+                        via: Some((Some(index), Vec::new())),
                     });
                     best = nodes.len() - 1;
                 }
@@ -312,6 +323,32 @@ pub fn conform(
         let Some((state, shown)) = nodes[n].state.take() else {
             continue;
         };
+        // A check the state has is explained at once: it changes nothing,
+        // so explaining it later could explain no more.
+        if let Some((next2, ahead2, checked)) =
+            check(cfg, observations, next, ahead, &state, &shown, bounds)
+        {
+            let key = (key_of(&state, &shown), next2, ahead2);
+            if seen.contains_key(&key) {
+                continue;
+            }
+            if nodes.len() >= bounds.max_nodes {
+                result.bound_hit = true;
+                break;
+            }
+            seen.insert(key, nodes.len());
+            let node = Node {
+                state: Some((state, shown)),
+                next: next2,
+                ahead: ahead2,
+                silent: 0,
+                parent: Some(n),
+                via: Some((None, checked)),
+            };
+            queue.push(priority(&node, nodes.len()));
+            nodes.push(node);
+            continue;
+        }
         actions.clear();
         model.actions(&state, &mut actions);
         for (index, &action) in actions.iter().enumerate() {
@@ -359,7 +396,7 @@ pub fn conform(
                 ahead: ahead2,
                 silent: silent2,
                 parent: Some(n),
-                via: Some((index as u32, explained)),
+                via: Some((Some(index as u32), explained)),
             };
             queue.push(priority(&node, nodes.len()));
             nodes.push(node);
@@ -389,18 +426,20 @@ pub fn conform(
     }
     chain.reverse();
     // Replayed from the initial state: expanded nodes keep no state.
-    let steps: Vec<&(u32, Vec<usize>)> = chain[1..]
+    let steps: Vec<&(Option<u32>, Vec<usize>)> = chain[1..]
         .iter()
         .filter_map(|&i| nodes[i].via.as_ref())
         .collect();
-    result.path = steps.iter().map(|(index, _)| *index).collect();
+    result.path = steps.iter().filter_map(|(index, _)| *index).collect();
     let indices: Vec<u32> = std::iter::once(0)
         .chain(result.path.iter().copied())
         .collect();
     let mut replayed = replay(model, &indices);
     let state = replayed.pop().map_or(initial, |(state, _)| state);
-    for ((before, action), (_, explained)) in replayed.iter().zip(&steps) {
-        if let Some(action) = action {
+    let mut taken = replayed.iter();
+    for (index, explained) in &steps {
+        let step = index.and_then(|_| taken.next());
+        if let Some((before, Some(action))) = step {
             result
                 .explanation
                 .push(describe_action(model, Some(before), action));
@@ -414,6 +453,12 @@ pub fn conform(
     }
     if result.verdict != Verdict::Conforms {
         result.unexplained = Some(node.next);
+        if let Some(o) = observations.get(node.next).filter(|o| o.what.is_check()) {
+            result.explanation.push(format!(
+                "line {}: {}: no state of a run that explains what comes before it has it",
+                o.line, o.what
+            ));
+        }
         result.state = describe_state(model, &state);
         actions.clear();
         model.actions(&state, &mut actions);
@@ -422,6 +467,23 @@ pub fn conform(
             .map(|a| describe_action(model, Some(&state), a))
             .collect();
     }
+    result
+}
+
+/// `result` as a mismatch at observation `i`, decided before any search
+/// for the reason `why`.
+fn decided(
+    mut result: Conformance,
+    model: &RebalanceModel,
+    initial: &SystemState,
+    observations: &[Observation],
+    i: usize,
+    why: &str,
+) -> Conformance {
+    let o = &observations[i];
+    result.unexplained = Some(i);
+    result.state = describe_state(model, initial);
+    result.explanation = vec![format!("line {}: {}: {why}", o.line, o.what)];
     result
 }
 
@@ -569,8 +631,11 @@ fn explain(
                 {
                     return false;
                 }
-                let blocked =
-                    (next..i).any(|j| !done(j) && observations[j].what.actor() == o.what.actor());
+                // A check is no step of its actor: it orders nothing.
+                let blocked = (next..i).any(|j| {
+                    let before = &observations[j].what;
+                    !done(j) && !before.is_check() && before.actor() == o.what.actor()
+                });
                 !blocked && o.what == *change
             })
         };
@@ -586,10 +651,32 @@ fn explain(
             taken |= 1 << (found - next - 1);
         }
     }
-    // Explaining `next` moves the position past every explained one after it.
-    let mut next2 = next;
-    let mut ahead2 = taken;
-    if explained.contains(&next) {
+    let (next2, ahead2) = advance(next, taken, explained.contains(&next));
+    Some((next2, ahead2, explained))
+}
+
+/// The observations not yet explained that a step may explain now:
+/// `next`, and those of the 63 after it within the concurrency window of
+/// it (the bits of `ahead` the explained ones).
+fn within_window(
+    observations: &[Observation],
+    next: usize,
+    ahead: u64,
+    bounds: Bounds,
+) -> impl Iterator<Item = usize> + '_ {
+    let window_start = observations.get(next).map_or(0, |o| o.t);
+    (next..observations.len().min(next + 64)).filter(move |&i| {
+        let done = i > next && ahead & (1 << (i - next - 1)) != 0;
+        i == next || (!done && observations[i].t.abs_diff(window_start) <= bounds.concurrency_ns)
+    })
+}
+
+/// The new position when the observations after `next` in `taken` are
+/// explained, and `next` too if `next_explained`: past every explained one
+/// after it.
+fn advance(next: usize, taken: u64, next_explained: bool) -> (usize, u64) {
+    let (mut next2, mut ahead2) = (next, taken);
+    if next_explained {
         next2 += 1;
         while ahead2 & 1 != 0 {
             ahead2 >>= 1;
@@ -597,6 +684,38 @@ fn explain(
         }
         ahead2 >>= 1;
     }
+    (next2, ahead2)
+}
+
+/// The checks not yet explained that `state` has and that may be
+/// explained in it: the observation at `next`, and those after it within
+/// the concurrency window (a process's consuming threads run beside its
+/// rebalance, so a batch's start is ordered by no event of its own
+/// process). Gives the new position and the checks explained, if any was.
+fn check(
+    cfg: &Config,
+    observations: &[Observation],
+    next: usize,
+    ahead: u64,
+    state: &SystemState,
+    shown: &Shown,
+    bounds: Bounds,
+) -> Option<(usize, u64, Vec<usize>)> {
+    let mut taken = ahead;
+    let mut explained = Vec::new();
+    for i in within_window(observations, next, ahead, bounds).collect::<Vec<_>>() {
+        let o = &observations[i].what;
+        if o.is_check() && has(cfg, state, shown, o) {
+            explained.push(i);
+            if i > next {
+                taken |= 1 << (i - next - 1);
+            }
+        }
+    }
+    if explained.is_empty() {
+        return None;
+    }
+    let (next2, ahead2) = advance(next, taken, explained[0] == next);
     Some((next2, ahead2, explained))
 }
 

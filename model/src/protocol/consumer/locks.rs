@@ -43,7 +43,7 @@ impl ConsumerState {
     /// Whether a pull may consume queue `q`: consuming orderly
     /// (`ConsumeMessageOrderlyService.ConsumeRequest`), only under a lock it
     /// trusts.
-    pub(super) fn may_consume(&self, cfg: &Config, q: usize) -> bool {
+    pub(crate) fn may_consume(&self, cfg: &Config, q: usize) -> bool {
         cfg.orderly()
             .map_or(true, |timing| self.queues[q].lock_trusted(timing.validity))
     }
