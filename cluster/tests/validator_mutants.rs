@@ -16,8 +16,9 @@
 //! too); a ghost member (a broker listing a client that does not exist, or
 //! a consumer before it starts or after it died and was removed); a
 //! consumer's start restamped after its own first queue change (moved to
-//! its new stamp's place in the merged trace, its `seq` kept); a
-//! truncation at a byte offset; a malformed line.
+//! its new stamp's place in the merged trace, its `seq` kept); a batch's
+//! start moved to a queue another running consumer holds and its own
+//! consumer does not; a truncation at a byte offset; a malformed line.
 //!
 //! An **equivalent** mutant is one a real run could produce, or one the
 //! validator does not claim to see; each is classified by an explicit rule
@@ -54,17 +55,19 @@ enum Mutation {
     SecondOwner,
     Ghost,
     LateStart,
+    StolenBatch,
     Truncation,
     Malformed,
 }
 
 impl Mutation {
-    const ALL: [Mutation; 7] = [
+    const ALL: [Mutation; 8] = [
         Mutation::Drop,
         Mutation::Swap,
         Mutation::SecondOwner,
         Mutation::Ghost,
         Mutation::LateStart,
+        Mutation::StolenBatch,
         Mutation::Truncation,
         Mutation::Malformed,
     ];
@@ -74,7 +77,10 @@ impl Mutation {
         match self {
             Mutation::Drop => 14,
             Mutation::Swap => 6,
-            Mutation::SecondOwner | Mutation::Ghost | Mutation::Truncation => 3,
+            Mutation::SecondOwner
+            | Mutation::Ghost
+            | Mutation::StolenBatch
+            | Mutation::Truncation => 3,
             Mutation::LateStart | Mutation::Malformed => 2,
         }
     }
@@ -85,7 +91,7 @@ impl Mutation {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Equivalence {
     /// The event dropped is of a kind the validator does not observe
-    /// ([`UNOBSERVED`]): deliveries, sends, notifications, rules, the name
+    /// ([`UNOBSERVED`]): a batch's end, sends, notifications, rules, the name
     /// servers' requests; a gate's rule (one that fails or loses no
     /// call); or a fault that fired which makes none of the model's faults
     /// (`translate::rule_fault`). The spec lists them as the
@@ -110,6 +116,10 @@ enum Equivalence {
     /// answered; a request whose connection closes, or whose process
     /// stops, is not either).
     LostAnswer,
+    /// The event dropped is a batch's start, which the validator checks
+    /// against the state it falls in and requires of no run: every run
+    /// that explains the trace explains it with one check fewer.
+    CheckDropped,
     /// The truncation falls on a line boundary: what is left is a prefix
     /// of the run, every event whole, and the trace has no end-of-run
     /// marker: a run stopped there (its orchestrator killed) writes the
@@ -125,7 +135,6 @@ const UNOBSERVED: &[&str] = &[
     "nack",
     "failed",
     "c.notify",
-    "c.consume.begin",
     "c.consume.end",
     "c.consume.interrupted",
     "c.pick",
@@ -322,6 +331,7 @@ fn drop_equivalence(events: &[Event], i: usize) -> Option<Equivalence> {
     let e = &events[i];
     match &e.kind {
         _ if UNOBSERVED.contains(&e.ev()) => Some(Equivalence::Unobserved),
+        Kind::ConsumeBegin { .. } => Some(Equivalence::CheckDropped),
         Kind::ConsumerFault { .. } | Kind::BrokerFault { .. } if rule_fault(&e.kind).is_none() => {
             Some(Equivalence::Unobserved)
         }
@@ -513,6 +523,21 @@ fn swaps(name: &str, events: &[Event], rng: &mut SplitMix64) -> Vec<Mutant> {
         .collect()
 }
 
+/// The queues of `topic` that consumers other than `p` hold (`owned`) and
+/// `mine` lacks.
+fn held_by_others(
+    owned: &BTreeMap<(String, String), Vec<String>>,
+    p: &str,
+    topic: &str,
+    mine: &[String],
+) -> Vec<String> {
+    owned
+        .iter()
+        .filter(|((other, t), _)| other != p && t == topic)
+        .flat_map(|(_, queues)| queues.iter().filter(|q| !mine.contains(q)).cloned())
+        .collect()
+}
+
 fn second_owners(name: &str, events: &[Event], rng: &mut SplitMix64) -> Vec<Mutant> {
     // The queues each running consumer holds, by topic, as its queue
     // changes say; a dead consumer holds none.
@@ -525,16 +550,8 @@ fn second_owners(name: &str, events: &[Event], rng: &mut SplitMix64) -> Vec<Muta
         let Kind::QueuesChanged { topic, divided, .. } = &e.kind else {
             continue;
         };
-        for ((other, t), queues) in &owned {
-            if *other != e.p && t == topic {
-                candidates.extend(
-                    queues
-                        .iter()
-                        .filter(|q| !divided.contains(q))
-                        .map(|q| (i, q.clone())),
-                );
-            }
-        }
+        let taken = held_by_others(&owned, &e.p, topic, divided);
+        candidates.extend(taken.into_iter().map(|q| (i, q)));
         owned.insert((e.p.clone(), topic.clone()), divided.clone());
     }
     sample(rng, &candidates, Mutation::SecondOwner.per_trace())
@@ -551,6 +568,73 @@ fn second_owners(name: &str, events: &[Event], rng: &mut SplitMix64) -> Vec<Muta
                 trace: name.into(),
                 mutation: Mutation::SecondOwner,
                 what: format!("line {}: {} also given {queue}", i + 1, events[i].p),
+                text: text_of(&mutated),
+                equivalent: None,
+            }
+        })
+        .collect()
+}
+
+fn stolen_batches(name: &str, events: &[Event], rng: &mut SplitMix64) -> Vec<Mutant> {
+    // A batch this near a change of its consumer's table may fall on
+    // either side of it (its thread runs beside the rebalance): left
+    // alone, with room to spare beyond the validator's window.
+    let near = 2 * Bounds::default().concurrency_ns;
+    let mut changed: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    for e in events {
+        if matches!(e.kind, Kind::QueuesChanged { .. }) {
+            changed.entry(&e.p).or_default().push(e.t);
+        }
+    }
+    // Each running consumer's table by topic, as its queue changes say; a
+    // dead or leaving consumer holds none.
+    let mut owned: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    let mut candidates = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        if let Some(dead) = death(e) {
+            owned.retain(|(c, _), _| c != dead);
+        }
+        match &e.kind {
+            Kind::QueuesChanged {
+                topic,
+                divided,
+                table,
+            } => {
+                let queues = table.as_ref().unwrap_or(divided);
+                owned.insert((e.p.clone(), topic.clone()), queues.clone());
+            }
+            Kind::ConsumeBegin {
+                topic,
+                queue,
+                msgs: None,
+                ..
+            } => {
+                let Some(mine) = owned.get(&(e.p.clone(), topic.clone())) else {
+                    continue;
+                };
+                let quiet = changed[e.p.as_str()]
+                    .iter()
+                    .all(|&t| t.abs_diff(e.t) > near);
+                if !quiet || !mine.contains(queue) {
+                    continue;
+                }
+                let stolen = held_by_others(&owned, &e.p, topic, mine);
+                candidates.extend(stolen.into_iter().map(|q| (i, q)));
+            }
+            _ => {}
+        }
+    }
+    sample(rng, &candidates, Mutation::StolenBatch.per_trace())
+        .into_iter()
+        .map(|(i, stolen)| {
+            let mut mutated = events.to_vec();
+            if let Kind::ConsumeBegin { queue, .. } = &mut mutated[i].kind {
+                *queue = stolen.clone();
+            }
+            Mutant {
+                trace: name.into(),
+                mutation: Mutation::StolenBatch,
+                what: format!("line {}: {} begins a batch of {stolen}", i + 1, events[i].p),
                 text: text_of(&mutated),
                 equivalent: None,
             }
@@ -850,6 +934,7 @@ fn mutants() -> Vec<Mutant> {
                 Mutation::SecondOwner => second_owners(&name, &events, rng),
                 Mutation::Ghost => ghosts(&name, &events, rng),
                 Mutation::LateStart => late_starts(&name, &events, rng),
+                Mutation::StolenBatch => stolen_batches(&name, &events, rng),
                 Mutation::Truncation => truncations(&name, &text, rng),
                 Mutation::Malformed => malformed(&name, &text, rng),
             });
