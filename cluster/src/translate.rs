@@ -374,7 +374,6 @@ pub fn validate(
     })
 }
 
-/// Records that `rule` read the event of `line`.
 /// The model's name of a real topic a consumer's event names (`topics`):
 /// none for the group's retry topic in a model without one (a rule that
 /// fired), the topic itself for any other the model lacks, observed as it
@@ -396,6 +395,7 @@ fn model_topic<'a>(
     }
 }
 
+/// Records that `rule` read the event of `line`.
 fn fired(rules: &mut Vec<RuleFired>, rule: &'static str, line: usize) {
     match rules.iter_mut().find(|r| r.rule == rule) {
         Some(r) => r.lines.push(line),

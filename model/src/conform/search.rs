@@ -703,7 +703,7 @@ fn check(
 ) -> Option<(usize, u64, Vec<usize>)> {
     let mut taken = ahead;
     let mut explained = Vec::new();
-    for i in within_window(observations, next, ahead, bounds).collect::<Vec<_>>() {
+    for i in within_window(observations, next, ahead, bounds) {
         let o = &observations[i].what;
         if o.is_check() && has(cfg, state, shown, o) {
             explained.push(i);
