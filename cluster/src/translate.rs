@@ -125,9 +125,6 @@ const POP_WHOLE_BROKER: &str = "a POP consumer's queue `broker:-1` (the broker's
 const BATCH_IN_SHUTDOWN: &str = "a batch begun between a consumer's stopping and stopped is not \
      checked: Java's consuming threads run the batches already handed to them while the shutdown \
      waits for them, where the model's consumer stops running when its leave begins";
-/// A POP consumer's batch.
-const POP_BATCH: &str = "a POP consumer's batch is not checked against a process-queue table: the \
-     broker decides what it pops, message by message";
 /// The retry topic of a model without one.
 const RETRY_LEFT_OUT: &str = "the group's retry topic is left out of a model without one";
 /// A lock call whose queues have no topic.
@@ -771,9 +768,6 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
             }
             Kind::ConsumeBegin { .. } if leaving.contains(&e.p.as_str()) => {
                 fired(&mut out.rules_fired, BATCH_IN_SHUTDOWN, line);
-            }
-            Kind::ConsumeBegin { msgs: Some(_), .. } => {
-                fired(&mut out.rules_fired, POP_BATCH, line)
             }
             Kind::ConsumeBegin { topic, queue, .. } => {
                 let Some(topic) =

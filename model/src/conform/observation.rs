@@ -169,7 +169,9 @@ impl Observed {
 /// which no state has by itself. A batch's queue must be in the table the
 /// trace last showed of its consumer: Java hands a new queue's first pull
 /// out only once its round has added every queue, just before it reports
-/// the table.
+/// the table. A POP batch names its assignment, a whole broker
+/// (`broker-a:-1`), and may hold messages of any of its queues: one of
+/// them will do.
 pub fn has(cfg: &Config, state: &SystemState, shown: &Shown, what: &Observed) -> bool {
     let Observed::Consumes {
         consumer,
@@ -182,16 +184,15 @@ pub fn has(cfg: &Config, state: &SystemState, shown: &Shown, what: &Observed) ->
     let Some(c) = cfg.consumers.iter().position(|c| c.name == *consumer) else {
         return false;
     };
-    let Some(q) = queue_index(cfg, topic, queue) else {
+    let Some(set) = queue_set(cfg, topic, queue) else {
         return false;
     };
-    // A queue whose offset read is in flight is not in Java's table yet.
     let held = &state.consumers[c];
-    shown.0[c] & 1 << q != 0
-        && held.phase == Phase::Running
-        && held.owned & 1 << q != 0
-        && !(cfg.messages() && held.queues[q].reading_offset)
-        && held.may_consume(cfg, q)
+    held.phase == Phase::Running
+        && members_of(set & shown.0[c] & held.owned).any(|q| {
+            // A queue whose offset read is in flight is not in Java's table yet.
+            !(cfg.messages() && held.queues[q].reading_offset) && held.may_consume(cfg, q)
+        })
 }
 
 /// The first check of `observations`, from `start` on, that no run of the
@@ -219,13 +220,14 @@ pub fn unheld(
             return None;
         };
         let c = cfg.consumers.iter().position(|x| x.name == *consumer)?;
-        let q = queue_index(cfg, topic, queue)?;
+        let set = queue_set(cfg, topic, queue)?;
+        let names = queue_names(cfg, cfg.topic_names.iter().position(|n| n == topic)?, set);
         let (from, to) = (
             batch.t.saturating_sub(window_ns),
             batch.t.saturating_add(window_ns),
         );
         // The table as the window opens, and every one shown within it.
-        let mut before = initial.0[c] & 1 << q != 0;
+        let mut before = initial.0[c] & set != 0;
         let mut within = false;
         for o in tail {
             let holds = match &o.what {
@@ -233,7 +235,7 @@ pub fn unheld(
                     consumer: c2,
                     topic: t2,
                     queues,
-                } if c2 == consumer && t2 == topic => queues.contains(queue),
+                } if c2 == consumer && t2 == topic => queues.iter().any(|n| names.contains(n)),
                 Observed::Started { consumer: c2 }
                 | Observed::ShutDown { consumer: c2 }
                 | Observed::Died { consumer: c2 }
@@ -261,10 +263,20 @@ pub fn unheld(
     })
 }
 
-/// The index of `queue` (`broker-a:0`) of `topic`, if the model has it.
-fn queue_index(cfg: &Config, topic: &str, queue: &str) -> Option<usize> {
+/// The model's queues of `topic` that `queue` names, as a set: the one
+/// queue `broker-a:0`, or every queue of the broker for a POP
+/// assignment's `broker-a:-1`; `None` if the model has none of them.
+fn queue_set(cfg: &Config, topic: &str, queue: &str) -> Option<u64> {
     let t = cfg.topic_names.iter().position(|n| n == topic)?;
-    members_of(cfg.topic_queues(t)).find(|&q| queue_names(cfg, t, 1 << q) == [queue])
+    let (broker, id) = queue.rsplit_once(':')?;
+    let id: i32 = id.parse().ok()?;
+    let set = members_of(cfg.topic_queues(t))
+        .filter(|&q| {
+            let mq = &cfg.queues[q].mq;
+            mq.broker_name == broker && (id == -1 || mq.queue_id == id)
+        })
+        .fold(0u64, |set, q| set | 1 << q);
+    (set != 0).then_some(set)
 }
 
 impl fmt::Display for Observed {
@@ -627,7 +639,7 @@ pub fn impossible(cfg: &Config, what: &Observed) -> Option<String> {
                 Some(format!("the model has no consumer {consumer}"))
             } else if !cfg.topic_names.contains(topic) {
                 Some(format!("the model has no topic {topic}"))
-            } else if queue_index(cfg, topic, queue).is_none() {
+            } else if queue_set(cfg, topic, queue).is_none() {
                 Some(format!("the model's {topic} has no queue {queue}"))
             } else {
                 None
@@ -1003,7 +1015,8 @@ mod tests {
     /// runs and holds the queue with its offset read, in the table the
     /// trace last showed: never a queue of another, never one whose offset
     /// read is in flight, never one its round has not shown yet, never a
-    /// consumer or queue the model lacks.
+    /// consumer or queue the model lacks. A POP batch, which names a whole
+    /// broker (`broker-a:-1`), is had where one of its queues would be.
     #[test]
     fn a_batch_is_had_where_its_consumer_holds_its_queue_with_its_offset_read() {
         let model = cold_start();
@@ -1013,6 +1026,17 @@ mod tests {
             let mut next = shown.clone();
             changes(cfg, state, Some(&action), after, &mut next);
             for (c, consumer) in after.consumers.iter().enumerate() {
+                for broker in &cfg.broker_names {
+                    let whole = Observed::Consumes {
+                        consumer: cfg.consumers[c].name.clone(),
+                        topic: cfg.topic_names[0].clone(),
+                        queue: format!("{broker}:-1"),
+                    };
+                    let any = (0..cfg.queues.len())
+                        .filter(|&q| cfg.queues[q].mq.broker_name == *broker)
+                        .any(|q| has(cfg, after, &next, &batch(cfg, c, q)));
+                    assert_eq!(has(cfg, after, &next, &whole), any);
+                }
                 for q in 0..cfg.queues.len() {
                     let running = consumer.phase == Phase::Running;
                     let owned = consumer.owned & 1 << q != 0;
@@ -1148,6 +1172,16 @@ mod tests {
         assert_eq!(unheld_at(&early), None);
         let too_early = [at(100, a0.clone()), at(111, owns(&["broker-a:0"]))];
         assert_eq!(unheld_at(&too_early), Some(0));
+        // A POP batch of a whole broker: held through any of its queues.
+        let whole = |broker: &str| Observed::Consumes {
+            consumer: "c1".into(),
+            topic: cfg.topic_names[0].clone(),
+            queue: format!("{broker}:-1"),
+        };
+        let popped = [at(5, owns(&["broker-a:0"])), at(100, whole("broker-a"))];
+        assert_eq!(unheld_at(&popped), None);
+        let other_broker = [at(5, owns(&["broker-a:0"])), at(100, whole("broker-b"))];
+        assert_eq!(unheld_at(&other_broker), Some(1));
         // A death empties the table; before `start`, the initial tables.
         let dead = [
             at(5, owns(&["broker-a:0"])),
