@@ -13,18 +13,21 @@ const UNSEEN: u32 = u32::MAX;
 /// Tarjan's algorithm on the subgraph of states that carry one label. Its
 /// arrays span the whole graph and are left clean after each use, so that
 /// one finder serves every subgraph the strong-fairness search examines.
+/// It keeps one word a state and one bit: a state's low link, and whether
+/// it is on the stack. A state's own index lives only in its frame of the
+/// walk, since a state on the stack may lower its caller's low link by its
+/// own low link as well as by its index: the components found are the
+/// same, in the same order.
 pub(crate) struct Tarjan {
-    index: Vec<u32>,
     low: Vec<u32>,
-    on_stack: Vec<bool>,
+    on_stack: Vec<u64>,
 }
 
 impl Tarjan {
     pub(crate) fn new(states: usize) -> Self {
         Self {
-            index: vec![UNSEEN; states],
-            low: vec![0; states],
-            on_stack: vec![false; states],
+            low: vec![UNSEEN; states],
+            on_stack: vec![0; states.div_ceil(64)],
         }
     }
 
@@ -46,45 +49,46 @@ impl Tarjan {
         let mut stack: Vec<StateId> = Vec::new();
         let mut component: Vec<StateId> = Vec::new();
         let mut next_index = 0u32;
-        // (state, its edges not yet followed)
-        let mut calls: Vec<(StateId, RawEdges<'_>)> = Vec::new();
+        // (state, its index, its edges not yet followed)
+        let mut calls: Vec<(StateId, u32, RawEdges<'_>)> = Vec::new();
         for &root in roots {
-            if self.index[root as usize] != UNSEEN {
+            if self.low[root as usize] != UNSEEN {
                 continue;
             }
-            calls.push((root, graph.raw_edges(root)));
-            while let Some(&mut (v, ref mut edges)) = calls.last_mut() {
+            calls.push((root, UNSEEN, graph.raw_edges(root)));
+            while let Some(&mut (v, ref mut vindex, ref mut edges)) = calls.last_mut() {
                 let vi = v as usize;
                 // Only unseen states are called: this is the first visit.
-                if self.index[vi] == UNSEEN {
-                    self.index[vi] = next_index;
+                if *vindex == UNSEEN {
+                    *vindex = next_index;
                     self.low[vi] = next_index;
                     next_index += 1;
                     visited.push(v);
                     stack.push(v);
-                    self.on_stack[vi] = true;
+                    self.set_on_stack(v, true);
                 }
+                let vindex = *vindex;
                 if let Some((target, _)) = edges.next() {
                     let w = target as usize;
                     if label[w].load(Relaxed) != set {
                         continue;
                     }
-                    if self.index[w] == UNSEEN {
-                        calls.push((target, graph.raw_edges(target)));
-                    } else if self.on_stack[w] {
-                        self.low[vi] = self.low[vi].min(self.index[w]);
+                    if self.low[w] == UNSEEN {
+                        calls.push((target, UNSEEN, graph.raw_edges(target)));
+                    } else if self.is_on_stack(target) {
+                        self.low[vi] = self.low[vi].min(self.low[w]);
                     }
                     continue;
                 }
                 calls.pop();
-                if let Some(&(parent, _)) = calls.last() {
+                if let Some(&(parent, _, _)) = calls.last() {
                     let p = parent as usize;
                     self.low[p] = self.low[p].min(self.low[vi]);
                 }
-                if self.low[vi] == self.index[vi] {
+                if self.low[vi] == vindex {
                     component.clear();
                     while let Some(w) = stack.pop() {
-                        self.on_stack[w as usize] = false;
+                        self.set_on_stack(w, false);
                         component.push(w);
                         if w == v {
                             break;
@@ -95,7 +99,20 @@ impl Tarjan {
             }
         }
         for v in visited {
-            self.index[v as usize] = UNSEEN;
+            self.low[v as usize] = UNSEEN;
+        }
+    }
+
+    fn is_on_stack(&self, s: StateId) -> bool {
+        self.on_stack[s as usize / 64] & 1 << (s % 64) != 0
+    }
+
+    fn set_on_stack(&mut self, s: StateId, on: bool) {
+        let word = &mut self.on_stack[s as usize / 64];
+        if on {
+            *word |= 1 << (s % 64);
+        } else {
+            *word &= !(1 << (s % 64));
         }
     }
 }
