@@ -711,6 +711,41 @@ mod tests {
         )
     }
 
+    /// A settled model's initial state is what the trace must have shown
+    /// from nothing started: every broker listing every member, every
+    /// consumer started, and its share shown; a cold start's is nothing.
+    #[test]
+    fn a_settled_start_is_observed_as_every_member_start_and_share() {
+        let avg = Arc::from(rocketmq_rebalance::strategy_from_name("AVG").expect("a name"));
+        let sizes = Sizes {
+            consumers: 2,
+            queues: 1,
+            joins: Some(0),
+            ..Sizes::default()
+        };
+        let cfg = Config::new(Scenario::Healthy, sizes, NetworkKind::Ordered, avg).expect("valid");
+        let model = RebalanceModel::new(cfg);
+        let cfg = &*model.cfg;
+        let init = model.init_states()[0].clone();
+        let (observed, shown) = initial_observables(cfg, &init);
+        for broker in &cfg.broker_names {
+            assert!(observed.iter().any(|o| matches!(o,
+                Observed::Members { broker: b, clients } if b == broker && clients.len() == 2)));
+        }
+        for (c, consumer) in init.consumers.iter().enumerate() {
+            let name = &cfg.consumers[c].name;
+            assert!(observed.contains(&Observed::Started {
+                consumer: name.clone()
+            }));
+            assert_ne!(consumer.owned, 0);
+            assert_eq!(shown.0[c], consumer.owned);
+        }
+        let cold = cold_start();
+        let (observed, shown) = initial_observables(&cold.cfg, &cold.init_states()[0]);
+        assert!(observed.is_empty());
+        assert_eq!(shown, Shown::nothing(&cold.cfg));
+    }
+
     /// Every step from the first `limit` nodes breadth first from the
     /// model's initial state, a node being a state and the tables the trace
     /// last showed: `step` sees the node, the action and the state after
