@@ -310,7 +310,10 @@ pub fn run(
         let end = o.arrived.len();
         (timed_out, end)
     });
-    o.shutdown();
+    // What the processes do after the run's end is no part of it (its
+    // trace stops at the end): a run that got there ends them at once; one
+    // that failed lets them exit, their logs complete for its report.
+    o.shutdown(outcome.is_err());
     let (timed_out, end) = outcome?;
     let mut events: Vec<Event> = o.arrived[..end].to_vec();
     events.sort_by(|a, b| (a.t, &a.p, a.seq).cmp(&(b.t, &b.p, b.seq)));
@@ -817,15 +820,19 @@ impl Orchestrator {
     }
 
     /// Ends every process: paused ones are resumed first so that they die.
-    fn shutdown(&mut self) {
+    /// Asked to exit, each flushes its log (the cluster shuts its brokers
+    /// down, 7 to 13 s for a master); otherwise each is killed at once.
+    fn shutdown(&mut self, asked: bool) {
         for c in std::mem::take(&mut self.paused) {
             let _ = self.signal(&c, Signal::SIGCONT);
         }
-        for p in self.processes.values_mut() {
-            let _ = writeln!(p.stdin, "{}", json!({"cmd": "exit", "id": "exit"}));
-            let _ = p.stdin.flush();
+        if asked {
+            for p in self.processes.values_mut() {
+                let _ = writeln!(p.stdin, "{}", json!({"cmd": "exit", "id": "exit"}));
+                let _ = p.stdin.flush();
+            }
         }
-        let until = Instant::now() + Duration::from_secs(20);
+        let until = Instant::now() + Duration::from_secs(if asked { 20 } else { 0 });
         for p in self.processes.values_mut() {
             while Instant::now() < until {
                 if let Ok(Some(_)) = p.child.try_wait() {
