@@ -180,6 +180,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         fingerprint_bits,
         workers: workers.clone(),
         max_stall: args.max_stall,
+        harms: true,
     };
     let model = checked_model(config, &options);
     if let Some(Workers::Cluster { process, .. }) = &workers {

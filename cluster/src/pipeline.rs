@@ -242,6 +242,7 @@ impl Plan {
             fingerprint_bits: FingerprintBits::B64,
             workers: None,
             max_stall: None,
+            harms: true,
         };
         let report = check_model(checked_model(self.model, &options), &options, |_| {});
         Checked {

@@ -14,7 +14,7 @@ use rocketmq_rebalance_model::{
 
 mod common;
 
-use common::{config_with, run, status};
+use common::{config_with, status, verdicts};
 
 /// `scenario` with orderly consumption at its default sizes, with `timing`
 /// changed by `adjust` and the sizes by `resize`.
@@ -36,7 +36,7 @@ fn config(
 }
 
 fn default_run(scenario: Scenario) -> Report {
-    run(config(scenario, |_| {}, |_| {}), false)
+    verdicts(config(scenario, |_| {}, |_| {}), false)
 }
 
 fn trace(report: &Report, name: &str) -> Vec<String> {
@@ -55,7 +55,7 @@ fn has(trace: &[String], text: &str) -> bool {
 fn without_orderly_no_lock_property_is_checked() {
     let sizes = Scenario::Healthy.layered_sizes(1, false);
     let cfg = config_with(Scenario::Healthy, sizes, "AVG", ProtocolOptions::default());
-    let report = run(cfg, false);
+    let report = verdicts(cfg, false);
     assert!(report.property(NO_CONCURRENT_CONSUMPTION).is_none());
     assert!(report.property(ONE_LIVE_LOCK).is_none());
 }
@@ -65,7 +65,7 @@ fn without_orderly_no_lock_property_is_checked() {
 /// is consumed under a trusted lock in the end.
 #[test]
 fn healthy_orderly_join_holds_every_promise() {
-    let report = run(config(Scenario::Healthy, |_| {}, |_| {}), true);
+    let report = verdicts(config(Scenario::Healthy, |_| {}, |_| {}), true);
     assert_eq!(status(&report, NO_CONCURRENT_CONSUMPTION), Status::Holds);
     assert_eq!(status(&report, ONE_LIVE_LOCK), Status::Holds);
     assert_eq!(status(&report, NO_DOUBLE_OWNERSHIP), Status::Holds);
@@ -78,7 +78,7 @@ fn healthy_orderly_join_holds_every_promise() {
 /// then the survivor locks and consumes the queue.
 #[test]
 fn after_a_crash_the_queue_waits_for_the_lease() {
-    let report = run(config(Scenario::Crash, |_| {}, |_| {}), true);
+    let report = verdicts(config(Scenario::Crash, |_| {}, |_| {}), true);
     assert_eq!(report.unique_states, 53_493, "the pinned state space");
     assert_eq!(status(&report, NO_CONCURRENT_CONSUMPTION), Status::Holds);
     assert_eq!(status(&report, ONE_LIVE_LOCK), Status::Holds);
@@ -227,7 +227,7 @@ fn a_batch_longer_than_the_lease_less_the_renewal_outlives_its_lock() {
 }
 
 fn default_run_with(scenario: Scenario, adjust: impl FnOnce(&mut LockTiming)) -> Report {
-    run(config(scenario, adjust, |_| {}), false)
+    verdicts(config(scenario, adjust, |_| {}), false)
 }
 
 /// A client's wall clock stepped back (a tick at a time, up to the
@@ -239,7 +239,7 @@ fn default_run_with(scenario: Scenario, adjust: impl FnOnce(&mut LockTiming)) ->
 #[test]
 fn a_client_clock_stepped_back_trusts_a_dropped_lock_but_its_renewals_keep_the_lease() {
     let drift = |ticks| {
-        run(
+        verdicts(
             config(Scenario::ClockDrift, |_| {}, |s| s.clock_drift = ticks),
             false,
         )
@@ -324,7 +324,7 @@ fn a_listener_that_stops_on_the_interrupt_never_runs_beside_the_next_owner() {
         Scenario::RollingUpgrade => "c1",
         _ => "c2",
     };
-    let verdicts = |scenario: Scenario, interruptible: bool| {
+    let outcome = |scenario: Scenario, interruptible: bool| {
         let cfg = config(scenario, |_| {}, |_| {});
         let cfg = if interruptible {
             cfg.with_interruptible_listeners(&[leaver(scenario).to_string()])
@@ -332,7 +332,7 @@ fn a_listener_that_stops_on_the_interrupt_never_runs_beside_the_next_owner() {
         } else {
             cfg
         };
-        let report = run(cfg, false);
+        let report = verdicts(cfg, false);
         (
             report.unique_states,
             status(&report, NO_CONCURRENT_CONSUMPTION),
@@ -341,15 +341,15 @@ fn a_listener_that_stops_on_the_interrupt_never_runs_beside_the_next_owner() {
     };
     use Status::{Found, Holds, NotFound, Violated};
     assert_eq!(
-        verdicts(Scenario::GracefulShutdown, true),
+        outcome(Scenario::GracefulShutdown, true),
         (2_962, Holds, NotFound)
     );
     assert_eq!(
-        verdicts(Scenario::RollingUpgrade, false),
+        outcome(Scenario::RollingUpgrade, false),
         (1_778_249, Violated, Found)
     );
     assert_eq!(
-        verdicts(Scenario::RollingUpgrade, true),
+        outcome(Scenario::RollingUpgrade, true),
         (1_282_423, Holds, Found)
     );
 }

@@ -74,6 +74,12 @@ pub struct CheckOptions {
     /// ([`Harms::max_stall_ticks`](harms::Harms), in its unit), checked as
     /// the property [`NO_LONG_STALL`]. None: the stall is measured only.
     pub max_stall: Option<usize>,
+    /// With messages, measure the harms ([`Report::harms`]: deliveries,
+    /// duplicates, pauses, stalls) once the safety search is complete. The
+    /// measure walks every edge of the state graph, most of such a check's
+    /// time; off, a caller that wants only the verdicts skips it, and
+    /// `max_stall` checks nothing.
+    pub harms: bool,
 }
 
 /// The width of the safety search's fingerprints.
@@ -112,6 +118,7 @@ impl Default for CheckOptions {
             fingerprint_bits: FingerprintBits::B64,
             workers: None,
             max_stall: None,
+            harms: true,
         }
     }
 }
@@ -167,7 +174,7 @@ pub fn check_model(
     } else {
         check_safety(model.clone(), options, start, progress)
     };
-    if model.cfg.messages() && report.complete() {
+    if options.harms && model.cfg.messages() && report.complete() {
         match harms::measure(&model, graph_limits(options, start)) {
             Ok(harms) => {
                 if let Some(bound) = options.max_stall {

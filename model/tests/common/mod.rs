@@ -36,9 +36,20 @@ pub fn config(scenario: Scenario) -> Config {
 
 /// A check of `cfg` on two threads, which must complete.
 pub fn run(cfg: Config, liveness: bool) -> Report {
+    complete(cfg, liveness, true)
+}
+
+/// [`run`] for the verdicts only: no harms measured
+/// ([`CheckOptions::harms`]), with messages most of a check's time.
+pub fn verdicts(cfg: Config, liveness: bool) -> Report {
+    complete(cfg, liveness, false)
+}
+
+fn complete(cfg: Config, liveness: bool, harms: bool) -> Report {
     let options = CheckOptions {
         threads: 2,
         liveness,
+        harms,
         ..CheckOptions::default()
     };
     let report = check(cfg, &options, |_| {});
