@@ -192,7 +192,12 @@ fn zombie_consumer_consumes_a_queue_its_successor_owns() {
     assert_eq!(status(&r, "converged when quiescent"), ("holds", "holds"));
 }
 
+/// Beyond CI's subset (its recorded runs are judged on every run by
+/// `cluster/tests/recorded_traces.rs`; CI's real orderly lock finding is the
+/// failover's): its model, 13 million states checked and measured for
+/// harms, takes most of two minutes beside the run.
 #[test]
+#[ignore = "the full real-cluster suite: -- --include-ignored"]
 fn orderly_broker_restart_grants_a_lock_its_holder_still_trusts() {
     if !java_and_maven() {
         return;

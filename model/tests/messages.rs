@@ -12,7 +12,7 @@ use rocketmq_rebalance_model::{
 
 mod common;
 
-use common::{config_with as config, run, status};
+use common::{config_with as config, run, status, verdicts};
 
 /// Two consumers, one queue a broker, two messages each: one consumer
 /// leaves and the other takes its queue.
@@ -31,8 +31,15 @@ fn leave(commit: Commit) -> Config {
 }
 
 /// The scenarios whose check with one message a queue takes more than a
-/// few seconds (about 5 and 23 million states): checked by an opt-in test.
-const LARGE_WITH_MESSAGES: [Scenario; 2] = [Scenario::BrokerScaleIn, Scenario::ZombieConsumer];
+/// few seconds (from 1.2 to 23 million states): checked by an opt-in test.
+const LARGE_WITH_MESSAGES: [Scenario; 6] = [
+    Scenario::PartialPartition,
+    Scenario::BrokerScaleOut,
+    Scenario::BrokerScaleIn,
+    Scenario::BrokerRestart,
+    Scenario::RollingUpgrade,
+    Scenario::ZombieConsumer,
+];
 
 /// A scenario checked with messages, at its sizes for them, still shows what
 /// it is about: every ownership verdict is the one without messages.
@@ -50,15 +57,15 @@ fn keeps_its_ownership_verdicts_with_messages(scenario: Scenario) {
         return;
     }
     let protocol = scenario.default_protocol();
-    let verdicts = |sizes| {
-        let report = run(config(scenario, sizes, "AVG", protocol), false);
+    let ownership = |sizes| {
+        let report = verdicts(config(scenario, sizes, "AVG", protocol), false);
         PROPERTIES
             .iter()
             .filter(|p| p.layer == Layer::Rebalance)
             .map(|p| status(&report, p.name))
             .collect::<Vec<Status>>()
     };
-    assert_eq!(verdicts(with), verdicts(without), "{scenario:?}");
+    assert_eq!(ownership(with), ownership(without), "{scenario:?}");
 }
 
 #[test]
@@ -71,9 +78,9 @@ fn each_scenario_keeps_its_ownership_verdicts_with_messages() {
 }
 
 /// Opt-in (`cargo test --release -p rocketmq-rebalance-model --test
-/// messages -- --ignored`): about three minutes on two cores.
+/// messages -- --ignored`): about five minutes on two cores.
 #[test]
-#[ignore = "large: about 28 million states"]
+#[ignore = "large: about 38 million states"]
 fn large_scenarios_keep_their_ownership_verdicts_with_messages() {
     for scenario in LARGE_WITH_MESSAGES {
         keeps_its_ownership_verdicts_with_messages(scenario);
@@ -256,7 +263,7 @@ fn every_message_is_consumed_in_the_end() {
         messages: 2,
         ..Scenario::Crash.default_sizes()
     };
-    let crash = run(
+    let crash = verdicts(
         config(Scenario::Crash, crash, "AVG", ProtocolOptions::default()),
         true,
     );
