@@ -229,8 +229,20 @@ impl Plan {
     }
 
     /// Checks the model the run is compared with (breadth-first on every
-    /// core, for at most ten minutes).
+    /// core, for at most ten minutes), and measures the model's harms that
+    /// the program's report shows beside the run's.
     pub fn check(self) -> Checked {
+        self.check_measuring(true)
+    }
+
+    /// [`Plan::check`] without the model's harms, most of a check with
+    /// messages: a run is judged the same (its verdicts, their comparison
+    /// and its trace's validation), with no model harms to show.
+    pub fn check_verdicts(self) -> Checked {
+        self.check_measuring(false)
+    }
+
+    fn check_measuring(self, harms: bool) -> Checked {
         let options = CheckOptions {
             search: Search::Bfs,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -242,7 +254,7 @@ impl Plan {
             fingerprint_bits: FingerprintBits::B64,
             workers: None,
             max_stall: None,
-            harms: true,
+            harms,
         };
         let report = check_model(checked_model(self.model, &options), &options, |_| {});
         Checked {

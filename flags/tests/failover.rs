@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::complete_report as report;
+use common::{complete_report as report, verdicts};
 use rocketmq_rebalance_model::report::{
     Report, Status, DUPLICATE_DELIVERY, NO_CONCURRENT_CONSUMPTION, ONE_LIVE_LOCK,
 };
@@ -70,7 +70,7 @@ fn a_failover_lets_two_consume_one_queue_in_order() {
         "--unlock-delay",
         "1",
     ];
-    let with = report(&flags);
+    let with = verdicts(&flags);
     assert_eq!(with.unique_states, 4_130_763);
     for name in [NO_CONCURRENT_CONSUMPTION, ONE_LIVE_LOCK] {
         assert_eq!(status(&with, name), Status::Violated, "{name}");

@@ -101,6 +101,24 @@ fn without_messages_nothing_of_them_is_checked() {
     assert_eq!(report.unique_states, 56_916, "the pinned state space");
 }
 
+/// A check for its verdicts only measures no harms, and comes to the same
+/// states and verdicts as the full check.
+#[test]
+fn a_check_for_verdicts_only_measures_no_harms_and_decides_the_same() {
+    let full = run(leave(Commit::Async), false);
+    let only = verdicts(leave(Commit::Async), false);
+    assert!(full.harms.is_some() && only.harms.is_none());
+    let outcome = |r: &rocketmq_rebalance_model::report::Report| {
+        let statuses: Vec<(String, Status)> = r
+            .properties
+            .iter()
+            .map(|p| (p.name.to_string(), p.status))
+            .collect();
+        (r.unique_states, r.states, statuses)
+    };
+    assert_eq!(outcome(&full), outcome(&only));
+}
+
 /// A group that starts cold has no offsets. Consuming from the last
 /// offset, the broker answers 0 while the queue's first message is in
 /// memory; once it has left memory the consumer starts at the queue's end,
