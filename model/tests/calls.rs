@@ -135,3 +135,31 @@ fn every_lost_call_fails_and_each_retry_keeps_its_liveness_verdict() {
         assert_eq!(kept, Status::Violated, "{call:?} without its retry");
     }
 }
+
+/// A member query in flight to a broker that stops, whose consumer takes
+/// the route without that broker before it sees the connection close: it
+/// stops using that connection (its next one there is a new one), and the
+/// close still fails the query made on it, as Java's channel fails the
+/// calls it carries. Before, the close was ignored as an old connection's,
+/// the query waited for ever, and the group was reported never to
+/// converge. First seen beside a kill (`healthy --consumers 2 --joins 0
+/// --queues 1 --kills 1 --broker-restarts 1 --restart-stops`); this is
+/// the smallest group.
+#[test]
+fn a_query_fails_when_its_connection_closes_after_the_route_dropped_its_broker() {
+    let sizes = Sizes {
+        consumers: 1,
+        brokers: 2,
+        queues: 1,
+        joins: Some(1),
+        broker_restarts: 1,
+        ..Sizes::default()
+    };
+    let protocol = ProtocolOptions {
+        restart_stops: true,
+        ..ProtocolOptions::default()
+    };
+    let report = run(config_with(Scenario::Healthy, sizes, "AVG", protocol), true);
+    assert_eq!(status(&report, EVERY_CALL_ENDS), Status::Holds);
+    assert_eq!(status(&report, CONVERGES), Status::Holds);
+}

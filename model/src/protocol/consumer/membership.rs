@@ -230,11 +230,8 @@ impl ConsumerState {
         broker: u8,
     ) -> (Self, Vec<Output>) {
         let mut outputs = next.lose_calls(cfg, me, broker);
-        if self.querying.is_some_and(|q| q.broker == broker)
-            && cfg.protocol.calls_fail.contains(Call::Query)
-        {
-            next.querying = None;
-            outputs.extend(self.retry_later(&mut next, cfg, me));
+        if self.querying.is_some_and(|q| q.broker == broker) {
+            outputs.extend(self.fail_query(&mut next, cfg, me));
         }
         if next.busy() != self.busy() || next.due != self.due {
             outputs.extend(next.schedule(cfg, me));
@@ -243,6 +240,32 @@ impl ConsumerState {
             outputs.push(Output::Arm(Timer::Connect { broker }));
         }
         (next, outputs)
+    }
+
+    /// Its member query, on a connection it no longer uses, fails: the
+    /// round ends as in [`ConsumerState::calls_fail`], and nothing else
+    /// it waits on was on that connection.
+    pub(super) fn query_failed(&self, cfg: &Config, me: usize) -> Step<Self> {
+        let mut next = *self;
+        let mut outputs = self.fail_query(&mut next, cfg, me);
+        if next == *self {
+            return None;
+        }
+        if next.busy() != self.busy() || next.due != self.due {
+            outputs.extend(next.schedule(cfg, me));
+        }
+        Some((next, outputs))
+    }
+
+    /// Its member query fails in `next` (unless the query's failure is
+    /// not modelled): no answer, so the round ends and counts as
+    /// balanced, and it runs again later.
+    fn fail_query(&self, next: &mut Self, cfg: &Config, me: usize) -> Vec<Output> {
+        if !cfg.protocol.calls_fail.contains(Call::Query) {
+            return Vec::new();
+        }
+        next.querying = None;
+        self.retry_later(next, cfg, me)
     }
 
     /// Its lock calls and requests in flight to `broker` are lost.

@@ -322,6 +322,16 @@ impl Machine for ConsumerState {
             {
                 broker.map(|b| self.connection_refused(cfg, me, b))
             }
+            // The member query's own connection, one the consumer has
+            // since stopped using (a route without its broker), closes or
+            // refuses it: the query's call fails with its channel.
+            (Phase::Running, Message::ConnectionClosed { epoch } | Message::Refused { epoch })
+                if self
+                    .querying
+                    .is_some_and(|q| Some(q.broker) == broker && q.epoch == *epoch) =>
+            {
+                self.query_failed(cfg, me)
+            }
             _ => None,
         }
     }
