@@ -34,6 +34,11 @@ fn model_of(source: Source, more: &[&str]) -> Config {
     ModelArgs::config_from(&flags).expect("valid flags")
 }
 
+/// The script of the recorded cold start of four consumers.
+fn cold_start_four() -> Source {
+    Source::Script(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts/cold-start-four.json"))
+}
+
 fn scenario(name: &str, orderly: bool) -> Source {
     Source::Scenario {
         name: name.into(),
@@ -89,7 +94,7 @@ fn line_of(events: &[Event], ev: &str, mut pattern: serde_json::Value) -> usize 
         .expect("the event is in the trace")
 }
 
-/// Four consumers starting together (`rebalance cluster --random 6`): a
+/// Four consumers starting together (`tests/scripts/cold-start-four.json`): a
 /// cold start has every interleaving of four joins' heartbeats, queries and
 /// notifications within its silent steps. Breadth-first, the search hit its
 /// 5,000,000-node bound at the 13th of 17 observations; taking the node
@@ -100,7 +105,7 @@ fn a_cold_start_of_four_consumers_conforms_within_the_bound() {
         max_nodes: 500_000,
         ..Bounds::default()
     };
-    let cfg = model_of(Source::Random(6), &[]);
+    let cfg = model_of(cold_start_four(), &[]);
     let (translation, result) = validate_within(&events("cold-start-four.ndjson"), cfg, bounds);
     assert_eq!(result.verdict, Verdict::Conforms, "{result:#?}");
     assert_eq!((result.explained, result.observations), (17, 17));

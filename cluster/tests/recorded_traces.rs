@@ -575,7 +575,12 @@ fn every_other_recorded_run_matches_the_model_and_conforms() {
             scenario("broker-scale-in", false),
             "tests/traces/broker-scale-in.ndjson",
         ),
-        (Source::Random(6), "tests/traces/cold-start-four.ndjson"),
+        (
+            Source::Script(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts/cold-start-four.json"),
+            ),
+            "tests/traces/cold-start-four.ndjson",
+        ),
     ];
     for (source, file) in runs {
         let j = judged(source, file);

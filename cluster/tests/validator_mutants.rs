@@ -189,7 +189,9 @@ fn source(trace: &str) -> Source {
     };
     match trace {
         "harms-kill.ndjson" => Source::Harms("kill".into()),
-        "cold-start-four.ndjson" => Source::Random(6),
+        "cold-start-four.ndjson" => Source::Script(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts/cold-start-four.json"),
+        ),
         t if t.starts_with("random-") => Source::Random(
             t["random-".len()..]
                 .split('-')
