@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use rocketmq_rebalance_properties::{double_owned, orphaned};
 
 use crate::script::{Consumption, Script};
-use crate::trace::{ConsumerState, Detail, Env, Event, GroupEvent, Kind, RequestCode, ServerState};
+use crate::trace::{
+    expired_entry, ConsumerState, Detail, Env, Event, GroupEvent, Kind, RequestCode, ServerState,
+};
 
 /// A consumer process's state as the trace shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -309,12 +311,20 @@ impl Observer {
             Kind::Member {
                 broker,
                 kind,
+                client,
                 members,
                 ..
             } => {
                 // A stopping broker still closes its channels: its table is gone.
                 if self.running_brokers.contains(broker) {
-                    self.broker_members.insert(broker.clone(), members.clone());
+                    let mut table = members.clone();
+                    if let (GroupEvent::ClientUnregister, Some(gone)) = (kind, client) {
+                        let last = self.broker_members.get(broker).map(Vec::as_slice);
+                        if let Some(at) = expired_entry(&table, gone, last) {
+                            table.remove(at);
+                        }
+                    }
+                    self.broker_members.insert(broker.clone(), table);
                 }
                 // CHANGE without a new member is the subscription table
                 // changing: the broker notifies the group, which rebalances.
@@ -1576,6 +1586,34 @@ mod tests {
             [("broker-a".to_owned(), "127.0.0.1@c1".to_owned())]
         );
         assert!(!o.settled(2));
+    }
+
+    /// The expiry scan reports the channel it removes before removing it:
+    /// the table is the one the removal leaves, so the stale entry is gone
+    /// and the group may rest without another listing.
+    #[test]
+    fn an_expiry_listed_before_its_removal_leaves_the_table_without_it() {
+        let mut o = balanced();
+        let listing = |t, kind, listed: &[&str]| {
+            let kind = Kind::Member {
+                broker: "broker-a".into(),
+                kind,
+                client: Some("127.0.0.1@c1".into()),
+                addr: None,
+                members: strings(listed),
+            };
+            event(t, "cluster", kind)
+        };
+        let twice = ["127.0.0.1@c1", "127.0.0.1@c1", "127.0.0.1@c2"];
+        o.apply(&listing(40, GroupEvent::ClientRegister, &twice));
+        assert!(!o.stale_channels().is_empty());
+        o.apply(&listing(41, GroupEvent::ClientUnregister, &twice));
+        assert_eq!(o.listed("broker-a"), ["127.0.0.1@c1", "127.0.0.1@c2"]);
+        assert!(o.stale_channels().is_empty());
+        // Another path reports the table after the removal: taken as it is.
+        let once = ["127.0.0.1@c1", "127.0.0.1@c2"];
+        o.apply(&listing(42, GroupEvent::ClientUnregister, &once[1..]));
+        assert_eq!(o.listed("broker-a"), ["127.0.0.1@c2"]);
     }
 
     #[test]

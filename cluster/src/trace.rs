@@ -1397,6 +1397,18 @@ pub fn validation_flags(events: &[Event]) -> Option<Vec<String>> {
     })
 }
 
+/// Where a broker's `CLIENT_UNREGISTER` listing of `gone` still shows the
+/// entry it reports removed, if it does: `ConsumerManager.scanNotActiveChannel`
+/// calls the listener before it removes an expired channel (the other
+/// paths after), so its listing names `gone` as often as the broker's
+/// `last` listing did. The broker's table is then `listed` without that
+/// entry.
+pub fn expired_entry(listed: &[String], gone: &str, last: Option<&[String]>) -> Option<usize> {
+    let count = |l: &[String]| l.iter().filter(|c| *c == gone).count();
+    let at = listed.iter().position(|c| c == gone)?;
+    (last.map(count) == Some(count(listed))).then_some(at)
+}
+
 /// The model's short name of a queue: `broker-a:0` is `a0`.
 pub fn short_queue(queue: &str) -> String {
     match queue.split_once(':') {

@@ -37,8 +37,8 @@ use std::collections::BTreeMap;
 pub mod causality;
 
 use crate::trace::{
-    ClusterSpec, ConsumerState, Detail, Env, Event, GroupEvent, Kind, RequestCode, RuleAction,
-    ServerState,
+    expired_entry, ClusterSpec, ConsumerState, Detail, Env, Event, GroupEvent, Kind, RequestCode,
+    RuleAction, ServerState,
 };
 use causality::Contradiction;
 use rocketmq_rebalance::conformance::{CallResult, Case};
@@ -671,17 +671,11 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                         clients.remove(at);
                     }
                 } else if let (GroupEvent::ClientUnregister, Some(gone)) = (kind, named) {
-                    // `ConsumerManager.scanNotActiveChannel` reports an
-                    // expired channel before it removes it; the other
-                    // paths after.
-                    let count = |l: &[String]| l.iter().filter(|c| **c == gone).count();
-                    let before = members.get(broker).map(|last| count(last));
-                    if let Some(at) = clients.iter().position(|c| *c == gone) {
-                        if before == Some(count(&clients)) {
-                            fired(&mut out.rules_fired, LISTED_BEFORE_REMOVAL, line);
-                            clients.remove(at);
-                            expired.push(channel);
-                        }
+                    let last = members.get(broker).map(Vec::as_slice);
+                    if let Some(at) = expired_entry(&clients, &gone, last) {
+                        fired(&mut out.rules_fired, LISTED_BEFORE_REMOVAL, line);
+                        clients.remove(at);
+                        expired.push(channel);
                     }
                 }
                 if members.get(broker) != Some(&clients) {
