@@ -4,8 +4,10 @@
 //! first the nodes that have explained the most (then those with the fewest
 //! silent steps, then the oldest), so that a trace that conforms is decided
 //! as soon as one run reaches its end instead of after every shorter run.
-//! A node keeps its state only until it is expanded: the run that explained
-//! the most is replayed from the actions along its path.
+//! A node keeps its state only until it is expanded, packed (its parts'
+//! ids, as the safety search keeps its levels: a few lanes a state instead
+//! of the state with its every vector): the run that explained the most is
+//! replayed from the actions along its path.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -19,6 +21,8 @@ use crate::check::{Expectation, PropertyReport, Report, Status, Stopped};
 use crate::config::Config;
 use crate::guarantees::Group;
 use crate::protocol::{Peer, Phase, Timer};
+use crate::search::intern::Interner;
+use crate::search::packed::{Codec, Packing};
 use crate::search::{collision_probability, encode_path, fingerprint, replay};
 use crate::shell::{Action, RebalanceModel, SystemState};
 use crate::trace::{describe_action, describe_state};
@@ -151,12 +155,12 @@ pub struct Conformance {
     pub bound_hit: bool,
 }
 
-/// One node: a state and the tables the trace has shown by then (until it
-/// is expanded), the observations explained so far (`next`, the first
-/// unexplained, and `ahead`, those after it already explained, as bits
-/// from `next + 1`), and the silent steps taken since the last.
+/// One node: its state and the tables the trace has shown by then, packed
+/// (until it is expanded), the observations explained so far (`next`, the
+/// first unexplained, and `ahead`, those after it already explained, as
+/// bits from `next + 1`), and the silent steps taken since the last.
 struct Node {
-    state: Option<(SystemState, Shown)>,
+    state: Option<Packed>,
     next: usize,
     ahead: u64,
     silent: usize,
@@ -267,8 +271,17 @@ pub fn conform(
         let why = format!("no run of the model has it ({why})");
         return decided(result, model, &initial, observations, i, &why);
     }
+    // Parts are few: a state's parts take a few thousand values where its
+    // combinations take millions.
+    let interner = Interner::new(1 << 16);
+    let mut records = Records::new(model, &interner);
+    let Some(first) = records.put(&initial, &initial_shown) else {
+        result.bound_hit = true;
+        result.verdict = Verdict::BoundHit;
+        return result;
+    };
     let mut nodes = vec![Node {
-        state: Some((initial.clone(), initial_shown.clone())),
+        state: Some(first),
         next: start,
         ahead: 0,
         silent: 0,
@@ -294,10 +307,13 @@ pub fn conform(
             // at each state, decide where it finds none.
             let rest = match (end, &nodes[n].state) {
                 (End::Open, _) => Some(Vec::new()),
-                (End::AtRest, Some((state, shown))) if silent == 0 => {
-                    to_rest(model, state, shown, unseen)
+                (End::AtRest, Some(packed)) if silent == 0 => {
+                    let state = records.state(*packed);
+                    to_rest(model, &state, records.shown(*packed), unseen)
                 }
-                (End::AtRest, Some((state, _))) => at_rest(model, state).then(Vec::new),
+                (End::AtRest, Some(packed)) => {
+                    at_rest(model, &records.state(*packed)).then(Vec::new)
+                }
                 (End::AtRest, None) => None,
             };
             if let Some(steps) = rest {
@@ -320,9 +336,11 @@ pub fn conform(
         if next > nodes[best].next {
             best = n;
         }
-        let Some((state, shown)) = nodes[n].state.take() else {
+        let Some(packed) = nodes[n].state.take() else {
             continue;
         };
+        let state = records.state(packed);
+        let shown = records.shown(packed).clone();
         // A check the state has is explained at once: it changes nothing,
         // so explaining it later could explain no more.
         if let Some((next2, ahead2, checked)) =
@@ -338,7 +356,7 @@ pub fn conform(
             }
             seen.insert(key, nodes.len());
             let node = Node {
-                state: Some((state, shown)),
+                state: Some(packed),
                 next: next2,
                 ahead: ahead2,
                 silent: 0,
@@ -389,9 +407,14 @@ pub fn conform(
                 queue.clear();
                 break;
             }
+            let Some(packed) = records.put(&after, &shown2) else {
+                result.bound_hit = true;
+                queue.clear();
+                break;
+            };
             seen.insert(key, nodes.len());
             let node = Node {
-                state: Some((after, shown2)),
+                state: Some(packed),
                 next: next2,
                 ahead: ahead2,
                 silent: silent2,
@@ -485,6 +508,66 @@ fn decided(
     result.state = describe_state(model, initial);
     result.explanation = vec![format!("line {}: {}: {why}", o.line, o.what)];
     result
+}
+
+/// A node's state and tables shown, as [`Records`] keeps them: the state's
+/// record and the tables' id.
+#[derive(Clone, Copy)]
+struct Packed {
+    record: u32,
+    shown: u32,
+}
+
+/// The nodes' states, packed: each a record of `width` lanes, the ids of
+/// its parts; and the tables shown, each distinct one kept once.
+struct Records<'m> {
+    codec: Codec<'m, RebalanceModel>,
+    lanes: Vec<u32>,
+    width: usize,
+    shown: Interner<Shown>,
+}
+
+impl<'m> Records<'m> {
+    fn new(
+        model: &'m RebalanceModel,
+        parts: &'m Interner<<RebalanceModel as Packing>::Part>,
+    ) -> Self {
+        Records {
+            codec: Codec::new(model, parts),
+            lanes: Vec::new(),
+            width: model.parts(),
+            shown: Interner::new(1 << 12),
+        }
+    }
+
+    /// Stores `state` and `shown`, or `None` when there is no more room (a
+    /// bound: the interners' billion values, or four billion records).
+    fn put(&mut self, state: &SystemState, shown: &Shown) -> Option<Packed> {
+        let record = u32::try_from(self.lanes.len() / self.width).ok()?;
+        let shown = self.shown.id(shown).ok()?;
+        let start = self.lanes.len();
+        self.lanes.resize(start + self.width, 0);
+        if self.codec.encode(state, &mut self.lanes[start..]).is_err() {
+            self.lanes.truncate(start);
+            return None;
+        }
+        Some(Packed { record, shown })
+    }
+
+    /// The state stored as `packed`.
+    fn state(&mut self, packed: Packed) -> SystemState {
+        let start = packed.record as usize * self.width;
+        self.codec
+            .decode(&self.lanes[start..start + self.width])
+            .expect("a record this search stored")
+    }
+
+    /// The tables shown stored as `packed`.
+    fn shown(&self, packed: Packed) -> &Shown {
+        self.shown
+            .value(packed.shown)
+            .expect("tables this search stored")
+    }
 }
 
 /// A node's identity: its state's fingerprint and the tables shown, which
