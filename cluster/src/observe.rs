@@ -99,9 +99,11 @@ pub struct Observer {
     /// Each broker's first registration with a name server since it last
     /// started: from then on the name servers route it.
     registered: BTreeMap<String, u64>,
-    /// The brokers a restart has not brought back yet: not registered
-    /// since the restart began.
-    restarting: BTreeSet<String>,
+    /// The brokers a restart has not brought back yet, each with whether it
+    /// has started again: back once it has, and has registered since (a
+    /// periodic registration between the restart's order and its stop
+    /// does not count).
+    restarting: BTreeMap<String, bool>,
     /// When each broker last began to stop: the name servers drop it then.
     stopped_at: BTreeMap<String, u64>,
     broker_members: BTreeMap<String, Vec<String>>,
@@ -197,7 +199,7 @@ impl Observer {
                 .collect(),
             running_brokers: BTreeSet::new(),
             registered: BTreeMap::new(),
-            restarting: BTreeSet::new(),
+            restarting: BTreeMap::new(),
             stopped_at: BTreeMap::new(),
             broker_members: BTreeMap::new(),
             members: consumers
@@ -336,12 +338,14 @@ impl Observer {
             Kind::BrokerLife { broker, state, .. } => {
                 match state {
                     // Its table is live from `start()` on.
-                    ServerState::Starting => {
+                    ServerState::Starting | ServerState::Started => {
+                        if *state == ServerState::Starting {
+                            self.registered.remove(broker);
+                        }
                         self.running_brokers.insert(broker.clone());
-                        self.registered.remove(broker);
-                    }
-                    ServerState::Started => {
-                        self.running_brokers.insert(broker.clone());
+                        if let Some(started) = self.restarting.get_mut(broker) {
+                            *started = true;
+                        }
                     }
                     ServerState::Stopping => {
                         self.running_brokers.remove(broker);
@@ -456,7 +460,9 @@ impl Observer {
             } => {
                 if self.running_brokers.contains(broker) {
                     self.registered.entry(broker.clone()).or_insert(e.t);
-                    self.restarting.remove(broker);
+                    if self.restarting.get(broker) == Some(&true) {
+                        self.restarting.remove(broker);
+                    }
                 }
                 false
             }
@@ -590,8 +596,7 @@ impl Observer {
             Env::Cont { consumer } => (consumer, Life::Running),
             Env::Kill { consumer } => (consumer, Life::Killed),
             Env::RestartBroker { broker, .. } => {
-                self.restarting.insert(broker.clone());
-                self.registered.remove(broker);
+                self.restarting.insert(broker.clone(), false);
                 return true;
             }
             _ => return true,
@@ -1456,6 +1461,8 @@ mod tests {
             downtime_ms: 3000,
         };
         o.apply(&env(40, restart));
+        // A periodic registration before the stop brings nothing back.
+        o.apply(&register(40, "broker-a"));
         o.apply(&broker_life(41, ServerState::Stopping));
         o.apply(&broker_life(42, ServerState::Stopped));
         for c in ["c1", "c2"] {
