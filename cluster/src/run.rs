@@ -307,7 +307,8 @@ pub fn run(
     let outcome = result.map(|timed_out| {
         let settled = timed_out.is_none() && o.observer.settled(2);
         o.emit(Kind::End { settled });
-        let end = o.arrived.len();
+        let end = o.arrived.last().map_or(0, |e| e.t);
+        o.drain();
         (timed_out, end)
     });
     // What the processes do after the run's end is no part of it (its
@@ -315,7 +316,7 @@ pub fn run(
     // that failed lets them exit, their logs complete for its report.
     o.shutdown(outcome.is_err());
     let (timed_out, end) = outcome?;
-    let mut events: Vec<Event> = o.arrived[..end].to_vec();
+    let mut events: Vec<Event> = o.arrived.iter().filter(|e| e.t <= end).cloned().collect();
     events.sort_by(|a, b| (a.t, &a.p, a.seq).cmp(&(b.t, &b.p, b.seq)));
     Ok(RunResult::folded(
         script,
@@ -817,6 +818,53 @@ impl Orchestrator {
             }
         }
         Ok(None)
+    }
+
+    /// Receives every event the processes stamped before now. An event is
+    /// stamped and numbered on its thread and written after, so one stamped
+    /// before the run's end may still be on its way when the end is: a
+    /// trace cut there lacked a consumer's request whose arrival at the
+    /// broker it had (`--random 7`). Each process still running is asked to
+    /// exit (resumed first if paused) and acknowledges it; once every
+    /// event it numbered before that acknowledgement has arrived, nothing
+    /// it stamped before the end is missing. A process that does not
+    /// answer within 10 s is given up on.
+    fn drain(&mut self) {
+        for c in std::mem::take(&mut self.paused) {
+            let _ = self.signal(&c, Signal::SIGCONT);
+        }
+        let mut asked: BTreeMap<String, Option<u64>> = BTreeMap::new();
+        for (name, p) in &mut self.processes {
+            if self.killed.contains(name) {
+                continue;
+            }
+            let exit = json!({"cmd": "exit", "id": "drain"});
+            if writeln!(p.stdin, "{exit}")
+                .and_then(|_| p.stdin.flush())
+                .is_ok()
+            {
+                asked.insert(name.clone(), None);
+            }
+        }
+        let until = Instant::now() + Duration::from_secs(10);
+        while !asked.is_empty() {
+            let Ok(Some(i)) = self.receive(until) else {
+                break;
+            };
+            let (p, seq) = (self.arrived[i].p.clone(), self.arrived[i].seq);
+            if matches!(&self.arrived[i].kind, Kind::Ack { id, .. } if id == "drain") {
+                if let Some(ack) = asked.get_mut(&p) {
+                    *ack = Some(seq);
+                    // Its output ends as it exits: no failure.
+                    self.killed.push(p);
+                }
+            }
+            let arrived = &self.arrived;
+            asked.retain(|p, ack| {
+                let numbered = |n: u64| arrived.iter().filter(|e| e.p == *p && e.seq <= n).count();
+                !ack.is_some_and(|n| numbered(n) as u64 >= n)
+            });
+        }
     }
 
     /// Ends every process: paused ones are resumed first so that they die.
