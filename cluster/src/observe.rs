@@ -1451,6 +1451,17 @@ mod tests {
         }
     }
 
+    /// The balanced group, each consumer's route answered with broker-a,
+    /// and two rounds since.
+    fn routed() -> Observer {
+        let mut o = balanced();
+        for c in ["c1", "c2"] {
+            o.apply(&route(31, c, true));
+        }
+        rounds(&mut o, 32, Some(("broker-a:0", "broker-a:1")));
+        o
+    }
+
     /// The model's group is not at rest while a stopped broker's start, its
     /// registration or a consumer's route poll that brings it back is
     /// still to come; a real run judged at rest there found `converged
@@ -1459,12 +1470,8 @@ mod tests {
     /// nobody until they poll: no stale entry keeps them from rest.
     #[test]
     fn a_restarting_broker_and_a_route_without_it_keep_the_group_from_rest() {
-        let mut o = balanced();
-        for c in ["c1", "c2"] {
-            o.apply(&route(31, c, true));
-        }
+        let mut o = routed();
         let shares = Some(("broker-a:0", "broker-a:1"));
-        rounds(&mut o, 32, shares);
         assert!(o.settled(2));
         let restart = Env::RestartBroker {
             broker: "broker-a".into(),
@@ -1502,12 +1509,8 @@ mod tests {
     /// every route, as the name servers route it.
     #[test]
     fn a_restart_between_two_polls_leaves_the_routes_current() {
-        let mut o = balanced();
-        for c in ["c1", "c2"] {
-            o.apply(&route(31, c, true));
-        }
+        let mut o = routed();
         let shares = Some(("broker-a:0", "broker-a:1"));
-        rounds(&mut o, 32, shares);
         let restart = Env::RestartBroker {
             broker: "broker-a".into(),
             downtime_ms: 0,
@@ -1525,11 +1528,7 @@ mod tests {
     /// route names a broker the name servers no longer route.
     #[test]
     fn a_route_with_a_stopped_broker_keeps_the_group_from_rest() {
-        let mut o = balanced();
-        for c in ["c1", "c2"] {
-            o.apply(&route(31, c, true));
-        }
-        rounds(&mut o, 32, Some(("broker-a:0", "broker-a:1")));
+        let mut o = routed();
         o.apply(&broker_life(40, ServerState::Stopping));
         rounds(&mut o, 41, Some(("broker-a:0", "broker-a:1")));
         assert!(!o.settled(2), "the routes' polls are still to come");
