@@ -233,7 +233,7 @@ impl ConsumerState {
         if self.querying.is_some_and(|q| q.broker == broker) {
             outputs.extend(self.fail_query(&mut next, cfg, me));
         }
-        if next.busy() != self.busy() || next.due != self.due {
+        if self.rescheduled(&next) {
             outputs.extend(next.schedule(cfg, me));
         }
         if next.target_set(cfg, me) & 1 << broker != 0 {
@@ -251,7 +251,7 @@ impl ConsumerState {
         if next == *self {
             return None;
         }
-        if next.busy() != self.busy() || next.due != self.due {
+        if self.rescheduled(&next) {
             outputs.extend(next.schedule(cfg, me));
         }
         Some((next, outputs))
@@ -266,6 +266,12 @@ impl ConsumerState {
         }
         next.querying = None;
         self.retry_later(next, cfg, me)
+    }
+
+    /// Whether `next` changes what its rebalance timer waits on (whether
+    /// it is busy, or a round is due): then the timer is armed again.
+    fn rescheduled(&self, next: &Self) -> bool {
+        next.busy() != self.busy() || next.due != self.due
     }
 
     /// Its lock calls and requests in flight to `broker` are lost.
@@ -317,7 +323,7 @@ impl ConsumerState {
         }
         // A new queue's lock call lost there ends the round unbalanced: the
         // next round is scheduled, as after a closed connection.
-        let rescheduled = next.busy() != self.busy() || next.due != self.due;
+        let rescheduled = self.rescheduled(&next);
         if rescheduled {
             outputs.extend(next.schedule(cfg, me));
         }
