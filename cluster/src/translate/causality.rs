@@ -43,7 +43,8 @@
 use std::collections::BTreeMap;
 
 use crate::trace::{
-    ConsumerState, Env, Event, GroupEvent, Kind, RequestCode, RuleAction, ServerState,
+    expired_entry, ConsumerState, Env, Event, GroupEvent, Kind, RequestCode, RuleAction,
+    ServerState,
 };
 
 /// How far a process's stamps may run against its own numbering, for the
@@ -604,7 +605,8 @@ fn listings(events: &[Event], found: &mut Vec<Contradiction>) {
     let unregistered = |broker: &str, client: &str| {
         format!("{broker} lists {client} once more with no registration of it")
     };
-    // The stamps of each client's heartbeats, by broker.
+    // The stamps of each client's heartbeats, by broker: as the consumer
+    // sent them and as the broker received them.
     let mut heartbeats: BTreeMap<(&str, &str), Vec<u64>> = BTreeMap::new();
     // Per broker and client: the heartbeats it has received and not yet
     // answered (their opaque ids).
@@ -618,6 +620,8 @@ fn listings(events: &[Event], found: &mut Vec<Contradiction>) {
     // registration, each with the heartbeat being handled that owes it.
     let mut owed: BTreeMap<(&str, &str), Vec<(usize, i64)>> = BTreeMap::new();
     let mut stopping: Vec<&str> = Vec::new();
+    // Per broker: its last listing (none since it began to stop).
+    let mut last: BTreeMap<&str, &[String]> = BTreeMap::new();
     for (i, e) in events.iter().enumerate() {
         match &e.kind {
             Kind::ConsumerRequest { code, peer, .. } if *code == RequestCode::HEART_BEAT => {
@@ -632,6 +636,9 @@ fn listings(events: &[Event], found: &mut Vec<Contradiction>) {
                 opaque,
                 ..
             } if *code == RequestCode::HEART_BEAT => {
+                // Sent before a removal, it registers again if the broker
+                // handles it after.
+                heartbeats.entry((broker, client)).or_default().push(e.t);
                 handling.entry((broker, client)).or_default().push(*opaque);
             }
             Kind::BrokerResponse {
@@ -655,6 +662,7 @@ fn listings(events: &[Event], found: &mut Vec<Contradiction>) {
                 ..
             } => {
                 stopping.push(broker);
+                last.remove(broker.as_str());
                 for ((b, _), entry) in listed.iter_mut() {
                     if b == broker {
                         *entry = (0, e.t);
@@ -690,6 +698,16 @@ fn listings(events: &[Event], found: &mut Vec<Contradiction>) {
                 for m in members {
                     *counts.entry(m).or_default() += 1;
                 }
+                // The expiry scan reports a channel before it removes it:
+                // the table is the one the removal leaves, and a listing
+                // with the client again needs a heartbeat after this one.
+                if let (GroupEvent::ClientUnregister, Some(gone)) = (kind, client) {
+                    let before = last.get(broker.as_str()).copied();
+                    if expired_entry(members, gone, before).is_some() {
+                        counts.entry(gone.as_str()).and_modify(|n| *n -= 1);
+                    }
+                }
+                last.insert(broker, members);
                 let known: Vec<&str> = listed
                     .keys()
                     .filter(|(b, _)| b == broker)
@@ -976,6 +994,50 @@ mod tests {
         assert_eq!(
             run(&unasked),
             ["line 12: broker-a lists x@c2 once more with no registration of it"]
+        );
+    }
+
+    /// The expiry scan reports a channel before it removes it
+    /// (`scanNotActiveChannel`), so its listing still shows the client; a
+    /// heartbeat after that report registers the client again, though the
+    /// first listing without it comes later (`--random 7`, line 1,489).
+    #[test]
+    fn a_client_expired_lists_again_after_a_heartbeat_since_the_scan() {
+        let lines = |hb: u64, handled: u64| {
+            let mut lines = vec![
+                r#"{"t":2,"p":"cluster","ev":"b.life","broker":"broker-a","state":"started"}"#.to_owned(),
+                r#"{"t":3,"p":"c1","ev":"c.life","client":"x@c1","state":"ready"}"#.to_owned(),
+                r#"{"t":3,"p":"orchestrator","ev":"env","action":"start","consumer":"c1"}"#.to_owned(),
+                r#"{"t":3,"p":"c1","ev":"c.life","client":"x@c1","state":"starting"}"#.to_owned(),
+                r#"{"t":4,"p":"c1","ev":"c.req","code":34,"opaque":1,"peer":"broker-a"}"#.to_owned(),
+                r#"{"t":5,"p":"cluster","ev":"b.req","broker":"broker-a","code":34,"client":"x@c1","addr":"/127.0.0.1:1","opaque":1}"#.to_owned(),
+                r#"{"t":6,"p":"cluster","ev":"b.member","broker":"broker-a","kind":"CLIENT_REGISTER","client":"x@c1","members":["x@c1"]}"#.to_owned(),
+                r#"{"t":7,"p":"cluster","ev":"b.resp","broker":"broker-a","code":34,"client":"x@c1","opaque":1,"status":0}"#.to_owned(),
+                r#"{"t":8,"p":"c1","ev":"c.resp","code":34,"opaque":1,"peer":"broker-a","status":0}"#.to_owned(),
+                // The scan's report, still listing it.
+                r#"{"t":20,"p":"cluster","ev":"b.member","broker":"broker-a","kind":"CLIENT_UNREGISTER","client":"x@c1","members":["x@c1"]}"#.to_owned(),
+                r#"{"t":30,"p":"cluster","ev":"b.member","broker":"broker-a","kind":"REGISTER","members":[]}"#.to_owned(),
+                format!(r#"{{"t":{hb},"p":"c1","ev":"c.req","code":34,"opaque":2,"peer":"broker-a"}}"#),
+                format!(r#"{{"t":{handled},"p":"cluster","ev":"b.req","broker":"broker-a","code":34,"client":"x@c1","addr":"/127.0.0.1:2","opaque":2}}"#),
+                r#"{"t":41,"p":"cluster","ev":"b.member","broker":"broker-a","kind":"CLIENT_REGISTER","client":"x@c1","members":["x@c1"]}"#.to_owned(),
+                r#"{"t":42,"p":"cluster","ev":"b.resp","broker":"broker-a","code":34,"client":"x@c1","opaque":2,"status":0}"#.to_owned(),
+                r#"{"t":43,"p":"c1","ev":"c.resp","code":34,"opaque":2,"peer":"broker-a","status":0}"#.to_owned(),
+            ];
+            lines.sort_by_key(|l| {
+                serde_json::from_str::<serde_json::Value>(l).expect("json")["t"].as_u64()
+            });
+            let lines = numbered(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+            problems(&lines.iter().map(String::as_str).collect::<Vec<_>>())
+        };
+        // Sent and handled after the report, before the first listing
+        // without it.
+        assert_eq!(lines(22, 25), Vec::<String>::new());
+        // Sent before the report, handled after it.
+        assert_eq!(lines(15, 40), Vec::<String>::new());
+        // Handled before the report: the removal came after it.
+        assert_eq!(
+            lines(10, 11),
+            ["line 15: broker-a lists x@c1 with no heartbeat of it since it last dropped it"]
         );
     }
 
