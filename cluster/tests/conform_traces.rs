@@ -340,6 +340,30 @@ fn a_run_of_other_sizes_is_refused() {
     assert!(err.contains("give the model the run's sizes"), "{err}");
 }
 
+/// A run of `--random 7`: `c1`, paused past the brokers' expiry, is
+/// resumed as `broker-a`'s scan reports its channel (line 1,441), and
+/// sends a heartbeat 51 ms later, 4.5 ms before `broker-a`'s first
+/// listing without it; `broker-a` lists it again (line 1,489). The scan's
+/// report is where the broker drops it, so the trace does not contradict
+/// itself, where it was refused as doing so.
+#[test]
+fn a_heartbeat_after_the_expiry_scan_registers_the_client_again() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/findings/random-7-heartbeat-after-expiry.ndjson");
+    let trace = trace::parse(&std::fs::read_to_string(path).expect("a recorded trace"))
+        .expect("parses");
+    let t = translate(&trace, &model_of(Source::Random(7), &[])).expect("translates");
+    assert!(t.contradictions.is_empty(), "{:?}", t.contradictions);
+    let listed_again = t.observations.iter().find(|o| o.line == 1489);
+    assert!(
+        matches!(
+            listed_again.map(|o| &o.what),
+            Some(Observed::Members { broker, clients }) if broker == "broker-a" && clients.len() == 3
+        ),
+        "{listed_again:?}"
+    );
+}
+
 /// Every recorded trace reads in this schema and is written back line for
 /// line as it was recorded: the typed events lose nothing.
 #[test]
