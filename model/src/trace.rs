@@ -209,8 +209,9 @@ pub fn describe_action(
                         "{src}'s connection to {dst} closes (process died: {dst} notices at once)"
                     )
                 }
-                Message::SecondChannelExpired { .. } => {
-                    format!("{src}'s second channel to {dst} expires (silent: scan removes it, nobody notified)")
+                Message::SecondChannelExpired { consumer, .. } => {
+                    let consumer = model.peer_name(Peer::Consumer(consumer));
+                    format!("{consumer}'s second channel to {dst} expires (silent: scan removes it, nobody notified)")
                 }
                 Message::ConnectionClosed { .. } => {
                     format!("{dst} sees {src} close its connection")
@@ -353,7 +354,7 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
         Message::SecondChannel { epoch } => {
             format!("HEART_BEAT on a second channel{}", on_connection(*epoch))
         }
-        Message::SecondChannelExpired { epoch } => format!(
+        Message::SecondChannelExpired { epoch, .. } => format!(
             "(second channel{} silent: scan expires it, nobody notified)",
             on_connection(*epoch)
         ),

@@ -14,6 +14,7 @@ use rocketmq_rebalance_model::{
         Allocator, Consumption, Dense, Effect, Fault, Layer, LockTiming, ProtocolOptions, Scenario,
         Sizes, Target,
     },
+    internals::{Message, Peer},
     Action, RebalanceModel,
 };
 
@@ -203,4 +204,56 @@ fn a_stopped_broker_leaves_the_route_and_a_polling_consumer_drops_its_queues() {
     assert!(unrouted && dropped, "{states} states");
     let (unrouted, dropped, _) = reached(false);
     assert!(!unrouted && !dropped);
+}
+
+/// A second channel's expiry is the broker's own scan, not a message on the
+/// client's connection: the client's calls to that broker go on meanwhile,
+/// so it may be told that the broker lists it twice (a run of `--random 7`
+/// was: `c1` took one queue of its two). When the expiry travelled on the
+/// client's flow to the broker, every call behind it waited for it.
+#[test]
+fn a_client_listed_twice_may_hear_it_before_the_scan() {
+    let cfg = common::config(Scenario::ZombieConsumer);
+    let sizes = Sizes {
+        second_channels: 1,
+        ..cfg.sizes
+    };
+    let protocol = cfg.protocol;
+    let model = RebalanceModel::new(common::config_with(
+        Scenario::ZombieConsumer,
+        sizes,
+        "AVG",
+        protocol,
+    ));
+    let told_twice = |state: &rocketmq_rebalance_model::SystemState| {
+        state.network.iter().any(|env| {
+            env.dst == Peer::Consumer(0)
+                && matches!(env.msg, Message::ConsumerList { twice, .. } if twice & 1 != 0)
+        })
+    };
+    let mut seen = HashSet::new();
+    let mut queue = VecDeque::from([model.initial_state()]);
+    seen.insert(fingerprint(&queue[0]));
+    let mut actions = Vec::new();
+    let mut found = false;
+    while let Some(state) = queue.pop_front() {
+        if told_twice(&state) {
+            found = true;
+            break;
+        }
+        actions.clear();
+        model.enabled(&state, &mut actions);
+        for &action in &actions {
+            if let Some(next) = model.step(&state, action) {
+                if seen.insert(fingerprint(&next)) {
+                    queue.push_back(next);
+                }
+            }
+        }
+    }
+    assert!(
+        found,
+        "{} states, none told c1 it is listed twice",
+        seen.len()
+    );
 }

@@ -120,9 +120,14 @@ pub enum Message {
     },
     /// Not a RocketMQ message: the broker's scan finds the second channel
     /// silent and removes it, notifying nobody, as it does any silent
-    /// channel ([`Message::SilenceExpired`]). It travels after the second
-    /// channel's heartbeat, so it cannot overtake it.
+    /// channel ([`Message::SilenceExpired`]). The broker sends it to
+    /// itself when it registers the second channel, so it cannot overtake
+    /// that registration, and the consumer's calls to the broker go on
+    /// meanwhile (on its flow to the broker it would hold them until the
+    /// expiry: a client could never see itself listed twice).
     SecondChannelExpired {
+        /// The consumer whose channel it is.
+        consumer: u8,
         /// The connection epoch it was opened with.
         epoch: u8,
     },

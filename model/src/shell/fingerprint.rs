@@ -121,7 +121,7 @@ impl Packed for Message {
                 ],
             ),
             SecondChannel { epoch } => (28, [epoch.into(), 0, 0, 0]),
-            SecondChannelExpired { epoch } => (29, [epoch.into(), 0, 0, 0]),
+            SecondChannelExpired { consumer, epoch } => (29, [epoch.into(), consumer.into(), 0, 0]),
             RouteData { route } => (7, [route.packed() as u16, 0, 0, 0]),
             SilenceExpired { epoch, alive } => (8, [epoch.into(), alive.into(), 0, 0]),
             ChannelClosed { epoch } => (9, [epoch.into(), 0, 0, 0]),
@@ -611,7 +611,10 @@ mod tests {
                         epoch: y,
                     },
                     SecondChannel { epoch: x },
-                    SecondChannelExpired { epoch: y },
+                    SecondChannelExpired {
+                        consumer: x,
+                        epoch: y,
+                    },
                     RouteData { route },
                     SilenceExpired {
                         epoch: y,

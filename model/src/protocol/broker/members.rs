@@ -65,13 +65,24 @@ impl BrokerState {
     /// in the group, so every member is notified; the client is listed
     /// twice. A client not listed (its heartbeat not yet arrived, or its
     /// connection closed since) gets no second entry.
-    pub(super) fn second_channel(&self, cfg: &Config, bit: ConsumerSet) -> Step<Self> {
+    pub(super) fn second_channel(
+        &self,
+        cfg: &Config,
+        me: usize,
+        consumer: u8,
+        epoch: u8,
+    ) -> Step<Self> {
+        let bit: ConsumerSet = 1 << consumer;
         if self.memory.members & bit == 0 || self.memory.twice & bit != 0 {
             return None;
         }
         let mut next = *self;
         next.memory.twice |= bit;
-        Some((next, next.notify(next.change_notice(cfg))))
+        let mut outputs = next.notify(next.change_notice(cfg));
+        // Its scan, later: on no connection of the consumer's.
+        let expiry = Message::SecondChannelExpired { consumer, epoch };
+        outputs.push(Output::Send(Peer::Broker(me as u8), expiry));
+        Some((next, outputs))
     }
 
     /// The scan removes the silent second channel, silently: members see

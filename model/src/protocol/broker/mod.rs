@@ -291,6 +291,12 @@ impl Machine for BrokerState {
         let c = match (from, msg) {
             (Peer::Consumer(c), _) => c,
             (Peer::NameServer, Message::RouteData { route }) => return self.cache_route(*route),
+            // Its own scan, of a consumer's channel.
+            (Peer::Broker(b), Message::SecondChannelExpired { consumer, .. })
+                if usize::from(b) == me =>
+            {
+                *consumer
+            }
             _ => return None,
         };
         // Time at the broker, on no connection.
@@ -311,7 +317,7 @@ impl Machine for BrokerState {
             | Message::SilenceExpired { epoch, .. }
             | Message::ChannelClosed { epoch }
             | Message::SecondChannel { epoch }
-            | Message::SecondChannelExpired { epoch }
+            | Message::SecondChannelExpired { epoch, .. }
             | Message::QueryOffset { epoch, .. }
             | Message::UpdateOffset { epoch, .. }
             | Message::CommitOffset { epoch, .. }
@@ -370,7 +376,7 @@ impl Machine for BrokerState {
             Message::Heartbeat { topics, .. } => current.register(cfg, bit, *topics, epoch),
             Message::Unregister { .. } => current.unregister(cfg, bit),
             Message::ChannelClosed { .. } => current.channel_closed(cfg, bit),
-            Message::SecondChannel { .. } => current.second_channel(cfg, bit),
+            Message::SecondChannel { .. } => current.second_channel(cfg, me, c, epoch),
             Message::SecondChannelExpired { .. } => current.second_channel_expired(bit),
             Message::SilenceExpired { alive, .. } => current.expire(from, bit, epoch, *alive),
             Message::GetConsumerList { topic, .. } => {

@@ -153,7 +153,7 @@ impl ConsumerState {
     /// `sendHeartbeatToBroker` there, then `rebalanceImmediately`.
     /// With a second channel pending ([`Fault::SecondChannel`]), the
     /// client opens another beside it, which the broker registers after
-    /// the heartbeat and expires, silent, after that.
+    /// the heartbeat (and expires, silent, some time after that).
     pub(super) fn channel_active(
         &self,
         cfg: &Config,
@@ -173,7 +173,6 @@ impl ConsumerState {
         if self.faults.contains(Fault::SecondChannel) {
             next.faults = self.faults.without(Fault::SecondChannel);
             outputs.push(Output::Send(to, Message::SecondChannel { epoch }));
-            outputs.push(Output::Send(to, Message::SecondChannelExpired { epoch }));
         }
         next.woken_with(cfg, me, outputs)
     }
