@@ -15,7 +15,7 @@ use rocketmq_rebalance_model::{
         Sizes, Target,
     },
     internals::{Message, Peer},
-    Action, RebalanceModel,
+    Action, RebalanceModel, SystemState,
 };
 
 /// Every fault's budget at one, with messages and orderly consumption, two topics
@@ -178,27 +178,16 @@ fn a_stopped_broker_leaves_the_route_and_a_polling_consumer_drops_its_queues() {
         ));
         let a0 = 1 << 0;
         let (mut unrouted, mut dropped) = (false, false);
-        let mut seen = HashSet::new();
-        let mut queue = VecDeque::from([model.initial_state()]);
-        assert_eq!(queue[0].consumers[0].owned & a0, a0, "c1 starts on a0");
-        seen.insert(fingerprint(&queue[0]));
-        let mut actions = Vec::new();
-        while let Some(state) = queue.pop_front() {
+        let initial = model.initial_state();
+        assert_eq!(initial.consumers[0].owned & a0, a0, "c1 starts on a0");
+        let states = breadth_first(&model, |state| {
             let stopped = state.brokers[0].down.is_some();
             let c1 = &state.consumers[0];
             unrouted |= state.name_server.route(0).dropped & 1 != 0;
             dropped |= stopped && c1.route.dropped & 1 != 0 && c1.owned & a0 == 0;
-            actions.clear();
-            model.enabled(&state, &mut actions);
-            for &action in &actions {
-                if let Some(next) = model.step(&state, action) {
-                    if seen.insert(fingerprint(&next)) {
-                        queue.push_back(next);
-                    }
-                }
-            }
-        }
-        (unrouted, dropped, seen.len())
+            false
+        });
+        (unrouted, dropped, states)
     };
     let (unrouted, dropped, states) = reached(true);
     assert!(unrouted && dropped, "{states} states");
@@ -225,20 +214,29 @@ fn a_client_listed_twice_may_hear_it_before_the_scan() {
         "AVG",
         protocol,
     ));
-    let told_twice = |state: &rocketmq_rebalance_model::SystemState| {
+    let told_twice = |state: &SystemState| {
         state.network.iter().any(|env| {
             env.dst == Peer::Consumer(0)
                 && matches!(env.msg, Message::ConsumerList { twice, .. } if twice & 1 != 0)
         })
     };
-    let mut seen = HashSet::new();
-    let mut queue = VecDeque::from([model.initial_state()]);
-    seen.insert(fingerprint(&queue[0]));
-    let mut actions = Vec::new();
     let mut found = false;
+    let states = breadth_first(&model, |state| {
+        found = told_twice(state);
+        found
+    });
+    assert!(found, "{states} states, none told c1 it is listed twice");
+}
+
+/// Visits `model`'s reachable states breadth-first until `visit` says
+/// stop; the states seen.
+fn breadth_first(model: &RebalanceModel, mut visit: impl FnMut(&SystemState) -> bool) -> usize {
+    let initial = model.initial_state();
+    let mut seen = HashSet::from([fingerprint(&initial)]);
+    let mut queue = VecDeque::from([initial]);
+    let mut actions = Vec::new();
     while let Some(state) = queue.pop_front() {
-        if told_twice(&state) {
-            found = true;
+        if visit(&state) {
             break;
         }
         actions.clear();
@@ -251,9 +249,5 @@ fn a_client_listed_twice_may_hear_it_before_the_scan() {
             }
         }
     }
-    assert!(
-        found,
-        "{} states, none told c1 it is listed twice",
-        seen.len()
-    );
+    seen.len()
 }
