@@ -39,6 +39,10 @@
 //!   fault event follows such a rule.
 //! - **Only the orchestrator stops a broker**, and a consumer acknowledges
 //!   its start (its shutdown) once it has started (stopped).
+//! - **Every command is acknowledged, in turn**: the orchestrator numbers
+//!   its commands 1, 2, ... and waits for each one's acknowledgement before
+//!   it sends the next, so the acknowledgements come in that order, none
+//!   missing or repeated (but the last, if the run ended there).
 
 use std::collections::BTreeMap;
 
@@ -74,8 +78,36 @@ pub fn contradictions(events: &[Event]) -> Vec<Contradiction> {
     queue_changes(events, &mut found);
     listings(events, &mut found);
     faults(events, &mut found);
+    acknowledgements(events, &mut found);
     found.sort_by_key(|c| c.line);
     found
+}
+
+/// The orchestrator's commands are numbered 1, 2, ... and each waits for
+/// its acknowledgement before the next is sent (`run.rs`'s `command`); the
+/// exits it asks for at the end are not numbered.
+fn acknowledgements(events: &[Event], found: &mut Vec<Contradiction>) {
+    let mut due = 1;
+    for (i, e) in events.iter().enumerate() {
+        let Kind::Ack { id, cmd } = &e.kind else {
+            continue;
+        };
+        let Ok(n) = id.parse::<u64>() else {
+            continue;
+        };
+        if n != due {
+            at(
+                found,
+                i,
+                format!(
+                    "{} acknowledges command {n} ({cmd}) where command {due}'s acknowledgement \
+                     was due: the orchestrator waits for each before it sends the next",
+                    e.p
+                ),
+            );
+        }
+        due = n + 1;
+    }
 }
 
 fn at(found: &mut Vec<Contradiction>, i: usize, problem: String) {
@@ -994,6 +1026,38 @@ mod tests {
         assert_eq!(
             run(&unasked),
             ["line 12: broker-a lists x@c2 once more with no registration of it"]
+        );
+    }
+
+    /// The orchestrator waits for each command's acknowledgement before the
+    /// next: one lost shows as a gap in their numbers.
+    #[test]
+    fn the_acknowledgements_come_one_by_one() {
+        let ack = |p: &str, id: &str, cmd: &str| {
+            format!(r#"{{"t":5,"p":"{p}","ev":"ack","cmd":"{cmd}","id":"{id}"}}"#)
+        };
+        let run = |acks: &[String]| {
+            let lines = numbered(&acks.iter().map(String::as_str).collect::<Vec<_>>());
+            problems(&lines.iter().map(String::as_str).collect::<Vec<_>>())
+                .into_iter()
+                .filter(|p| p.contains("acknowledge"))
+                .collect::<Vec<_>>()
+        };
+        let produced = ack("cluster", "1", "produce");
+        let again = ack("cluster", "2", "produce");
+        let drained = ack("cluster", "drain", "exit");
+        assert_eq!(
+            run(&[produced.clone(), again.clone(), drained]),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            run(std::slice::from_ref(&again)),
+            ["line 2: cluster acknowledges command 2 (produce) where command 1's acknowledgement was due: the orchestrator waits for each before it sends the next"]
+        );
+        assert_eq!(
+            run(&[produced.clone(), produced]).len(),
+            1,
+            "an acknowledgement repeated"
         );
     }
 
