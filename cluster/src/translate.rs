@@ -76,6 +76,10 @@ pub struct Translation {
     /// its end (each stopped and never started again), and the lock calls
     /// when it names their queues without topics.
     pub unseen: Unseen,
+    /// The order in which the run's consumers take their topics in a
+    /// round, as the model's topic indices ([`subscription_order`]):
+    /// the model validating the trace takes them so.
+    pub round_order: Vec<u8>,
 }
 
 /// A translator rule that fired, and where.
@@ -125,6 +129,10 @@ const POP_WHOLE_BROKER: &str = "a POP consumer's queue `broker:-1` (the broker's
 const BATCH_IN_SHUTDOWN: &str = "a batch begun between a consumer's stopping and stopped is not \
      checked: Java's consuming threads run the batches already handed to them while the shutdown \
      waits for them, where the model's consumer stops running when its leave begins";
+/// The run's topic order in a round.
+const ROUND_ORDER: &str = "a consumer's round takes its topics in the order Java iterates its \
+     subscription table (a ConcurrentHashMap: by the names' hashes), here not the model's topic \
+     order";
 /// The retry topic of a model without one.
 const RETRY_LEFT_OUT: &str = "the group's retry topic is left out of a model without one";
 /// A lock call whose queues have no topic.
@@ -353,7 +361,9 @@ pub fn validate(
     // Every failover the trace shows is a step of the model's.
     let model = build_model(
         cfg.with_periodic_rebalance(true)
-            .with_every_failover_a_step(true),
+            .with_every_failover_a_step(true)
+            .with_round_order(translation.round_order.clone())
+            .map_err(|e| format!("the run's topic order: {e}"))?,
     );
     let conformance = conform(
         &model,
@@ -369,6 +379,23 @@ pub fn validate(
         model,
         conformance,
     })
+}
+
+/// The order in which Java iterates a `ConcurrentHashMap` of a few keys,
+/// `names` in the order they were put (as indices into `names`): by bin of
+/// the default table of 16 (the spread `String.hashCode`'s low bits), and
+/// within a bin in insertion order. Such a map resizes only past 12 keys,
+/// more than a model has topics.
+pub fn subscription_order(names: &[&str]) -> Vec<usize> {
+    let bin = |name: &str| {
+        let hash = name.encode_utf16().fold(0u32, |h, unit| {
+            h.wrapping_mul(31).wrapping_add(u32::from(unit))
+        });
+        ((hash ^ (hash >> 16)) & 0x7fff_ffff) & 15
+    };
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_by_key(|&i| bin(names[i]));
+    order
 }
 
 /// The model's name of a real topic a consumer's event names (`topics`):
@@ -529,6 +556,19 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
     if cfg.protocol.retry_topic {
         topics.insert(retry_topic.clone(), cfg.topic_names[business].clone());
     }
+    // A consumer subscribes to the run's topics, then at its start to the
+    // retry topic (`copySubscription`): that is the table's insertion order.
+    let subscribed: Vec<&str> = real_topics
+        .iter()
+        .copied()
+        .chain(std::iter::once(retry_topic.as_str()))
+        .collect();
+    let round_order: Vec<u8> = subscription_order(&subscribed)
+        .into_iter()
+        .filter_map(|i| topics.get(subscribed[i]))
+        .filter_map(|model| cfg.topic_names.iter().position(|m| m == model))
+        .map(|t| t as u8)
+        .collect();
     // A `stop` is a death only if nothing follows it for that consumer: a
     // `cont` makes it a pause, a `kill` the death. Whether a kill ends it
     // (`Some(true)`), a continue (`Some(false)`), or nothing.
@@ -564,7 +604,18 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
         contradictions: causality::contradictions(events),
         rules_fired: Vec::new(),
         unseen: Unseen::default(),
+        round_order,
     };
+    if out.round_order.windows(2).any(|w| w[0] > w[1]) {
+        let topology = events
+            .iter()
+            .position(|e| matches!(e.kind, Kind::Topology { .. }));
+        fired(
+            &mut out.rules_fired,
+            ROUND_ORDER,
+            topology.map_or(0, |i| i + 1),
+        );
+    }
 
     let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut owns: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
@@ -1104,6 +1155,27 @@ fn lock_queues(
 mod tests {
     use super::*;
     use rocketmq_rebalance_model::validation::observable_fault;
+
+    /// Java's iteration order of a subscription table, as the recorded
+    /// runs show it: each round of `graceful-shutdown` allocates the retry
+    /// topic first, each of `healthy` last, and `subscription-flap`'s
+    /// `TopicB` comes before `TopicTest`; names in one bin keep the order
+    /// they were put in.
+    #[test]
+    fn a_round_takes_its_topics_as_java_iterates_its_subscriptions() {
+        let order = |names: &[&str]| subscription_order(names);
+        assert_eq!(
+            order(&["TopicTest", "%RETRY%rebalance-graceful-shutdown"]),
+            [1, 0]
+        );
+        assert_eq!(order(&["TopicTest", "%RETRY%rebalance-healthy"]), [0, 1]);
+        assert_eq!(
+            order(&["TopicTest", "TopicB", "%RETRY%rebalance-subscription-flap"]),
+            [1, 0, 2]
+        );
+        assert_eq!(order(&["TopicQ", "TopicA"]), [0, 1]);
+        assert_eq!(order(&["TopicA", "TopicQ"]), [0, 1]);
+    }
 
     /// Each fault a rule makes is one the model's observations name, by
     /// the same name: a rule no state could explain would refuse every

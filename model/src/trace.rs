@@ -282,7 +282,7 @@ pub fn describe_action(
                     let due = state.consumers[usize::from(*c)].due;
                     format!(
                         " {}",
-                        cfg.topic_names[due.trailing_zeros() as usize % cfg.topic_names.len()]
+                        cfg.topic_names[usize::from(cfg.first_due(due)) % cfg.topic_names.len()]
                     )
                 }
                 _ => String::new(),

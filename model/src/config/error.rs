@@ -106,6 +106,11 @@ pub enum ConfigError {
         /// Why.
         reason: &'static str,
     },
+    /// A rounds' topic order that does not name each topic once.
+    RoundOrder {
+        /// The order given, as topic indices.
+        order: Vec<u8>,
+    },
     /// The scenario needs more of one size to show what it shows.
     ScenarioNeeds {
         /// The scenario.
@@ -173,6 +178,10 @@ impl fmt::Display for ConfigError {
             Self::DowntimeWithoutStops => {
                 f.write_str("a restart downtime needs the restart's stopped phase")
             }
+            Self::RoundOrder { order } => write!(
+                f,
+                "a round's topic order must name each topic once, not {order:?}"
+            ),
             Self::ScenarioNeedsOrderly { scenario } => {
                 write!(f, "{scenario} needs orderly consumption")
             }

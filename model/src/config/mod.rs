@@ -77,6 +77,8 @@ pub struct Config {
     /// [`Config::with_every_failover_a_step`]: a check would only gain
     /// states that differ in a budget nobody can see.
     pub every_failover_a_step: bool,
+    /// See [`Config::round_order`]: each topic index once.
+    round_order: Vec<u8>,
     /// Consumer group name passed to the strategy.
     pub group: String,
     /// Topic names.
@@ -111,6 +113,7 @@ impl fmt::Debug for Config {
             .field("protocol", &self.protocol)
             .field("periodic_rebalance", &self.periodic_rebalance)
             .field("every_failover_a_step", &self.every_failover_a_step)
+            .field("round_order", &self.round_order)
             .finish()
     }
 }
@@ -407,12 +410,13 @@ impl Config {
 
     /// This configuration built again with `sizes` and `protocol`, keeping
     /// what was set on it after it was built: the periodic rebalance,
-    /// whether every failover is a step, each
+    /// whether every failover is a step, the rounds' topic order, each
     /// consumer's client id and whether its listener stops on an
     /// interrupt, and the clients.
     fn rebuilt(self, sizes: Sizes, protocol: ProtocolOptions) -> Result<Self, ConfigError> {
         let (periodic_rebalance, every_failover) =
             (self.periodic_rebalance, self.every_failover_a_step);
+        let round_order = self.round_order.clone();
         let kept: Vec<(String, bool)> = self
             .consumers
             .iter()
@@ -421,7 +425,8 @@ impl Config {
         let clients = self.clients;
         let mut cfg = Self::new_with(self.scenario, sizes, self.network, self.strategy, protocol)?
             .with_periodic_rebalance(periodic_rebalance)
-            .with_every_failover_a_step(every_failover);
+            .with_every_failover_a_step(every_failover)
+            .with_round_order(round_order)?;
         for (spec, (id, interruptible)) in cfg.consumers.iter_mut().zip(kept) {
             spec.client_id = id;
             spec.interruptible = interruptible;
@@ -523,6 +528,7 @@ impl Config {
             protocol,
             periodic_rebalance: false,
             every_failover_a_step: false,
+            round_order: (0..topic_names.len() as u8).collect(),
             group,
             consumers,
             script,
@@ -549,6 +555,50 @@ impl Config {
     pub fn with_every_failover_a_step(mut self, on: bool) -> Self {
         self.every_failover_a_step = on;
         self
+    }
+
+    /// The order in which a consumer's rebalance round takes its due
+    /// topics, as topic indices. Java iterates its subscription table
+    /// (`RebalanceImpl.subscriptionInner`, a `ConcurrentHashMap`), so the
+    /// order follows the real names' hashes: a run whose names hash in
+    /// topic order is the model's default, and trace validation sets the
+    /// run's own with [`Config::with_round_order`].
+    pub fn round_order(&self) -> &[u8] {
+        &self.round_order
+    }
+
+    /// The same configuration with its rounds taking their due topics in
+    /// `order` (see [`Config::round_order`]), which must name each of its
+    /// topics once.
+    ///
+    /// ```
+    /// use rocketmq_rebalance_model::configuration::{Config, Scenario};
+    ///
+    /// let cfg = Config::new(Scenario::SubscriptionFlap)?;
+    /// assert_eq!(cfg.round_order(), [0, 1]);
+    /// let cfg = cfg.with_round_order(vec![1, 0])?;
+    /// assert_eq!(cfg.first_due(0b11), 1);
+    /// assert!(cfg.with_round_order(vec![1, 1]).is_err());
+    /// # Ok::<(), rocketmq_rebalance_model::configuration::ConfigError>(())
+    /// ```
+    pub fn with_round_order(mut self, order: Vec<u8>) -> Result<Self, ConfigError> {
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        if !sorted.iter().copied().eq(0..self.topic_names.len() as u8) {
+            return Err(ConfigError::RoundOrder { order });
+        }
+        self.round_order = order;
+        Ok(self)
+    }
+
+    /// The topic a round takes first of the topics in `due` (a set of
+    /// topic indices, not empty), in [`Config::round_order`].
+    pub fn first_due(&self, due: u8) -> u8 {
+        self.round_order
+            .iter()
+            .copied()
+            .find(|&t| due & 1 << t != 0)
+            .unwrap_or(due.trailing_zeros() as u8)
     }
 
     /// The last version of the route script.

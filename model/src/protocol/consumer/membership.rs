@@ -421,7 +421,8 @@ impl ConsumerState {
     }
 
     /// `RebalanceImpl.rebalanceByTopic` up to `findConsumerIdList`: asks
-    /// `broker` for the group's members for the first due topic. A query the
+    /// `broker` for the group's members for the first due topic, in the
+    /// order `doRebalance` walks its subscription table. A query the
     /// environment made fail returns nothing.
     pub(super) fn rebalance(&self, cfg: &Config, me: usize, broker: u8) -> Step<Self> {
         if self.busy() || self.due == 0 {
@@ -430,7 +431,7 @@ impl ConsumerState {
         if self.faults.contains(Fault::FailQuery) {
             return Some(self.query_fails(cfg, me));
         }
-        let topic = self.due.trailing_zeros() as u8;
+        let topic = cfg.first_due(self.due);
         let next = Self {
             due: self.due & !(1 << topic),
             querying: Some(Query {
@@ -458,7 +459,7 @@ impl ConsumerState {
     /// returns nothing and the round counts as balanced (the topic is no
     /// longer due); the periodic rebalance will look again.
     fn query_fails(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
-        let topic = self.due.trailing_zeros();
+        let topic = cfg.first_due(self.due);
         let mut next = Self {
             due: self.due & !(1 << topic),
             faults: self.faults.without(Fault::FailQuery),
