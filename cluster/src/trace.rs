@@ -34,9 +34,11 @@ use serde_json::{Map, Value};
 /// The trace schema's version, written in the `topology` event and in the
 /// orchestrator's `run` event. Adding, removing or retyping a field makes
 /// a new version; this program reads the versions of [`Version::READ`].
-/// Version 2 added `c.consume.interrupted` and a broker's `b.life
-/// starting`; a version 1 trace has neither. Version 3 added a POP
-/// consumer's batches, named by their messages' ids (`msgs`).
+/// Version 2 added `c.consume.interrupted`, and later, under the same
+/// version, a broker's `b.life starting` (some version 2 traces lack it);
+/// a version 1 trace has neither. Version 3 added a POP consumer's
+/// batches, named by their messages' ids (`msgs`), and every version 3
+/// trace records each broker's `starting`.
 pub const SCHEMA: u64 = 3;
 
 /// Why a line is not an event of this schema.
