@@ -120,10 +120,10 @@ enum Equivalence {
     /// against the state it falls in and requires of no run: every run
     /// that explains the trace explains it with one check fewer.
     CheckDropped,
-    /// The truncation falls on a line boundary: what is left is a prefix
-    /// of the run, every event whole, and the trace has no end-of-run
-    /// marker: a run stopped there (its orchestrator killed) writes the
-    /// same file.
+    /// The truncation falls on a line boundary, or the trace's last event
+    /// is dropped: what is left is a prefix of the run, every event whole,
+    /// and the trace has no end-of-run marker: a run stopped there (its
+    /// orchestrator killed) writes the same file.
     Prefix,
 }
 
@@ -332,6 +332,8 @@ fn death(e: &Event) -> Option<&str> {
 fn drop_equivalence(events: &[Event], i: usize) -> Option<Equivalence> {
     let e = &events[i];
     match &e.kind {
+        // The last line dropped is the trace cut there.
+        _ if i + 1 == events.len() => Some(Equivalence::Prefix),
         _ if UNOBSERVED.contains(&e.ev()) => Some(Equivalence::Unobserved),
         Kind::ConsumeBegin { .. } => Some(Equivalence::CheckDropped),
         Kind::ConsumerFault { .. } | Kind::BrokerFault { .. } if rule_fault(&e.kind).is_none() => {
