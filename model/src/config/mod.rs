@@ -572,9 +572,16 @@ impl Config {
     /// topics once.
     ///
     /// ```
-    /// use rocketmq_rebalance_model::configuration::{Config, Scenario};
+    /// use rocketmq_rebalance_model::configuration::{Config, NetworkKind, Scenario};
+    /// use std::sync::Arc;
     ///
-    /// let cfg = Config::new(Scenario::SubscriptionFlap)?;
+    /// let flap = Scenario::SubscriptionFlap;
+    /// let cfg = Config::new(
+    ///     flap,
+    ///     flap.default_sizes(),
+    ///     NetworkKind::Ordered,
+    ///     Arc::from(rocketmq_rebalance::strategy_from_name("AVG").expect("known")),
+    /// )?;
     /// assert_eq!(cfg.round_order(), [0, 1]);
     /// let cfg = cfg.with_round_order(vec![1, 0])?;
     /// assert_eq!(cfg.first_due(0b11), 1);
