@@ -107,6 +107,8 @@ pub struct Observer {
     /// When each broker last began to stop: the name servers drop it then.
     stopped_at: BTreeMap<String, u64>,
     broker_members: BTreeMap<String, Vec<String>>,
+    /// Channels (broker, address) the expiry scan has reported.
+    scanned: BTreeSet<(String, String)>,
     members: BTreeMap<String, Member>,
     /// The trace records process-queue tables (`c.mqchanged`'s `table`;
     /// traces before 2026-12-04 have none).
@@ -202,6 +204,7 @@ impl Observer {
             restarting: BTreeMap::new(),
             stopped_at: BTreeMap::new(),
             broker_members: BTreeMap::new(),
+            scanned: BTreeSet::new(),
             members: consumers
                 .iter()
                 .map(|(name, client)| {
@@ -315,15 +318,22 @@ impl Observer {
                 kind,
                 client,
                 members,
-                ..
+                addr,
             } => {
                 // A stopping broker still closes its channels: its table is gone.
                 if self.running_brokers.contains(broker) {
                     let mut table = members.clone();
                     if let (GroupEvent::ClientUnregister, Some(gone)) = (kind, client) {
                         let last = self.broker_members.get(broker).map(Vec::as_slice);
-                        if let Some(at) = expired_entry(&table, gone, last) {
-                            table.remove(at);
+                        let channel = addr.clone().map(|a| (broker.clone(), a));
+                        // The scan's channel closed: its event may remove the
+                        // entry before the scan does, and reports after.
+                        let closed = channel.as_ref().is_some_and(|c| self.scanned.contains(c));
+                        if !closed {
+                            if let Some(at) = expired_entry(&table, gone, last) {
+                                table.remove(at);
+                                self.scanned.extend(channel);
+                            }
                         }
                     }
                     self.broker_members.insert(broker.clone(), table);

@@ -101,6 +101,10 @@ const STOP_FOR_GOOD: &str = "a stop never resumed is a death";
 const LISTED_BEFORE_REMOVAL: &str = "a CLIENT_UNREGISTER that lists its client as often as the \
     broker's last listing did is the expiry scan's, which calls the listener before it removes the \
     channel: the table is the one the removal leaves";
+/// The close of a channel the expiry scan reported.
+const CLOSED_AS_SCANNED: &str = "a CLIENT_UNREGISTER of a channel the expiry scan has reported is \
+    the channel's close, whose event removed the entry before the scan did: it lists the table \
+    after the removal";
 /// An expired channel registered again before its close.
 const EXPIRED_CHANNEL_REGISTERS: &str = "a heartbeat already read from a channel the expiry scan \
     closed registers that channel again until its close removes it: the model's expired channel \
@@ -723,7 +727,12 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     }
                 } else if let (GroupEvent::ClientUnregister, Some(gone)) = (kind, named) {
                     let last = members.get(broker).map(Vec::as_slice);
-                    if let Some(at) = expired_entry(&clients, &gone, last) {
+                    if addr.is_some() && expired.contains(&channel) {
+                        // The scan closes the channel before it removes the
+                        // entry: the close's event may remove it first, and
+                        // reports the table after the removal.
+                        fired(&mut out.rules_fired, CLOSED_AS_SCANNED, line);
+                    } else if let Some(at) = expired_entry(&clients, &gone, last) {
                         fired(&mut out.rules_fired, LISTED_BEFORE_REMOVAL, line);
                         clients.remove(at);
                         expired.push(channel);

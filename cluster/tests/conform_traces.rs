@@ -396,6 +396,30 @@ fn a_client_told_it_is_listed_twice_after_its_pause_conforms() {
     assert_eq!(result.explained, 29);
 }
 
+/// An orderly broker restart (`cli/tests/cluster_cli.rs`'s, in the full
+/// suite) where `broker-a` lists `c1` twice and its expiry scan reports the
+/// silent channel (line 730, still listing both) and closes it; the
+/// close's event removes the entry before the scan's iterator does and
+/// reports again, after the removal (line 731, `[c1 c2]`). Read as a
+/// second scan report, that listing was `[c2]`, which no run explains
+/// (the search stopped there, 17 of 19); read as the close of the channel
+/// the scan reported, it changes nothing, and the run conforms.
+#[test]
+fn a_channel_closed_before_the_scan_removes_it_conforms() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/findings/broker-restart-orderly-scan-and-close.ndjson");
+    let trace =
+        trace::parse(&std::fs::read_to_string(path).expect("a recorded trace")).expect("parses");
+    let (t, result) = validate(&trace, model_of(scenario("broker-restart", true), &[]));
+    assert!(t
+        .rules_fired
+        .iter()
+        .any(|r| r.rule.contains("the channel's close") && r.lines == [731]));
+    assert!(t.observations.iter().all(|o| o.line != 731));
+    assert_eq!(result.verdict, Verdict::Conforms, "{result:#?}");
+    assert_eq!((result.explained, result.observations), (17, 17));
+}
+
 /// Every recorded trace reads in this schema and is written back line for
 /// line as it was recorded: the typed events lose nothing.
 #[test]
