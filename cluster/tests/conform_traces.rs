@@ -19,9 +19,16 @@ use rocketmq_rebalance_model::{
 };
 
 fn events(name: &str) -> Vec<Event> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/traces")
-        .join(name);
+    recorded("tests/traces", name)
+}
+
+/// A run recorded as a finding (`tests/findings/`).
+fn finding(name: &str) -> Vec<Event> {
+    recorded("tests/findings", name)
+}
+
+fn recorded(dir: &str, name: &str) -> Vec<Event> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(name);
     trace::parse(&std::fs::read_to_string(&path).expect("a recorded trace")).expect("parses")
 }
 
@@ -373,10 +380,7 @@ fn a_run_of_other_sizes_is_refused() {
 /// `c1`'s calls to `broker-b` behind it.
 #[test]
 fn a_client_told_it_is_listed_twice_after_its_pause_conforms() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/findings/random-7-heartbeat-after-expiry.ndjson");
-    let trace =
-        trace::parse(&std::fs::read_to_string(path).expect("a recorded trace")).expect("parses");
+    let trace = finding("random-7-heartbeat-after-expiry.ndjson");
     let (t, result) = validate(&trace, model_of(Source::Random(7), &[]));
     assert!(t.contradictions.is_empty(), "{:?}", t.contradictions);
     let listed_again = t.observations.iter().find(|o| o.line == 1489);
@@ -406,10 +410,7 @@ fn a_client_told_it_is_listed_twice_after_its_pause_conforms() {
 /// the scan reported, it changes nothing, and the run conforms.
 #[test]
 fn a_channel_closed_before_the_scan_removes_it_conforms() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/findings/broker-restart-orderly-scan-and-close.ndjson");
-    let trace =
-        trace::parse(&std::fs::read_to_string(path).expect("a recorded trace")).expect("parses");
+    let trace = finding("broker-restart-orderly-scan-and-close.ndjson");
     let (t, result) = validate(&trace, model_of(scenario("broker-restart", true), &[]));
     assert!(t
         .rules_fired
