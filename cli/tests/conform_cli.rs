@@ -373,15 +373,19 @@ fn the_json_reports_observations_by_kind_and_the_rules_fired() {
 }
 
 /// `healthy.ndjson` with the `end` event a run now writes last, saying it
-/// ended at rest, and without its last `skip` line and the batches its
-/// process began and ended after it (which would show what it held).
-fn ended_at_rest(name: &str, skip: impl Fn(&serde_json::Value) -> bool) -> String {
+/// ended at rest, and without the last event of each of `skips` in turn
+/// (and the batches its process began and ended after it, which would
+/// show what it held).
+fn ended_at_rest(name: &str, skips: &[&dyn Fn(&serde_json::Value) -> bool]) -> String {
     let text = std::fs::read_to_string(recorded("healthy.ndjson")).unwrap();
     let mut events: Vec<serde_json::Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    if let Some(i) = events.iter().rposition(&skip) {
+    for skip in skips {
+        let Some(i) = events.iter().rposition(skip) else {
+            continue;
+        };
         let p = events[i]["p"].clone();
         let batch =
             |e: &serde_json::Value| e["ev"] == "c.consume.begin" || e["ev"] == "c.consume.end";
@@ -418,12 +422,15 @@ fn ended_at_rest(name: &str, skip: impl Fn(&serde_json::Value) -> bool) -> Strin
 }
 
 /// A trace whose `end` says the run ended at rest is validated so: the
-/// model's run must come to rest too. Without its last queue change, every
-/// observation is explained, and still no run comes to rest (exit 3 within
-/// a small bound, the end named); a trace with no `end` is open.
+/// model's run must come to rest too. Without its last queue change, the
+/// trace contradicts itself (the round read its new queue's offset, so
+/// changed its table; exit 1, the allocation's line named). Without that
+/// read too, nothing in the trace proves the change, every observation is
+/// explained, and still no run comes to rest (exit 3 within a small bound,
+/// the end named). A trace with no `end` is open.
 #[test]
 fn a_trace_that_ends_at_rest_must_end_at_rest_in_the_model() {
-    let whole = ended_at_rest("whole.ndjson", |_| false);
+    let whole = ended_at_rest("whole.ndjson", &[]);
     let out = rebalance(&[whole.as_str(), "--trace-model", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -432,8 +439,28 @@ fn a_trace_that_ends_at_rest_must_end_at_rest_in_the_model() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["end"], "open");
     let last_change = |e: &serde_json::Value| e["ev"] == "c.mqchanged" && e["topic"] == "TopicTest";
-    let dropped = ended_at_rest("dropped.ndjson", last_change);
+    let dropped = ended_at_rest("dropped.ndjson", &[&last_change]);
     let out = rebalance(&[dropped.as_str(), "--trace-model", "--max-nodes", "200000"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("line 481: c3's allocation of TopicTest changes its table, but its round ends with no queue change"),
+        "{text}"
+    );
+    // c3's last offset read is that round's: its request and answer, as
+    // c3 and as broker-b record them.
+    fn read(ev: &'static str) -> impl Fn(&serde_json::Value) -> bool {
+        move |e| {
+            e["ev"] == ev && e["code"] == 14 && (e["p"] == "c3" || e["client"] == "127.0.0.1@c3")
+        }
+    }
+    let (answer, request) = (read("c.resp"), read("c.req"));
+    let (sent, received) = (read("b.resp"), read("b.req"));
+    let unproven = ended_at_rest(
+        "unproven.ndjson",
+        &[&last_change, &answer, &request, &sent, &received],
+    );
+    let out = rebalance(&[unproven.as_str(), "--trace-model", "--max-nodes", "200000"]);
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("the run ended at rest"), "{text}");
