@@ -562,7 +562,23 @@ struct Round<'a> {
     reported: bool,
 }
 
-impl Round<'_> {
+impl<'a> Round<'a> {
+    /// A round begun at index `at`, owing a queue change already when
+    /// `owes` (its allocation removes a queue).
+    fn begun(topic: Option<&'a str>, at: usize, owes: bool) -> Self {
+        Self {
+            topic,
+            at,
+            failed: Vec::new(),
+            sent: Vec::new(),
+            reading: Vec::new(),
+            read: 0,
+            owes,
+            excused: false,
+            reported: false,
+        }
+    }
+
     /// A round owed a queue change that ends without one, every call of
     /// it answered.
     fn unreported(&self) -> bool {
@@ -633,33 +649,14 @@ fn queue_changes(events: &[Event], found: &mut Vec<Contradiction>) {
                             exact && table.iter().any(|q| !result.contains(q))
                         });
                     last.insert(topic, set);
-                    let round = Round {
-                        topic: Some(topic),
-                        at: i,
-                        failed: Vec::new(),
-                        sent: Vec::new(),
-                        reading: Vec::new(),
-                        read: 0,
-                        owes: removes,
-                        excused: false,
-                        reported: false,
-                    };
-                    owed(rounds.insert(thread, round), found);
+                    owed(
+                        rounds.insert(thread, Round::begun(Some(topic), i, removes)),
+                        found,
+                    );
                 }
                 Kind::ConsumerRequest { code, opaque, .. } => {
                     if *code == RequestCode::QUERY_ASSIGNMENT {
-                        let round = Round {
-                            topic: None,
-                            at: i,
-                            failed: Vec::new(),
-                            sent: Vec::new(),
-                            reading: Vec::new(),
-                            read: 0,
-                            owes: false,
-                            excused: false,
-                            reported: false,
-                        };
-                        owed(rounds.insert(thread, round), found);
+                        owed(rounds.insert(thread, Round::begun(None, i, false)), found);
                     }
                     if let Some(round) = rounds.get_mut(thread) {
                         round.sent.push(*opaque);
