@@ -58,30 +58,30 @@ const ROWS: &[Row] = &[
     Row {
         change: &["--messages", "2", "--joins", "0", "--leaves", "1"],
         push: (112, 0),
-        pop: (1_669, 1),
+        pop: (1_809, 1),
         orderly: (737, 0),
-        fifo: (1_126, 1),
+        fifo: (1_262, 1),
     },
     Row {
         change: &["--messages", "2", "--joins", "0", "--crashes", "1"],
         push: (112, 2),
-        pop: (1_134, 0),
+        pop: (1_204, 0),
         orderly: (2_015, 2),
-        fifo: (813, 0),
+        fifo: (881, 0),
     },
     Row {
         change: &["--messages", "2", "--joins", "0", "--kills", "1"],
         push: (112, 2),
-        pop: (1_134, 0),
+        pop: (1_204, 0),
         orderly: (2_015, 2),
-        fifo: (813, 0),
+        fifo: (881, 0),
     },
     Row {
         change: &["--messages", "2", "--scenario", "rolling-upgrade"],
         push: (3_810, 1),
-        pop: (24_143, 1),
+        pop: (26_985, 1),
         orderly: (80_630, 1),
-        fifo: (16_782, 1),
+        fifo: (19_664, 1),
     },
     Row {
         change: &["--messages", "1", "--joins", "0", "--broker-restarts", "1"],
@@ -184,12 +184,12 @@ fn check_orderly(row: &Row) {
 fn pop_faults_bring_messages_back() {
     let base = ["--messages", "2", "--joins", "0", "--consumption", "pop"];
     for (fifo, fault, unique, at_once) in [
-        (false, "--lost-acks", 937, Status::Holds),
-        (false, "--consume-failures", 937, Status::Holds),
-        (false, "--slow-batches", 866, Status::Violated),
-        (true, "--lost-acks", 674, Status::Holds),
-        (true, "--consume-failures", 674, Status::Holds),
-        (true, "--slow-batches", 634, Status::Violated),
+        (false, "--lost-acks", 1_147, Status::Holds),
+        (false, "--consume-failures", 1_147, Status::Holds),
+        (false, "--slow-batches", 1_138, Status::Violated),
+        (true, "--lost-acks", 755, Status::Holds),
+        (true, "--consume-failures", 755, Status::Holds),
+        (true, "--slow-batches", 862, Status::Violated),
     ] {
         let orderly: &[&str] = if fifo { &["--orderly"] } else { &[] };
         let r = report(&[&base[..], orderly, &[fault, "1"]].concat());

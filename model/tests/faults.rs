@@ -251,3 +251,52 @@ fn breadth_first(model: &RebalanceModel, mut visit: impl FnMut(&SystemState) -> 
     }
     seen.len()
 }
+
+/// A handle expires on the broker's time, not on its consumer's
+/// connection: a FIFO queue whose last acknowledgement was lost is
+/// refused to its own consumer (nothing popped) while that handle's
+/// expiry is still to come, which the consumer's pop reaches the broker
+/// before.
+#[test]
+fn a_fifo_queue_is_refused_to_its_consumer_until_its_lost_ack_s_handle_expires() {
+    let sizes = Sizes {
+        consumers: 1,
+        brokers: 1,
+        queues: 1,
+        joins: Some(0),
+        messages: 2,
+        lost_acks: 1,
+        ..Sizes::DEFAULT
+    };
+    let protocol = ProtocolOptions {
+        consumption: Consumption::Pop,
+        assignment: Allocator::Server,
+        fifo: true,
+        ..ProtocolOptions::default()
+    };
+    let model = RebalanceModel::new(common::config_with(
+        Scenario::Healthy,
+        sizes,
+        "AVG",
+        protocol,
+    ));
+    let refused_while_unexpired = |state: &SystemState| {
+        let expiring = |queue| {
+            state.network.iter().any(
+                |e| matches!(e.msg, Message::InvisibleTimeExpired { queue: q, .. } if q == queue),
+            )
+        };
+        state.network.iter().any(|e| match e.msg {
+            Message::PopResult {
+                queue, from, to, ..
+            } => from == to && e.dst == Peer::Consumer(0) && expiring(queue),
+            _ => false,
+        })
+    };
+    let mut found = false;
+    let states = breadth_first(&model, |state| {
+        found = refused_while_unexpired(state);
+        found
+    });
+    assert!(found, "{states} states, no pop refused before its expiry");
+}

@@ -344,10 +344,12 @@ pub enum Message {
     /// passes at its broker with no acknowledgement that can still come
     /// (its consumer died, its ack was lost, its batch failed or is too
     /// slow), when `PopReviveService` puts its messages into the group's
-    /// retry topic. It travels after the consumer's earlier messages to
-    /// the broker, so it cannot overtake an ack, and it is time, not a
-    /// message of a connection: it arrives whatever became of the
-    /// consumer's.
+    /// retry topic. The consumer sends it once it has the answer to the
+    /// pop, so the broker holds the handle; no ack of that handle will
+    /// come. It is the broker's time, not a message of a connection
+    /// ([`Message::rides_connection`]): it arrives whatever became of the
+    /// consumer's, and nothing the consumer sends that broker waits behind
+    /// it.
     InvisibleTimeExpired {
         /// Queue index.
         queue: u8,
@@ -358,6 +360,16 @@ pub enum Message {
         /// The handle's attempt.
         attempt: u8,
     },
+}
+
+impl Message {
+    /// Whether it travels on its sender's connection to its receiver, in
+    /// the order sent. The marker of a handle's expiry does not: it is the
+    /// broker's clock, so the consumer's later pops and acknowledgements
+    /// to that broker may arrive before it, and it before them.
+    pub fn rides_connection(&self) -> bool {
+        !matches!(self, Message::InvisibleTimeExpired { .. })
+    }
 }
 
 dense_enum! {

@@ -19,8 +19,11 @@ pub struct Envelope {
 
 /// Every message in flight, sorted by sender and receiver.
 ///
-/// - Ordered (one TCP connection per pair): within a (sender, receiver)
-///   flow, in the order sent; only the head of a flow can be delivered.
+/// - Ordered (one TCP connection per pair): within a flow, in the order
+///   sent; only the head of a flow can be delivered. A flow is a sender, a
+///   receiver, and whether its messages ride their connection
+///   ([`Message::rides_connection`]): the broker's own time, which a
+///   consumer's step marks, is a flow of its own beside the connection.
 /// - Unordered: a multiset sorted by the whole envelope; any one can be
 ///   delivered, once.
 /// - Duplicating: a set; any one can be delivered, any number of times.
@@ -33,9 +36,7 @@ impl Network {
         match kind {
             NetworkKind::Ordered => {
                 // After the flow's last message: FIFO within the flow.
-                let at = self
-                    .0
-                    .partition_point(|e| (e.src, e.dst) <= (env.src, env.dst));
+                let at = self.0.partition_point(|e| flow(e) <= flow(&env));
                 self.0.insert(at, env);
             }
             NetworkKind::Unordered => {
@@ -55,10 +56,7 @@ impl Network {
     pub fn deliver(&mut self, kind: NetworkKind, env: &Envelope) {
         let found = match kind {
             NetworkKind::Duplicating => return,
-            NetworkKind::Ordered => self
-                .0
-                .iter()
-                .position(|e| (e.src, e.dst) == (env.src, env.dst)),
+            NetworkKind::Ordered => self.0.iter().position(|e| flow(e) == flow(env)),
             NetworkKind::Unordered => self.0.binary_search(env).ok(),
         };
         if let Some(at) = found {
@@ -71,7 +69,7 @@ impl Network {
         let mut previous: Option<&Envelope> = None;
         self.0.iter().filter(move |e| {
             let repeat = previous.is_some_and(|p| match kind {
-                NetworkKind::Ordered => (p.src, p.dst) == (e.src, e.dst),
+                NetworkKind::Ordered => flow(p) == flow(e),
                 NetworkKind::Unordered | NetworkKind::Duplicating => p == *e,
             });
             previous = Some(e);
@@ -102,6 +100,12 @@ impl Network {
     }
 }
 
+/// The ordered flow `e` travels on: by sender first, as the fingerprint's
+/// runs by sender need.
+fn flow(e: &Envelope) -> (Peer, Peer, bool) {
+    (e.src, e.dst, !e.msg.rides_connection())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +130,29 @@ mod tests {
         net.deliver(kind, &env(1, 0, 2));
         let heads: Vec<Envelope> = net.deliverable(kind).copied().collect();
         assert_eq!(heads, [env(0, 0, 5), env(0, 1, 0), env(1, 0, 1)]);
+    }
+
+    #[test]
+    fn the_broker_s_time_waits_behind_no_message_of_the_connection() {
+        let mut net = Network::default();
+        let kind = NetworkKind::Ordered;
+        let expiry = Envelope {
+            msg: Message::InvisibleTimeExpired {
+                queue: 0,
+                from: 0,
+                to: 1,
+                attempt: 0,
+            },
+            ..env(0, 0, 0)
+        };
+        for e in [env(0, 0, 1), expiry, env(0, 0, 2)] {
+            net.send(kind, e);
+        }
+        let heads: Vec<Envelope> = net.deliverable(kind).copied().collect();
+        assert_eq!(heads, [env(0, 0, 1), expiry]);
+        net.deliver(kind, &expiry);
+        let heads: Vec<Envelope> = net.deliverable(kind).copied().collect();
+        assert_eq!(heads, [env(0, 0, 1)], "the connection's order holds");
     }
 
     #[test]
