@@ -1461,6 +1461,9 @@ mod tests {
         }
     }
 
+    /// The balanced group's shares of broker-a's two queues.
+    const SHARES: Option<(&str, &str)> = Some(("broker-a:0", "broker-a:1"));
+
     /// The balanced group, each consumer's route answered with broker-a,
     /// and two rounds since.
     fn routed() -> Observer {
@@ -1468,7 +1471,7 @@ mod tests {
         for c in ["c1", "c2"] {
             o.apply(&route(31, c, true));
         }
-        rounds(&mut o, 32, Some(("broker-a:0", "broker-a:1")));
+        rounds(&mut o, 32, SHARES);
         o
     }
 
@@ -1481,7 +1484,6 @@ mod tests {
     #[test]
     fn a_restarting_broker_and_a_route_without_it_keep_the_group_from_rest() {
         let mut o = routed();
-        let shares = Some(("broker-a:0", "broker-a:1"));
         assert!(o.settled(2));
         let restart = Env::RestartBroker {
             broker: "broker-a".into(),
@@ -1510,7 +1512,7 @@ mod tests {
         }
         assert!(!o.settled(2), "a new route is a change: two rounds again");
         o.apply(&members(71, &["127.0.0.1@c1", "127.0.0.1@c2"]));
-        rounds(&mut o, 72, shares);
+        rounds(&mut o, 72, SHARES);
         assert!(o.settled(2) && o.converged());
         assert!(o.rest_unconverged.is_empty(), "{:?}", o.rest_unconverged);
     }
@@ -1520,7 +1522,6 @@ mod tests {
     #[test]
     fn a_restart_between_two_polls_leaves_the_routes_current() {
         let mut o = routed();
-        let shares = Some(("broker-a:0", "broker-a:1"));
         let restart = Env::RestartBroker {
             broker: "broker-a".into(),
             downtime_ms: 0,
@@ -1530,7 +1531,7 @@ mod tests {
         o.apply(&broker_life(42, ServerState::Starting));
         o.apply(&register(43, "broker-a"));
         o.apply(&members(44, &["127.0.0.1@c1", "127.0.0.1@c2"]));
-        rounds(&mut o, 45, shares);
+        rounds(&mut o, 45, SHARES);
         assert!(o.settled(2) && o.converged());
     }
 
