@@ -41,12 +41,7 @@ fn every_fault() -> RebalanceModel {
         orderly: Some(LockTiming::default()),
         ..ProtocolOptions::default()
     };
-    RebalanceModel::new(common::config_with(
-        Scenario::Healthy,
-        sizes,
-        "AVG",
-        protocol,
-    ))
+    healthy(sizes, protocol)
 }
 
 /// POP's faults at one, with a consumer that crashes, over one broker.
@@ -68,12 +63,7 @@ fn every_pop_fault() -> RebalanceModel {
         assignment: Allocator::Server,
         ..ProtocolOptions::default()
     };
-    RebalanceModel::new(common::config_with(
-        Scenario::Healthy,
-        sizes,
-        "AVG",
-        protocol,
-    ))
+    healthy(sizes, protocol)
 }
 
 #[test]
@@ -170,12 +160,7 @@ fn a_stopped_broker_leaves_the_route_and_a_polling_consumer_drops_its_queues() {
             restart_stops,
             ..ProtocolOptions::default()
         };
-        let model = RebalanceModel::new(common::config_with(
-            Scenario::Healthy,
-            sizes,
-            "AVG",
-            protocol,
-        ));
+        let model = healthy(sizes, protocol);
         let a0 = 1 << 0;
         let (mut unrouted, mut dropped) = (false, false);
         let initial = model.initial_state();
@@ -274,12 +259,7 @@ fn a_fifo_queue_is_refused_to_its_consumer_until_its_lost_ack_s_handle_expires()
         fifo: true,
         ..ProtocolOptions::default()
     };
-    let model = RebalanceModel::new(common::config_with(
-        Scenario::Healthy,
-        sizes,
-        "AVG",
-        protocol,
-    ));
+    let model = healthy(sizes, protocol);
     let refused_while_unexpired = |state: &SystemState| {
         let expiring = |queue| {
             state.network.iter().any(
@@ -299,4 +279,14 @@ fn a_fifo_queue_is_refused_to_its_consumer_until_its_lost_ack_s_handle_expires()
         found
     });
     assert!(found, "{states} states, no pop refused before its expiry");
+}
+
+/// The `healthy` scenario with `sizes` and `protocol`, `AVG`.
+fn healthy(sizes: Sizes, protocol: ProtocolOptions) -> RebalanceModel {
+    RebalanceModel::new(common::config_with(
+        Scenario::Healthy,
+        sizes,
+        "AVG",
+        protocol,
+    ))
 }
