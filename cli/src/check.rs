@@ -2,8 +2,8 @@
 
 use clap::Args;
 use rocketmq_rebalance_model::{
-    check_model, checked_model, report::FingerprintBits, serve_check, CheckOptions, Progress,
-    Search, Workers,
+    check_model, checked_model, default_memory, report::FingerprintBits, serve_check, CheckOptions,
+    Progress, Search, Workers,
 };
 use std::fs::File;
 use std::io::Write;
@@ -51,6 +51,14 @@ pub struct CheckArgs {
     /// Stop after SECS seconds (the run is then incomplete).
     #[arg(long, value_name = "SECS")]
     timeout: Option<u64>,
+    /// Stop once this process's resident memory reaches GB gigabytes (the
+    /// run is then incomplete, exit 3) rather than be killed for want of
+    /// memory. Default: nine tenths of the machine's memory (Linux's
+    /// MemTotal; none where it cannot be read). Read every 50 ms by each
+    /// searching thread; the distributed search (--workers, --hosts,
+    /// --local-processes) does not watch it.
+    #[arg(long, value_name = "GB")]
+    memory: Option<f64>,
     /// Print one JSON object on stdout instead of text.
     #[arg(long)]
     json: bool,
@@ -124,6 +132,11 @@ pub fn run(args: CheckArgs) -> ExitCode {
     if args.max_states == Some(0) || args.timeout == Some(0) {
         return bad_input("--max-states and --timeout must be positive");
     }
+    let memory = match args.memory {
+        None => default_memory(),
+        Some(gb) if gb.is_finite() && gb > 0.0 && gb < 1e9 => Some((gb * 1e9) as u64),
+        Some(_) => return bad_input("--memory must be a positive number of gigabytes"),
+    };
     let distributed =
         args.workers.is_some() || args.hosts.is_some() || args.local_processes.is_some();
     if distributed && (args.liveness || args.simulate.is_some()) {
@@ -174,6 +187,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
             (args.simulate.is_some() && args.max_states.is_none())
                 .then_some(Duration::from_secs(10))
         }),
+        memory,
         progress_every: Duration::from_secs(3),
         liveness: args.liveness,
         reduction: !args.no_reduction,

@@ -104,6 +104,10 @@ fn bad_input_exits_2_with_a_message() {
         &["--shard", "0/2"],
         &["--lock-lease", "6"],
         &["--orderly", "--lock-lease", "9"],
+        &["--memory", "0"],
+        &["--memory", "-1"],
+        &["--memory", "NaN"],
+        &["--memory", "lots"],
     ] {
         let out = rebalance(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
@@ -243,6 +247,26 @@ fn a_run_stopped_early_exits_3_and_says_why() {
     let out = rebalance(&["--simulate", "7", "--max-states", "2000"]);
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("INCOMPLETE"));
+}
+
+/// A run past its memory budget stops and says so, in each search that
+/// watches it, rather than being killed for want of memory.
+#[test]
+fn a_run_past_its_memory_budget_exits_3_and_says_so() {
+    for (search, stopped) in [
+        (&[][..], "memory budget (--memory)"),
+        (
+            &["--liveness"],
+            "liveness graph cut: the memory budget reached",
+        ),
+    ] {
+        let args = [search, &["--consumers", "4", "--memory", "0.01", "--json"]].concat();
+        let out = rebalance(&args);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {out:?}");
+        let report = json(&out);
+        assert_eq!(report["complete"], false, "{args:?}");
+        assert_eq!(report["stopped"], stopped, "{args:?}");
+    }
 }
 
 #[test]

@@ -24,6 +24,7 @@ use rocketmq_rebalance_flags::ModelArgs;
 use rocketmq_rebalance_model::{
     check_model, checked_model,
     configuration::{Config, Consumption, Variant},
+    default_memory,
     report::{FingerprintBits, Report},
     validation::{Bounds, End, Observation},
     CheckOptions, Search,
@@ -248,6 +249,7 @@ impl Plan {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             max_states: None,
             timeout: Some(Duration::from_secs(600)),
+            memory: default_memory(),
             progress_every: Duration::from_secs(3600),
             liveness: false,
             reduction: true,

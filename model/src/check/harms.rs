@@ -399,8 +399,8 @@ mod tests {
         let model = crate::check::checked_model(config(), &CheckOptions::default());
         let cut = Limits {
             max_states: Some(10),
-            timeout: None,
             threads: 1,
+            ..Limits::default()
         };
         assert_eq!(measure(&model, cut).err(), Some(Cutoff::StateLimit));
         let whole = Limits {

@@ -49,6 +49,10 @@ pub struct CheckOptions {
     pub max_states: Option<usize>,
     /// Stop after this long (then the run is incomplete).
     pub timeout: Option<Duration>,
+    /// Stop once this process's resident memory reaches this many bytes
+    /// (then the run is incomplete; [`Limits::memory`]). The distributed
+    /// search ([`CheckOptions::workers`]) does not watch it.
+    pub memory: Option<u64>,
     /// How often the progress callback runs.
     pub progress_every: Duration,
     /// Also check liveness under fairness ("converges and stays
@@ -112,6 +116,7 @@ impl Default for CheckOptions {
             threads: 1,
             max_states: None,
             timeout: None,
+            memory: None,
             progress_every: Duration::from_secs(3),
             liveness: false,
             reduction: true,
@@ -218,6 +223,7 @@ fn bfs_options(options: &CheckOptions) -> bfs::Options {
         limits: Limits {
             max_states: options.max_states,
             timeout: options.timeout,
+            memory: options.memory,
             threads: options.threads,
         },
         reduction: options.reduction,
@@ -252,6 +258,7 @@ fn graph_limits(options: &CheckOptions, start: Instant) -> Limits {
     Limits {
         max_states: options.max_states,
         timeout: options.timeout.map(|t| t.saturating_sub(start.elapsed())),
+        memory: options.memory,
         threads: options.threads,
     }
 }
@@ -346,6 +353,7 @@ fn search_safety(
         Some(Cutoff::EveryPropertyDecided) => Stopped::EveryPropertyDecided,
         Some(Cutoff::Timeout) => Stopped::Timeout,
         Some(Cutoff::ScratchFailed) => Stopped::ScratchFailed,
+        Some(Cutoff::MemoryBudget) => Stopped::MemoryBudget,
         // The safety search stops early for its limits alone, otherwise.
         Some(_) => Stopped::StateLimit,
     };
@@ -404,6 +412,10 @@ fn drive(
         }
     };
     let handles = checker.handles();
+    let memory = Limits {
+        memory: options.memory,
+        ..Limits::default()
+    };
     let mut last_report = Instant::now();
     let mut limit = None;
     while !handles.iter().all(|h| h.is_finished()) {
@@ -416,6 +428,8 @@ fn drive(
                 .is_some_and(|m| checker.state_count() >= m)
             {
                 limit = Some(Stopped::StateLimit);
+            } else if memory.memory_reached() {
+                limit = Some(Stopped::MemoryBudget);
             }
             if limit.is_some() {
                 checker.model().request_stop();

@@ -32,6 +32,9 @@ pub enum Stopped {
     /// temporary directory) could not be made, written or read: the disk
     /// is full, or the directory is not there or not writable.
     ScratchFailed,
+    /// The process's resident memory reached the budget
+    /// ([`CheckOptions::memory`](crate::CheckOptions)).
+    MemoryBudget,
     /// The liveness graph was cut short (and with it, when it also
     /// decided them, the safety properties).
     LivenessGraphCut(Cutoff),
@@ -60,6 +63,7 @@ impl fmt::Display for Stopped {
             Self::ScratchFailed => f.write_str(
                 "the scratch file in the temporary directory (TMPDIR) could not be written",
             ),
+            Self::MemoryBudget => f.write_str("memory budget (--memory)"),
             Self::LivenessGraphCut(cutoff) => write!(f, "liveness graph cut: {cutoff}"),
             Self::HarmsCut(cutoff) => {
                 write!(f, "harms cut: {cutoff} (the harms are not measured)")

@@ -626,6 +626,8 @@ where
                     self.end(Cutoff::StateLimit);
                 } else if self.options.limits.timed_out(self.started) {
                     self.end(Cutoff::Timeout);
+                } else if self.options.limits.memory_reached() {
+                    self.end(Cutoff::MemoryBudget);
                 }
                 tick();
             }

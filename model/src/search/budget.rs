@@ -2,6 +2,7 @@
 //! ([`Limits`]) and one stop reason ([`Cutoff`]) for every engine here (the
 //! safety search, its distributed form and the graph).
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 /// What a search may spend before it stops early.
@@ -11,6 +12,9 @@ pub struct Limits {
     pub max_states: Option<usize>,
     /// Stop after this much time.
     pub timeout: Option<Duration>,
+    /// Stop once this process's resident memory reaches this many bytes
+    /// ([`resident_bytes`]; where it cannot be read, never).
+    pub memory: Option<u64>,
     /// Threads that expand states (0 and 1: the caller's alone). Every
     /// search finds the same with any number.
     pub threads: usize,
@@ -32,17 +36,74 @@ impl Limits {
         self.timeout.is_some_and(|t| started.elapsed() >= t)
     }
 
+    /// Whether this process's resident memory has reached the memory
+    /// budget. The memory is read at most every [`MEMORY_SAMPLE`] a thread,
+    /// so a search may ask as often as it asks the time.
+    pub fn memory_reached(&self) -> bool {
+        thread_local! {
+            static LAST: Cell<Option<(Instant, u64)>> = const { Cell::new(None) };
+        }
+        let Some(budget) = self.memory else {
+            return false;
+        };
+        LAST.with(|last| {
+            let resident = match last.get() {
+                Some((at, bytes)) if at.elapsed() < MEMORY_SAMPLE => Some(bytes),
+                _ => {
+                    let bytes = resident_bytes();
+                    last.set(bytes.map(|b| (Instant::now(), b)));
+                    bytes
+                }
+            };
+            resident.is_some_and(|bytes| bytes >= budget)
+        })
+    }
+
     /// The limit, if any, that `states` unique states at `started` have
-    /// reached: the state limit first.
+    /// reached: the state limit first, then the time, then the memory.
     pub fn reached(&self, states: usize, started: Instant) -> Option<Cutoff> {
         if self.states_reached(states) {
             Some(Cutoff::StateLimit)
         } else if self.timed_out(started) {
             Some(Cutoff::Timeout)
+        } else if self.memory_reached() {
+            Some(Cutoff::MemoryBudget)
         } else {
             None
         }
     }
+}
+
+/// How long a thread trusts its last reading of the resident memory.
+pub const MEMORY_SAMPLE: Duration = Duration::from_millis(50);
+
+/// This process's resident memory in bytes (`VmRSS` of Linux's
+/// `/proc/self/status`); `None` where there is no such file.
+pub fn resident_bytes() -> Option<u64> {
+    kilobytes(
+        &std::fs::read_to_string("/proc/self/status").ok()?,
+        "VmRSS:",
+    )
+}
+
+/// The memory budget of a check that names none: nine tenths of this
+/// machine's memory, so that a run stops and says so before the system
+/// kills it; `None` where the machine's memory cannot be read.
+pub fn default_memory() -> Option<u64> {
+    machine_bytes().map(|bytes| bytes / 10 * 9)
+}
+
+/// This machine's memory in bytes (`MemTotal` of Linux's
+/// `/proc/meminfo`); `None` where there is no such file.
+fn machine_bytes() -> Option<u64> {
+    kilobytes(&std::fs::read_to_string("/proc/meminfo").ok()?, "MemTotal:")
+}
+
+/// The field `name` of a Linux `/proc` table, in kB, as bytes.
+fn kilobytes(table: &str, name: &str) -> Option<u64> {
+    let value = table.lines().find_map(|line| line.strip_prefix(name))?;
+    let kb: u64 = value.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    kb.checked_mul(1024)
 }
 
 /// Why a search ended before it had visited every reachable state.
@@ -69,6 +130,8 @@ pub enum Cutoff {
     /// The scratch file that keeps the safety search's parents (in the
     /// temporary directory) could not be made, written or read.
     ScratchFailed,
+    /// The process's resident memory reached [`Limits::memory`].
+    MemoryBudget,
 }
 
 /// Serialised as its description.
@@ -90,6 +153,7 @@ impl std::fmt::Display for Cutoff {
             Cutoff::TooLarge => "more than 4 GiB of edges",
             Cutoff::TooManyParts => "more than 2^32 distinct parts of states",
             Cutoff::ScratchFailed => "the scratch file in the temporary directory failed",
+            Cutoff::MemoryBudget => "the memory budget reached",
         })
     }
 }
@@ -106,13 +170,39 @@ mod tests {
             (none.reached(usize::MAX, started), none.workers()),
             (None, 1)
         );
-        let both = Limits {
+        let all = Limits {
             max_states: Some(10),
             timeout: Some(Duration::ZERO),
+            memory: Some(1),
             threads: 3,
         };
-        assert_eq!(both.reached(10, started), Some(Cutoff::StateLimit));
-        assert_eq!(both.reached(9, started), Some(Cutoff::Timeout));
-        assert_eq!(both.workers(), 3);
+        assert_eq!(all.reached(10, started), Some(Cutoff::StateLimit));
+        assert_eq!(all.reached(9, started), Some(Cutoff::Timeout));
+        let memory = Limits {
+            timeout: None,
+            ..all
+        };
+        assert_eq!(memory.reached(9, started), Some(Cutoff::MemoryBudget));
+        assert_eq!(all.workers(), 3);
+    }
+
+    #[test]
+    fn the_memory_budget_is_this_process_s_resident_memory() {
+        let resident = resident_bytes().expect("Linux's /proc/self/status");
+        let machine = machine_bytes().expect("Linux's /proc/meminfo");
+        assert!(
+            0 < resident && resident < machine,
+            "{resident} of {machine}"
+        );
+        let limits = |memory| Limits {
+            memory: Some(memory),
+            ..Limits::default()
+        };
+        assert!(limits(resident / 2).memory_reached());
+        // The same reading, within the sample's time, for another budget.
+        assert!(!limits(machine).memory_reached());
+        assert!(!Limits::default().memory_reached());
+        assert_eq!(kilobytes("VmRSS:\t  2048 kB\n", "VmRSS:"), Some(2 << 20));
+        assert_eq!(kilobytes("VmRSS: 2048 MB\n", "VmRSS:"), None);
     }
 }
