@@ -194,6 +194,8 @@ mod tests {
             0 < resident && resident < machine,
             "{resident} of {machine}"
         );
+        let default = default_memory().expect("nine tenths of the machine's");
+        assert!(machine / 10 * 8 < default && default < machine, "{default}");
         let limits = |memory| Limits {
             memory: Some(memory),
             ..Limits::default()
