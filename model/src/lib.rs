@@ -147,7 +147,7 @@ pub mod view;
 pub use check::{check, check_model, checked_model, serve_check, CheckOptions, Progress, Search};
 pub use explorer::{sequence_svg, Svg};
 pub use model::build_model;
-pub use search::budget::{default_memory, resident_bytes};
+pub use search::budget::default_memory;
 pub use search::dataflow::Workers;
 pub use search::Cutoff;
 pub use shell::{Action, RebalanceModel, SystemState};

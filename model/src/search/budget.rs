@@ -13,7 +13,7 @@ pub struct Limits {
     /// Stop after this much time.
     pub timeout: Option<Duration>,
     /// Stop once this process's resident memory reaches this many bytes
-    /// ([`resident_bytes`]; where it cannot be read, never).
+    /// (Linux's `VmRSS`; where it cannot be read, never).
     pub memory: Option<u64>,
     /// Threads that expand states (0 and 1: the caller's alone). Every
     /// search finds the same with any number.
@@ -89,6 +89,16 @@ pub fn resident_bytes() -> Option<u64> {
 /// The memory budget of a check that names none: nine tenths of this
 /// machine's memory, so that a run stops and says so before the system
 /// kills it; `None` where the machine's memory cannot be read.
+///
+/// ```
+/// use rocketmq_rebalance_model::{default_memory, CheckOptions};
+///
+/// let options = CheckOptions {
+///     memory: default_memory(),
+///     ..CheckOptions::default()
+/// };
+/// assert!(options.memory.map_or(true, |bytes| bytes > 0));
+/// ```
 pub fn default_memory() -> Option<u64> {
     machine_bytes().map(|bytes| bytes / 10 * 9)
 }
