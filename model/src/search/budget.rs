@@ -217,4 +217,18 @@ mod tests {
         assert_eq!(kilobytes("VmRSS:\t  2048 kB\n", "VmRSS:"), Some(2 << 20));
         assert_eq!(kilobytes("VmRSS: 2048 MB\n", "VmRSS:"), None);
     }
+
+    #[test]
+    fn a_thread_reads_the_memory_again_once_its_reading_is_old() {
+        let before = resident_bytes().expect("Linux's /proc/self/status");
+        let budget = Limits {
+            memory: Some(before + (64 << 20)),
+            ..Limits::default()
+        };
+        assert!(!budget.memory_reached());
+        // Written to, so resident.
+        let grown = std::hint::black_box(vec![1u8; 256 << 20]);
+        std::thread::sleep(MEMORY_SAMPLE * 2);
+        assert!(budget.memory_reached(), "{} bytes grown", grown.len());
+    }
 }
