@@ -33,7 +33,7 @@ pub enum Stopped {
     /// is full, or the directory is not there or not writable.
     ScratchFailed,
     /// The process's resident memory reached the budget
-    /// ([`CheckOptions::memory`](crate::CheckOptions)).
+    /// (`CheckOptions::memory`).
     MemoryBudget,
     /// The liveness graph was cut short (and with it, when it also
     /// decided them, the safety properties).
