@@ -186,10 +186,10 @@ fn pop_faults_bring_messages_back() {
     for (fifo, fault, unique, at_once) in [
         (false, "--lost-acks", 1_147, Status::Holds),
         (false, "--consume-failures", 1_147, Status::Holds),
-        (false, "--slow-batches", 1_138, Status::Violated),
+        (false, "--slow-batches", 988, Status::Violated),
         (true, "--lost-acks", 755, Status::Holds),
         (true, "--consume-failures", 755, Status::Holds),
-        (true, "--slow-batches", 862, Status::Violated),
+        (true, "--slow-batches", 739, Status::Violated),
     ] {
         let orderly: &[&str] = if fifo { &["--orderly"] } else { &[] };
         let r = report(&[&base[..], orderly, &[fault, "1"]].concat());

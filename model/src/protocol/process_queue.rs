@@ -50,6 +50,10 @@ pub struct ProcessQueue {
     /// With POP, the handle its running batch was popped under (which pop
     /// of its messages it is, modulo 4): its acknowledgement names it.
     pub attempt: u8,
+    /// With POP, its running batch outlasted its invisible time: the
+    /// remoting client drops its result (`isPopTimeout`), acknowledging
+    /// nothing.
+    pub pop_timed_out: bool,
 }
 
 impl ProcessQueue {
@@ -68,7 +72,8 @@ impl ProcessQueue {
             | self.idle_age
             | u8::from(self.pulling)
             | u8::from(self.generation)
-            | self.attempt;
+            | self.attempt
+            | u8::from(self.pop_timed_out);
         bytes == 0 && self.send_back == SendBack::No
     }
 
@@ -91,6 +96,7 @@ impl ProcessQueue {
             send_back: pq.send_back,
             generation: pq.generation,
             attempt: pq.attempt,
+            pop_timed_out: pq.pop_timed_out,
             ..base
         }
     }
@@ -106,6 +112,7 @@ impl ProcessQueue {
             to: self.to,
             batch_age: self.batch_age,
             attempt: self.attempt,
+            pop_timed_out: self.pop_timed_out,
             ..Self::default()
         })
     }
@@ -117,6 +124,7 @@ impl ProcessQueue {
             to,
             cursor: to,
             batch_age: 0,
+            pop_timed_out: false,
             ..self
         }
     }
@@ -128,6 +136,7 @@ impl ProcessQueue {
             to: 0,
             batch_age: 0,
             send_back: SendBack::No,
+            pop_timed_out: false,
             ..self
         }
     }

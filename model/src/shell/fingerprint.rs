@@ -274,7 +274,8 @@ impl Hash for Envelope {
 // its views (17 bits a topic) and its query (25 bits).
 const _: () = assert!(17 * MAX_TOPICS + 25 <= 96 && Fault::COUNT <= 32);
 
-// A byte a process queue's POP attempt, in one word.
+// A byte a process queue's POP handle (its attempt, and whether it timed
+// out), in one word.
 const _: () = assert!(MAX_MESSAGE_QUEUES <= 8);
 
 /// Three words, four more when it holds a process queue, a byte when it
@@ -290,7 +291,9 @@ impl Hash for ConsumerState {
             self.queues
                 .iter()
                 .rev()
-                .fold(0u64, |word, q| word << 8 | u64::from(q.attempt))
+                .fold(0u64, |word, q| {
+                    word << 8 | u64::from(q.attempt | u8::from(q.pop_timed_out) << 2)
+                })
         } else {
             0
         };

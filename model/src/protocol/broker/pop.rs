@@ -74,8 +74,9 @@ impl PopTable {
         (status, entry >> 2)
     }
 
-    /// Each message of `[from, to)` of `queue` under handle `attempt`
-    /// that is still invisible under it becomes `status`.
+    /// Each message of `[from, to)` of `queue` whose handle is still
+    /// `attempt` and whose status is one of `was` becomes `status`.
+    #[allow(clippy::too_many_arguments)]
     fn settle(
         &mut self,
         cfg: &Config,
@@ -83,10 +84,12 @@ impl PopTable {
         from: u8,
         to: u8,
         attempt: u8,
+        was: &[PopStatus],
         status: PopStatus,
     ) {
         for offset in usize::from(from)..usize::from(to) {
-            if self.status(cfg, queue, offset) == (PopStatus::Invisible, attempt) {
+            let (now, handle) = self.status(cfg, queue, offset);
+            if handle == attempt && was.contains(&now) {
                 self.set(cfg, queue, offset, status, attempt);
             }
         }
@@ -140,9 +143,19 @@ impl BrokerState {
     }
 
     /// `ACK_MESSAGE`: the messages still invisible under the handle are
-    /// done with; an older handle's acknowledgement changes nothing.
+    /// done with; an older handle's acknowledgement changes nothing. In a
+    /// FIFO group so are the handle's messages whose invisible time has
+    /// passed, until the queue is popped again: `commitAndNext` refuses an
+    /// acknowledgement only when its pop time is not that of the queue's
+    /// last pop, and the gRPC client acknowledges a FIFO message however
+    /// late its listener returns.
     pub(super) fn ack(&self, cfg: &Config, queue: u8, from: u8, to: u8, attempt: u8) -> Step<Self> {
-        self.settled(cfg, queue, from, to, attempt, PopStatus::Acked)
+        let was: &[PopStatus] = if cfg.protocol.fifo {
+            &[PopStatus::Invisible, PopStatus::Revived]
+        } else {
+            &[PopStatus::Invisible]
+        };
+        self.settled(cfg, queue, from, to, attempt, was, PopStatus::Acked)
     }
 
     /// `PopReviveService`: the handle's invisible time passed with no
@@ -156,9 +169,11 @@ impl BrokerState {
         to: u8,
         attempt: u8,
     ) -> Step<Self> {
-        self.settled(cfg, queue, from, to, attempt, PopStatus::Revived)
+        let was = [PopStatus::Invisible];
+        self.settled(cfg, queue, from, to, attempt, &was, PopStatus::Revived)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn settled(
         &self,
         cfg: &Config,
@@ -166,12 +181,13 @@ impl BrokerState {
         from: u8,
         to: u8,
         attempt: u8,
+        was: &[PopStatus],
         status: PopStatus,
     ) -> Step<Self> {
         let mut next = *self;
         next.disk
             .pop
-            .settle(cfg, usize::from(queue), from, to, attempt, status);
+            .settle(cfg, usize::from(queue), from, to, attempt, was, status);
         (next != *self).then_some((next, Vec::new()))
     }
 }
@@ -316,5 +332,20 @@ pub(crate) mod tests {
         let (acked, _) = again.ack(&cfg, 0, 0, 1, 2).unwrap();
         let (_, out) = acked.pop(&cfg, c1, 0, false, 0);
         assert_eq!(popped(&out), (1, 2, 1));
+    }
+
+    #[test]
+    fn a_fifo_handle_past_its_invisible_time_is_acknowledged_until_its_queue_is_popped_again() {
+        let mut cfg = config_of(true);
+        cfg.sizes.pull_batch = 1;
+        let broker = BrokerState::start(&cfg, 0).0;
+        let c1 = Peer::Consumer(0);
+        let (first, _) = broker.pop(&cfg, c1, 0, false, 0);
+        let (expired, _) = first.revive(&cfg, 0, 0, 1, 1).unwrap();
+        let (late, _) = expired.ack(&cfg, 0, 0, 1, 1).unwrap();
+        assert_eq!(late.disk.pop.status(&cfg, 0, 0), (PopStatus::Acked, 1));
+        let (again, out) = expired.pop(&cfg, c1, 0, false, 0);
+        assert_eq!(popped(&out), (0, 1, 2));
+        assert!(again.ack(&cfg, 0, 0, 1, 1).is_none());
     }
 }

@@ -78,10 +78,11 @@ impl ConsumerState {
     }
 
     /// `processConsumeResult` of queue `q`'s batch, consumed: acknowledged
-    /// (`ackAsync`), unless its queue was dropped meanwhile (the result is
-    /// then not processed), its listener failed (`changePopInvisibleTime`
-    /// hides it for a while: it comes back as an expiry would bring it) or
-    /// the environment loses the acknowledgement.
+    /// (`ackAsync`), unless it outlasted its invisible time or its queue
+    /// was dropped meanwhile (the result is then not processed), its
+    /// listener failed (`changePopInvisibleTime` hides it for a while: it
+    /// comes back as an expiry would bring it) or the environment loses
+    /// the acknowledgement.
     pub(super) fn acknowledge(
         &mut self,
         cfg: &Config,
@@ -91,6 +92,9 @@ impl ConsumerState {
     ) -> Vec<Output> {
         let pq = self.queues[q];
         self.queues[q] = pq.finished();
+        if pq.pop_timed_out {
+            return Vec::new();
+        }
         let broker = cfg.broker_of(q);
         let unacknowledged =
             failed || self.owned & 1 << q == 0 || self.target_set(cfg, me) & 1 << broker == 0;
@@ -123,11 +127,17 @@ impl ConsumerState {
     }
 
     /// Every batch it is running outlasts its invisible time: the broker
-    /// revives their messages while they run, and their results will not
-    /// be processed (`isPopTimeout`). Nothing happens when none runs.
+    /// revives their messages while they run. The remoting client then
+    /// drops their results (`isPopTimeout`); the gRPC client of a FIFO
+    /// group acknowledges them however late. Nothing happens when none
+    /// runs.
     pub(super) fn slow_batches(&self, cfg: &Config) -> Step<Self> {
         let outputs = self.handles_expire(cfg);
-        (!outputs.is_empty()).then_some((*self, outputs))
+        let mut next = *self;
+        for pq in next.queues.iter_mut().filter(|pq| pq.running()) {
+            pq.pop_timed_out = !cfg.protocol.fifo;
+        }
+        (!outputs.is_empty()).then_some((next, outputs))
     }
 
     /// The expiry of the handle of every batch it is running: for a
@@ -167,7 +177,12 @@ mod tests {
     /// Consumer 0 of a group that runs from the start, with the queues it
     /// was given, and one of them.
     fn running() -> (Config, ConsumerState, usize) {
-        let mut cfg = config_of(false);
+        running_of(false)
+    }
+
+    /// As [`running`], in a FIFO group or not.
+    fn running_of(fifo: bool) -> (Config, ConsumerState, usize) {
+        let mut cfg = config_of(fifo);
         cfg.consumers[0].faults.remove(crate::config::Fault::Join);
         let c = ConsumerState::start(&cfg, 0).0;
         let q = crate::config::members_of(c.owned).next().expect("a queue");
@@ -224,5 +239,20 @@ mod tests {
         dropped.owned &= !(1 << q);
         let out = dropped.acknowledge(&cfg, 0, q, false);
         assert_eq!(out, vec![expiry(&cfg, q, 0, 2, 0)]);
+    }
+
+    #[test]
+    fn a_batch_past_its_invisible_time_is_acknowledged_by_the_grpc_fifo_client_alone() {
+        for fifo in [false, true] {
+            let (cfg, c, q) = running_of(fifo);
+            let mut ran = c;
+            ran.queues[q] = ran.queues[q].consuming(0, 2);
+            let (mut slow, expired) = ran.slow_batches(&cfg).expect("a batch runs");
+            assert_eq!(expired, vec![expiry(&cfg, q, 0, 2, 0)]);
+            let ack = slow.acknowledge(&cfg, 0, q, false);
+            let acked = matches!(ack[..], [Output::Send(_, Message::AckMessage { .. })]);
+            assert_eq!((acked, ack.len()), (fifo, usize::from(fifo)), "{ack:?}");
+            assert!(!slow.queues[q].running() && !slow.queues[q].pop_timed_out);
+        }
     }
 }
