@@ -274,12 +274,13 @@ impl Hash for Envelope {
 // its views (17 bits a topic) and its query (25 bits).
 const _: () = assert!(17 * MAX_TOPICS + 25 <= 96 && Fault::COUNT <= 32);
 
-// A byte a process queue's POP handle (its attempt, and whether it timed
-// out), in one word.
+// A byte a process queue's POP attempt, in one word; a bit a queue's
+// timed-out POP batch, in one byte.
 const _: () = assert!(MAX_MESSAGE_QUEUES <= 8);
 
 /// Three words, four more when it holds a process queue, a byte when it
-/// leaves queues' progress unreported, and eight when it holds POP handles. The first word says whether those
+/// leaves queues' progress unreported, eight when it holds POP handles, and
+/// one when a POP batch of it timed out. The first word says whether those
 /// follow, so distinct states write distinct sequences.
 impl Hash for ConsumerState {
     fn hash<H: Hasher>(&self, h: &mut H) {
@@ -291,9 +292,15 @@ impl Hash for ConsumerState {
             self.queues
                 .iter()
                 .rev()
-                .fold(0u64, |word, q| {
-                    word << 8 | u64::from(q.attempt | u8::from(q.pop_timed_out) << 2)
-                })
+                .fold(0u64, |word, q| word << 8 | u64::from(q.attempt))
+        } else {
+            0
+        };
+        let timed_out = if busy {
+            self.queues
+                .iter()
+                .rev()
+                .fold(0u8, |byte, q| byte << 1 | u8::from(q.pop_timed_out))
         } else {
             0
         };
@@ -310,6 +317,7 @@ impl Hash for ConsumerState {
                 | u128::from(queues) << 40
                 | u128::from(self.unreported != 0) << 41
                 | u128::from(attempts != 0) << 42
+                | u128::from(timed_out != 0) << 43
                 | assigned << 64,
         );
         if queues {
@@ -322,6 +330,9 @@ impl Hash for ConsumerState {
         }
         if attempts != 0 {
             h.write_u64(attempts);
+        }
+        if timed_out != 0 {
+            h.write_u8(timed_out);
         }
         let orderly = u128::from(self.locking)
             | u128::from(self.adding) << 8
