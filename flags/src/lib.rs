@@ -101,7 +101,8 @@ pub struct ModelArgs {
     /// duplicating.
     #[arg(long, default_value = "ordered")]
     pub network: NetworkKind,
-    /// A broker's restart (--broker-restarts, --disk-losses) is a stop and
+    /// A broker's restart (--broker-restarts, --disk-losses,
+    /// --broker-crashes) is a stop and
     /// a later start, anything between: while it is stopped the name
     /// servers leave it out of their routes (its channel closed) and it
     /// refuses calls; with --orderly it stays stopped --restart-downtime
@@ -141,9 +142,11 @@ pub struct ModelArgs {
     /// queues it was allocated and reports its offsets) or pop (POP_MESSAGE
     /// and ACK_MESSAGE: the broker assigns every queue to every consumer
     /// and hands out each message under a handle, revived into the retry
-    /// topic if its invisible time passes unacknowledged). Pop needs
-    /// --messages; not with --orderly, --commit sync or --retry-topic; its
-    /// faults are --lost-acks and --slow-batches.
+    /// topic if its invisible time passes unacknowledged); with --orderly,
+    /// a FIFO group (the broker blocks a queue while its last pop is
+    /// unacknowledged). Pop needs --messages; not with --commit sync or
+    /// --retry-topic; its faults are --lost-acks and --slow-batches, and a
+    /// FIFO group's also --broker-crashes.
     #[arg(long, default_value = "push")]
     pub consumption: Consumption,
     /// With --consumption pop, the group's popShareQueueNum: -1 (the
@@ -337,8 +340,12 @@ fn describe(error: &ConfigError) -> String {
         } => format!("--scenario {scenario} needs {} {min} or more", size.flag()),
         ConfigError::OrderlyOnly { size } => format!("{} needs --orderly", size.flag()),
         ConfigError::MessagesOnly { size } => format!("{} needs --messages", size.flag()),
+        ConfigError::FifoOnly { size } => format!(
+            "{} needs a FIFO group of POP consumers (--consumption pop --orderly)",
+            size.flag()
+        ),
         ConfigError::StopsWithoutRestarts => {
-            "--restart-stops and --restart-downtime need --broker-restarts or --disk-losses".into()
+            "--restart-stops and --restart-downtime need --broker-restarts, --disk-losses or --broker-crashes".into()
         }
         other => other.to_string(),
     }
@@ -364,7 +371,7 @@ mod tests {
             // POP's faults with a FIFO group of POP consumers, the others
             // with orderly push consumers.
             let consumption = match fault.spec().layer {
-                Layer::Pop => "pop",
+                Layer::Pop | Layer::Fifo => "pop",
                 _ => "push",
             };
             for &size in fault.spec().budgets {

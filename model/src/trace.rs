@@ -591,11 +591,11 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
 /// configuration knows.
 pub fn describe_fault(cfg: &Config, fault: Fault) -> String {
     match fault {
-        Fault::Restart | Fault::DiskLoss if cfg.protocol.restart_stops => {
-            let disk = if fault == Fault::DiskLoss {
-                " on a replaced disk, its offsets lost"
-            } else {
-                ""
+        Fault::Restart | Fault::DiskLoss | Fault::BrokerCrash if cfg.protocol.restart_stops => {
+            let disk = match fault {
+                Fault::DiskLoss => " on a replaced disk, its offsets lost",
+                Fault::BrokerCrash => " after a crash, its queues' order info lost",
+                _ => "",
             };
             let tables = if cfg.orderly().is_some() {
                 "member and lock tables"

@@ -66,6 +66,11 @@ pub enum ConfigError {
         /// The number that needs it.
         size: Size,
     },
+    /// A fault of a FIFO group of POP consumers asked for without one.
+    FifoOnly {
+        /// The number that needs it.
+        size: Size,
+    },
     /// POP consumption without a part it needs.
     PopNeeds {
         /// What it needs, in the flags' words.
@@ -158,6 +163,10 @@ impl fmt::Display for ConfigError {
             Self::PopOnly { size } => {
                 write!(f, "{size} is modelled with POP consumption (--consumption pop) only")
             }
+            Self::FifoOnly { size } => write!(
+                f,
+                "{size} is modelled with a FIFO group of POP consumers (--consumption pop --orderly) only"
+            ),
             Self::PopNeeds { needs } => write!(f, "POP consumption needs {needs}"),
             Self::MessagesOnly { size } => {
                 write!(f, "{size} is modelled with messages only")
@@ -173,7 +182,7 @@ impl fmt::Display for ConfigError {
             } => write!(f, "the variants {first} and {second} cannot go together: {reason}"),
             Self::StopsWithoutRestarts => f.write_str(
                 "a restart's stopped phase needs a broker that restarts \
-                 (broker restarts or disk losses)",
+                 (broker restarts, disk losses or broker crashes)",
             ),
             Self::DowntimeWithoutStops => {
                 f.write_str("a restart downtime needs the restart's stopped phase")

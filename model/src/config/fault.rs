@@ -103,8 +103,15 @@ dense_enum! {
         LoseAck,
         /// POP: the batches the consumer's listener is running outlast
         /// their invisible time (60 s by default): the broker revives their
-        /// messages while they run, and their acknowledgements come too late.
+        /// messages while they run, and the remoting client drops their
+        /// results (a FIFO group's gRPC client acknowledges them late).
         SlowBatch,
+        /// A FIFO group of POP consumers: the broker is killed with no
+        /// clean shutdown and starts again. It loses what a restart loses
+        /// and the group's order info of its queues' last pops
+        /// (`consumerOrderInfo.json`, persisted every 10 s), so no queue
+        /// is blocked any more.
+        BrokerCrash,
     }
 }
 
@@ -216,7 +223,7 @@ impl Fault {
     /// The one definition of the fault.
     pub const fn spec(self) -> FaultSpec {
         use Effect::{Now, Scheduled};
-        use Layer::{Messages, Orderly, Pop, Rebalance};
+        use Layer::{Fifo, Messages, Orderly, Pop, Rebalance};
         use Pick::{First, Last, Script};
         use Target::{Broker, Consumer, NameServer};
         let (target, budgets, pick, layer, effect, words, periodic): (_, &[Size], _, _, _, _, _) = match self {
@@ -440,6 +447,15 @@ impl Fault {
                 Pop,
                 Now,
                 "its running batches outlast their invisible time",
+                false,
+            ),
+            Self::BrokerCrash => (
+                Broker,
+                &[Size::BrokerCrashes],
+                First,
+                Fifo,
+                Now,
+                "crashes and starts again (member table and the order info of its queues' last pops lost)",
                 false,
             ),
         };

@@ -219,12 +219,17 @@ fn validate(scenario: Scenario, sizes: &Sizes) -> Result<(), ConfigError> {
 /// Checks that POP consumption has what it needs and nothing it does not
 /// model, and that its faults come with it.
 fn validate_pop(sizes: &Sizes, protocol: &ProtocolOptions) -> Result<(), ConfigError> {
-    let pop_faults = || {
+    let faults_of = |layer| {
         Fault::all()
-            .filter(|f| f.spec().layer == Layer::Pop)
+            .filter(move |f| f.spec().layer == layer)
             .flat_map(|f| f.spec().budgets.iter().copied())
     };
     let given = |size: Size| sizes.count(size).is_some_and(|n| n > 0);
+    if !protocol.fifo {
+        if let Some(size) = faults_of(Layer::Fifo).find(|&size| given(size)) {
+            return Err(ConfigError::FifoOnly { size });
+        }
+    }
     if protocol.fifo && protocol.consumption == Consumption::Push {
         return Err(ConfigError::NotTogether {
             first: "a FIFO group of POP consumers",
@@ -242,7 +247,7 @@ fn validate_pop(sizes: &Sizes, protocol: &ProtocolOptions) -> Result<(), ConfigE
         });
     }
     if protocol.consumption == Consumption::Push {
-        return match pop_faults().find(|&size| given(size)) {
+        return match faults_of(Layer::Pop).find(|&size| given(size)) {
             Some(size) => Err(ConfigError::PopOnly { size }),
             None => Ok(()),
         };
@@ -448,7 +453,8 @@ impl Config {
         validate(scenario, &sizes)?;
         validate_orderly(scenario, &sizes, protocol.orderly)?;
         validate_pop(&sizes, &protocol)?;
-        if protocol.restart_stops && sizes.broker_restarts + sizes.disk_losses == 0 {
+        let restarts = sizes.broker_restarts + sizes.disk_losses + sizes.broker_crashes;
+        if protocol.restart_stops && restarts == 0 {
             return Err(ConfigError::StopsWithoutRestarts);
         }
         if protocol.orderly.is_some_and(|t| t.restart_downtime > 0) && !protocol.restart_stops {

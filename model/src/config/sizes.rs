@@ -274,8 +274,15 @@ sizes_table! {
         LostAcks lost_acks: usize = 0, "--lost-acks", "lost acks";
         /// POP: consumers (the first ones) whose running batches may, once,
         /// outlast their invisible time: the broker revives their messages
-        /// while they run, and their acknowledgements come too late.
+        /// while they run; the remoting client drops their results, a FIFO
+        /// group's gRPC client acknowledges them late.
         SlowBatches slow_batches: usize = 0, "--slow-batches", "slow batches";
+        /// A FIFO group of POP consumers: brokers (the first ones) that
+        /// may crash once (killed, no clean shutdown): a restart that also
+        /// loses the group's order info of its queues' last pops
+        /// (persisted every 10 s), so that a queue whose batch still runs
+        /// is popped again.
+        BrokerCrashes broker_crashes: usize = 0, "--broker-crashes", "broker crashes";
         /// Orderly: ticks by which the first consumer's wall clock may be
         /// stepped back, a tick at a time: its locks' ages stand still,
         /// while its renewal, on the monotonic clock, comes when due.

@@ -146,6 +146,22 @@ impl BrokerDisk {
         }
     }
 
+    /// The disk a crash leaves (the process killed, no clean shutdown):
+    /// a FIFO group's order info as of before its queues' last pops
+    /// ([`PopTable::order_info_lost`]). The offsets, persisted every 5 s,
+    /// are the model's as of the crash (one just after their flush), and
+    /// the checkpoints and acknowledgements are in the commit log. Every
+    /// field is named, as in [`BrokerDisk::lost`].
+    pub fn crashed(&self, cfg: &Config) -> Self {
+        Self {
+            offsets: self.offsets,
+            evicted: self.evicted,
+            retried: self.retried,
+            synced: self.synced,
+            pop: self.pop.order_info_lost(cfg),
+        }
+    }
+
     /// The disk of the slave that serves after a failover: the offsets of
     /// its last sync, and the same commit log (the model's logs are
     /// written before the run). Every field is named, as in
@@ -439,6 +455,7 @@ impl BrokerState {
         match fault {
             Fault::Restart => Some(self.stop(cfg, self.disk, stops)),
             Fault::DiskLoss => Some(self.stop(cfg, self.disk.lost(), stops)),
+            Fault::BrokerCrash => Some(self.stop(cfg, self.disk.crashed(cfg), stops)),
             Fault::Failover => self.fail_over(cfg),
             // A lease timed by the monotonic clock: the step moves none.
             Fault::ClockStep if cfg.has(Variant::BrokerLeaseMonotonic) => None,

@@ -96,6 +96,27 @@ impl PopTable {
     }
 }
 
+impl PopTable {
+    /// The table after a crash that lost a FIFO group's order info of its
+    /// queues' last pops (`consumerOrderInfo.json` is persisted every
+    /// 10 s and at a clean shutdown): no queue is blocked, each message
+    /// still invisible is visible again at its place, and its handle's
+    /// acknowledgement still counts until the queue is popped again
+    /// (`commitAndNext` commits an acknowledgement it has no order info
+    /// for).
+    pub fn order_info_lost(self, cfg: &Config) -> Self {
+        let mut table = self;
+        for queue in 0..cfg.queues.len() {
+            for offset in 0..cfg.sizes.messages {
+                if let (PopStatus::Invisible, attempt) = self.status(cfg, queue, offset) {
+                    table.set(cfg, queue, offset, PopStatus::Revived, attempt);
+                }
+            }
+        }
+        table
+    }
+}
+
 impl BrokerState {
     /// `POP_MESSAGE` of `queue`: a batch ([`batch`], or for a FIFO group
     /// [`fifo_batch`]), each of its messages made invisible under a new
@@ -347,5 +368,32 @@ pub(crate) mod tests {
         let (again, out) = expired.pop(&cfg, c1, 0, false, 0);
         assert_eq!(popped(&out), (0, 1, 2));
         assert!(again.ack(&cfg, 0, 0, 1, 1).is_none());
+    }
+
+    #[test]
+    fn a_crash_unblocks_a_fifo_queue_and_its_handle_still_counts_until_it_is_popped_again() {
+        let mut cfg = config_of(true);
+        cfg.sizes.pull_batch = 1;
+        let broker = BrokerState::start(&cfg, 0).0;
+        let (c1, c2) = (Peer::Consumer(0), Peer::Consumer(1));
+        let (first, _) = broker.pop(&cfg, c1, 0, false, 0);
+        let (blocked, _) = first.pop(&cfg, c2, 0, false, 0);
+        assert_eq!(blocked, first, "blocked before the crash");
+        let crashed = BrokerState {
+            disk: first.disk.crashed(&cfg),
+            ..first
+        };
+        assert_eq!(crashed.disk.pop.status(&cfg, 0, 0), (PopStatus::Revived, 1));
+        assert_eq!(crashed.disk.pop.status(&cfg, 0, 1), (PopStatus::Waiting, 0));
+        let (late, _) = crashed
+            .ack(&cfg, 0, 0, 1, 1)
+            .expect("no order info: it commits");
+        assert_eq!(late.disk.pop.status(&cfg, 0, 0), (PopStatus::Acked, 1));
+        let (again, out) = crashed.pop(&cfg, c2, 0, false, 0);
+        assert_eq!(popped(&out), (0, 1, 2));
+        assert!(
+            again.ack(&cfg, 0, 0, 1, 1).is_none(),
+            "popped again: its pop time differs"
+        );
     }
 }
