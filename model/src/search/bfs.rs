@@ -622,12 +622,8 @@ where
                 self.generated.fetch_add(generated, Ordering::Relaxed);
                 let unique = self.unique.fetch_add(work.new, Ordering::Relaxed) + work.new;
                 work.new = 0;
-                if self.options.limits.states_reached(unique) {
-                    self.end(Cutoff::StateLimit);
-                } else if self.options.limits.timed_out(self.started) {
-                    self.end(Cutoff::Timeout);
-                } else if self.options.limits.memory_reached() {
-                    self.end(Cutoff::MemoryBudget);
+                if let Some(cutoff) = self.options.limits.reached(unique, self.started) {
+                    self.end(cutoff);
                 }
                 tick();
             }

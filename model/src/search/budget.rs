@@ -64,7 +64,17 @@ impl Limits {
     pub fn reached(&self, states: usize, started: Instant) -> Option<Cutoff> {
         if self.states_reached(states) {
             Some(Cutoff::StateLimit)
-        } else if self.timed_out(started) {
+        } else {
+            self.time_or_memory_reached(started)
+        }
+    }
+
+    /// The limit, if any, other than the states' that a search begun at
+    /// `started` has reached: the time, then the memory. Each reads a
+    /// clock, so a search asks once per batch of states, and asks
+    /// [`Limits::states_reached`] first.
+    pub fn time_or_memory_reached(&self, started: Instant) -> Option<Cutoff> {
+        if self.timed_out(started) {
             Some(Cutoff::Timeout)
         } else if self.memory_reached() {
             Some(Cutoff::MemoryBudget)
@@ -173,12 +183,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_state_limit_is_met_before_the_timeout() {
+    fn the_limits_are_the_states_the_time_and_the_memory() {
         let started = Instant::now();
         let none = Limits::default();
         assert_eq!(
-            (none.reached(usize::MAX, started), none.workers()),
-            (None, 1)
+            (
+                none.states_reached(usize::MAX),
+                none.time_or_memory_reached(started),
+                none.workers()
+            ),
+            (false, None, 1)
         );
         let all = Limits {
             max_states: Some(10),
@@ -188,11 +202,15 @@ mod tests {
         };
         assert_eq!(all.reached(10, started), Some(Cutoff::StateLimit));
         assert_eq!(all.reached(9, started), Some(Cutoff::Timeout));
+        assert_eq!(all.time_or_memory_reached(started), Some(Cutoff::Timeout));
         let memory = Limits {
             timeout: None,
             ..all
         };
-        assert_eq!(memory.reached(9, started), Some(Cutoff::MemoryBudget));
+        assert_eq!(
+            memory.time_or_memory_reached(started),
+            Some(Cutoff::MemoryBudget)
+        );
         assert_eq!(all.workers(), 3);
     }
 

@@ -326,6 +326,9 @@ impl<S> Recorder<'_, S> {
                 .drain(..)
                 .zip(buffer.fresh_lanes.chunks_exact(self.width));
             let fresh_ids = &mut buffer.fresh_ids;
+            // The time and the memory once a batch; the states' count,
+            // which the cut state's place depends on, once a state.
+            let clock = limits.time_or_memory_reached(self.started);
             for (&count, &id) in buffer.counts.iter().zip(&buffer.ids) {
                 // States outside the boundary were never queued: give them
                 // no edges.
@@ -335,7 +338,11 @@ impl<S> Recorder<'_, S> {
                 }
                 self.expanded += 1;
                 if graph.cutoff.is_none() {
-                    graph.cutoff = limits.reached(graph.parent.len(), self.started);
+                    graph.cutoff = if limits.states_reached(graph.parent.len()) {
+                        Some(Cutoff::StateLimit)
+                    } else {
+                        clock
+                    };
                 }
                 let mut skip = graph.cutoff.is_some() || found_bad(keep, graph);
                 if !skip && count.is_none() {
