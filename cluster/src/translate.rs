@@ -721,8 +721,10 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 if let Some((open, again)) = reopened.get(broker).cloned() {
                     fired(&mut out.rules_fired, EXPIRED_CHANNEL_REGISTERS, line);
                     if *kind == GroupEvent::ClientUnregister && open == *addr {
-                        // Its close, reported after the removal.
+                        // Its close, reported after the removal: the
+                        // channel is gone, and its port free for another.
                         reopened.remove(broker);
+                        expired.retain(|c| *c != channel);
                     } else if let Some(at) = clients.iter().position(|c| *c == again) {
                         clients.remove(at);
                     }
@@ -733,6 +735,7 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                         // entry: the close's event may remove it first, and
                         // reports the table after the removal.
                         fired(&mut out.rules_fired, CLOSED_AS_SCANNED, line);
+                        expired.retain(|c| *c != channel);
                     } else if let Some(at) = expired_entry(&clients, &gone, last) {
                         fired(&mut out.rules_fired, LISTED_BEFORE_REMOVAL, line);
                         clients.remove(at);
@@ -761,6 +764,9 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 ..
             } => {
                 holders.retain(|(b, _), _| b != broker);
+                // A stop closes every channel.
+                expired.retain(|(b, _)| b != broker);
+                reopened.remove(broker);
                 stopping.push(broker);
                 if !starts_again(i, broker) {
                     fired(&mut out.rules_fired, BROKER_GONE, line);
@@ -1373,6 +1379,42 @@ mod tests {
         assert_eq!(
             lines_of(EXPIRED_CHANNEL_REGISTERS),
             [first + 5, first + 6, first + 7, first + 8]
+        );
+    }
+
+    /// A channel the expiry scan removed is gone once its close is seen:
+    /// a later connection from the same port (the system may give it out
+    /// again) registers and closes as any other.
+    #[test]
+    fn a_port_reused_after_an_expired_channel_s_close_is_a_new_channel() {
+        let member = |t: u64, kind: &str, members: &[&str]| {
+            let members: Vec<String> = members
+                .iter()
+                .map(|m| format!(r#""127.0.0.1@{m}""#))
+                .collect();
+            format!(
+                r#"{{"t":{t},"p":"cluster","seq":{t},"thr":"x","ev":"b.member","broker":"broker-a","kind":"{kind}","client":"127.0.0.1@c1","addr":"/127.0.0.1:1","members":[{}]}}"#,
+                members.join(",")
+            )
+        };
+        let lines = [
+            member(10, "CLIENT_REGISTER", &["c1"]),
+            // The scan reports the channel it removes, then it closes.
+            member(11, "CLIENT_UNREGISTER", &["c1"]),
+            member(12, "CLIENT_UNREGISTER", &[]),
+            // A new connection on the same port.
+            member(13, "CLIENT_REGISTER", &["c1"]),
+            member(14, "CLIENT_UNREGISTER", &[]),
+        ];
+        let (_, seen) = translated(&lines);
+        assert_eq!(
+            seen,
+            [
+                "broker-a lists [c1]",
+                "broker-a lists []",
+                "broker-a lists [c1]",
+                "broker-a lists []",
+            ]
         );
     }
 
