@@ -108,14 +108,6 @@ fn bad_input_exits_2_with_a_message() {
         &["--memory", "-1"],
         &["--memory", "NaN"],
         &["--memory", "lots"],
-        &[
-            "--messages",
-            "1",
-            "--consumption",
-            "pop",
-            "--broker-crashes",
-            "1",
-        ],
     ] {
         let out = rebalance(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");

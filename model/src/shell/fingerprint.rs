@@ -288,21 +288,18 @@ impl Hash for ConsumerState {
         // every process queue is idle, found by comparing, not packing.
         let busy = self.queues.iter().fold(false, |busy, q| busy | !q.idle());
         let queues = busy && self.queues.iter().any(|q| q.packed() != 0);
-        let attempts = if busy {
+        let (attempts, timed_out) = if busy {
             self.queues
                 .iter()
                 .rev()
-                .fold(0u64, |word, q| word << 8 | u64::from(q.attempt))
+                .fold((0u64, 0u8), |(word, byte), q| {
+                    (
+                        word << 8 | u64::from(q.attempt),
+                        byte << 1 | u8::from(q.pop_timed_out),
+                    )
+                })
         } else {
-            0
-        };
-        let timed_out = if busy {
-            self.queues
-                .iter()
-                .rev()
-                .fold(0u8, |byte, q| byte << 1 | u8::from(q.pop_timed_out))
-        } else {
-            0
+            (0, 0)
         };
         let assigned = self
             .assigned

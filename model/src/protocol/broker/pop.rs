@@ -94,9 +94,7 @@ impl PopTable {
             }
         }
     }
-}
 
-impl PopTable {
     /// The table after a crash that lost a FIFO group's order info of its
     /// queues' last pops (`consumerOrderInfo.json` is persisted every
     /// 10 s and at a clean shutdown): no queue is blocked, each message
@@ -335,14 +333,21 @@ pub(crate) mod tests {
         assert_eq!(acked.disk.pop.status(&cfg, 0, 1), (PopStatus::Revived, 1));
     }
 
-    #[test]
-    fn a_fifo_queue_is_blocked_while_its_last_pop_is_invisible_and_popped_again_in_order() {
+    /// A FIFO group's broker, pops of one message, after consumer 0's
+    /// pop of queue 0 took its first message under handle 1.
+    fn fifo_popped_once() -> (Config, BrokerState) {
         let mut cfg = config_of(true);
         cfg.sizes.pull_batch = 1;
         let broker = BrokerState::start(&cfg, 0).0;
-        let c1 = Peer::Consumer(0);
-        let (first, out) = broker.pop(&cfg, c1, 0, false, 0);
+        let (first, out) = broker.pop(&cfg, Peer::Consumer(0), 0, false, 0);
         assert_eq!(popped(&out), (0, 1, 1));
+        (cfg, first)
+    }
+
+    #[test]
+    fn a_fifo_queue_is_blocked_while_its_last_pop_is_invisible_and_popped_again_in_order() {
+        let (cfg, first) = fifo_popped_once();
+        let c1 = Peer::Consumer(0);
         // Blocked: message 1 waits until message 0 is settled.
         let (blocked, out) = first.pop(&cfg, c1, 0, false, 0);
         assert_eq!((popped(&out), blocked), ((0, 0, 0), first));
@@ -357,11 +362,8 @@ pub(crate) mod tests {
 
     #[test]
     fn a_fifo_handle_past_its_invisible_time_is_acknowledged_until_its_queue_is_popped_again() {
-        let mut cfg = config_of(true);
-        cfg.sizes.pull_batch = 1;
-        let broker = BrokerState::start(&cfg, 0).0;
+        let (cfg, first) = fifo_popped_once();
         let c1 = Peer::Consumer(0);
-        let (first, _) = broker.pop(&cfg, c1, 0, false, 0);
         let (expired, _) = first.revive(&cfg, 0, 0, 1, 1).unwrap();
         let (late, _) = expired.ack(&cfg, 0, 0, 1, 1).unwrap();
         assert_eq!(late.disk.pop.status(&cfg, 0, 0), (PopStatus::Acked, 1));
@@ -372,11 +374,8 @@ pub(crate) mod tests {
 
     #[test]
     fn a_crash_unblocks_a_fifo_queue_and_its_handle_still_counts_until_it_is_popped_again() {
-        let mut cfg = config_of(true);
-        cfg.sizes.pull_batch = 1;
-        let broker = BrokerState::start(&cfg, 0).0;
-        let (c1, c2) = (Peer::Consumer(0), Peer::Consumer(1));
-        let (first, _) = broker.pop(&cfg, c1, 0, false, 0);
+        let (cfg, first) = fifo_popped_once();
+        let c2 = Peer::Consumer(1);
         let (blocked, _) = first.pop(&cfg, c2, 0, false, 0);
         assert_eq!(blocked, first, "blocked before the crash");
         let crashed = BrokerState {
