@@ -5,10 +5,11 @@ use rocketmq_rebalance_model::report::{Expectation, Report, Status};
 use serde::Serialize;
 
 use rocketmq_rebalance_model::report::{
-    AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, DUPLICATE_DELIVERY, EVERY_CALL_ENDS,
-    EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN, FULL_CONVERGENCE, IN_ORDER,
-    NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_LONG_STALL, NO_MESSAGE_RUN_TWICE,
-    NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK, PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
+    AGREE_AT_REST, BLOCKED_BY_ABANDONED_POP, CONVERGED_WHEN_QUIESCENT, CONVERGES,
+    DUPLICATE_DELIVERY, EVERY_CALL_ENDS, EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN,
+    FULL_CONVERGENCE, IN_ORDER, NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_LONG_STALL,
+    NO_MESSAGE_RUN_TWICE, NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK, PAUSED_QUEUE, TRANSIENT_DOUBLE,
+    TRANSIENT_ORPHAN,
 };
 
 use crate::observe::{Observer, Sighting};
@@ -329,7 +330,7 @@ pub fn why_not_compared(name: &str, pop: bool) -> Option<&'static str> {
             "POP's: a push group's batches are judged by queue (no queue consumed by two \
              at once)"
         }
-        IN_ORDER => {
+        IN_ORDER | BLOCKED_BY_ABANDONED_POP => {
             "a FIFO group's: the harness runs no FIFO group (the gRPC clients through the \
              proxy; the remoting client never pops for an orderly listener)"
         }

@@ -11,9 +11,9 @@ use rocketmq_rebalance_flags::ModelArgs;
 use rocketmq_rebalance_model::{
     check,
     report::{
-        Report, Status, CONVERGED_WHEN_QUIESCENT, CONVERGES, DUPLICATE_DELIVERY,
-        EVERY_MESSAGE_CONSUMED, IN_ORDER, NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP,
-        NO_MESSAGE_RUN_TWICE, PAUSED_QUEUE,
+        Report, Status, BLOCKED_BY_ABANDONED_POP, CONVERGED_WHEN_QUIESCENT, CONVERGES,
+        DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED, IN_ORDER, NO_CONCURRENT_CONSUMPTION,
+        NO_DOUBLE_OWNERSHIP, NO_MESSAGE_RUN_TWICE, PAUSED_QUEUE,
     },
     CheckOptions,
 };
@@ -173,6 +173,47 @@ fn a_broker_crash_runs_a_fifo_queue_twice_at_once() {
     }
 }
 
+/// A FIFO queue waits out its invisible time when the handle that blocks
+/// it is one nobody will settle: the consumer holding it killed, its
+/// acknowledgement lost, or its pop's answer lost and retried as a new
+/// attempt (the gRPC client before attempt ids); the same retry with the
+/// lost pop's attempt id re-enters the queue. Unique states, and whether
+/// a pop is refused for such a handle.
+#[test]
+fn a_fifo_queue_waits_out_a_pop_nobody_settles() {
+    let fifo = [
+        "--orderly",
+        "--consumption",
+        "pop",
+        "--messages",
+        "1",
+        "--joins",
+        "0",
+    ];
+    let without_id = ["--variant", "fifo-pop-without-attempt-id"];
+    let lost_answer = ["--lost-pop-answers", "1"];
+    for (fault, unique, blocked) in [
+        (&[][..], 55, Status::NotFound),
+        (&["--kills", "1"][..], 356, Status::Found),
+        (&["--lost-acks", "1"][..], 230, Status::Found),
+        (&lost_answer[..], 233, Status::NotFound),
+        (
+            &[&lost_answer[..], &without_id].concat()[..],
+            179,
+            Status::Found,
+        ),
+    ] {
+        let r = report(&[&fifo[..], fault].concat());
+        assert_eq!(r.unique_states, unique, "{fault:?}");
+        assert_eq!(
+            status(&r, BLOCKED_BY_ABANDONED_POP),
+            Some(blocked),
+            "{fault:?}"
+        );
+        assert_eq!(status(&r, IN_ORDER), Some(Status::Holds), "{fault:?}");
+    }
+}
+
 /// Spaces above this are left to the opt-in test.
 const LARGE: usize = 1_000_000;
 
@@ -276,6 +317,7 @@ fn pop_faults_leave_every_message_consumed_under_fairness() {
         "--lost-acks",
         "--consume-failures",
         "--slow-batches",
+        "--lost-pop-answers",
         "--crashes",
     ] {
         for orderly in [&[][..], &["--orderly"]] {

@@ -109,6 +109,7 @@
 //! | `no stall past the bound` ([`NO_LONG_STALL`](report::NO_LONG_STALL)) | always (`--messages`, with `--max-stall K`) | no queue with a message waits more than K (ticks of the orderly clock, else steps of its owner) while a live consumer owns it; decided on the harms' graph |
 //! | `every message consumed` ([`EVERY_MESSAGE_CONSUMED`](report::EVERY_MESSAGE_CONSUMED)) | eventually (`--messages`) | every fair run delivers every message of every topic a live consumer subscribes to |
 //! | `no message consumed before an earlier one` ([`IN_ORDER`](report::IN_ORDER)) | always (`--consumption pop --orderly`) | in every state, a running batch of a queue starts after every earlier message of the queue was delivered |
+//! | `queue blocked by an abandoned pop` ([`BLOCKED_BY_ABANDONED_POP`](report::BLOCKED_BY_ABANDONED_POP)) | sometimes (`--consumption pop --orderly`) | some queue's pop is refused while the handle that blocks it is one nobody will run, acknowledge or re-enter: the queue waits out its invisible time, though a consumer pops it |
 //! | `no queue consumed by two at once` ([`NO_CONCURRENT_CONSUMPTION`](report::NO_CONCURRENT_CONSUMPTION)) | always (`--orderly`) | in every state, no queue has a batch running at two live consumers |
 //! | `no message consumed by two at once` ([`NO_MESSAGE_RUN_TWICE`](report::NO_MESSAGE_RUN_TWICE)) | always (`--consumption pop`) | in every state, no message is in batches running at two consumers |
 //! | `one live lock per queue` ([`ONE_LIVE_LOCK`](report::ONE_LIVE_LOCK)) | always (`--orderly`) | no two live consumers trust a lock of one queue at once |
@@ -175,10 +176,11 @@ pub mod report {
         Expectation, FingerprintBits, LivenessStats, PropertyReport, Report, Status, Stopped,
     };
     pub use crate::guarantees::{
-        AGREE_AT_REST, CONVERGED_WHEN_QUIESCENT, CONVERGES, DUPLICATE_DELIVERY, EVERY_CALL_ENDS,
-        EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN, FULL_CONVERGENCE, IN_ORDER,
-        NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_LONG_STALL, NO_MESSAGE_RUN_TWICE,
-        NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK, PAUSED_QUEUE, TRANSIENT_DOUBLE, TRANSIENT_ORPHAN,
+        AGREE_AT_REST, BLOCKED_BY_ABANDONED_POP, CONVERGED_WHEN_QUIESCENT, CONVERGES,
+        DUPLICATE_DELIVERY, EVERY_CALL_ENDS, EVERY_MESSAGE_CONSUMED, EVERY_QUEUE_CONSUMED_AGAIN,
+        FULL_CONVERGENCE, IN_ORDER, NO_CONCURRENT_CONSUMPTION, NO_DOUBLE_OWNERSHIP, NO_LONG_STALL,
+        NO_MESSAGE_RUN_TWICE, NO_MESSAGE_SKIPPED, ONE_LIVE_LOCK, PAUSED_QUEUE, TRANSIENT_DOUBLE,
+        TRANSIENT_ORPHAN,
     };
 }
 

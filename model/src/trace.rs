@@ -57,6 +57,25 @@ pub fn describe_step(
     (describe_action(model, Some(before), action), changes)
 }
 
+/// Whether the answer to a pop of `queue`, from `src` to `dst`, is lost on
+/// its way in `before`: the consumer asked for it and loses its next one
+/// ([`Fault::LosePopAnswer`]).
+fn answer_lost(
+    before: Option<&SystemState>,
+    src: Peer,
+    dst: Peer,
+    queue: u8,
+    generation: bool,
+    epoch: u8,
+) -> bool {
+    let (Some(state), Peer::Broker(b), Peer::Consumer(c)) = (before, src, dst) else {
+        return false;
+    };
+    let consumer = &state.consumers[usize::from(c)];
+    consumer.faults.contains(Fault::LosePopAnswer)
+        && consumer.asked(b, usize::from(queue), generation, epoch)
+}
+
 /// The line that marks a lasso's cycle: the `len` steps after step `start`
 /// repeat for ever, or, with none, the state after step `start` stays.
 pub fn cycle_marker(start: usize, len: usize) -> String {
@@ -234,6 +253,21 @@ pub fn describe_action(
                     "{dst}: a later route poll succeeds, {}",
                     describe_route(cfg, route)
                 ),
+                Message::PopResult {
+                    queue,
+                    from,
+                    to,
+                    generation,
+                    epoch,
+                    ..
+                } if from < to
+                    && answer_lost(before, env.src, env.dst, queue, generation, epoch) =>
+                {
+                    format!(
+                        "{src} -> {dst}: {}: lost on the way, the receive times out",
+                        describe_message(cfg, &env.msg)
+                    )
+                }
                 _ => format!("{src} -> {dst}: {}", describe_message(cfg, &env.msg)),
             }
         }
@@ -422,10 +456,18 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
             "pulled {} [{from}, {to})",
             cfg.queues[usize::from(*queue)].label
         ),
-        Message::PopMessage { queue, epoch, .. } => format!(
-            "POP_MESSAGE {}{}",
+        Message::PopMessage {
+            queue,
+            epoch,
+            reenters,
+            ..
+        } => format!(
+            "POP_MESSAGE {}{}{}",
             cfg.queues[usize::from(*queue)].label,
-            on_connection(*epoch)
+            on_connection(*epoch),
+            reenters.map_or(String::new(), |h| format!(
+                ", the attempt id of its lost pop (handle {h})"
+            ))
         ),
         Message::PopResult {
             queue,

@@ -106,6 +106,13 @@ dense_enum! {
         /// messages while they run, and the remoting client drops their
         /// results (a FIFO group's gRPC client acknowledges them late).
         SlowBatch,
+        /// POP: the answer to the consumer's next `POP_MESSAGE` that brings
+        /// messages is lost, the connection alive: its receive times out
+        /// (`DEADLINE_EXCEEDED`) and it pops again, a FIFO group's gRPC
+        /// client with the lost pop's attempt id. The popped messages stay
+        /// invisible until their invisible time passes, unless that retry
+        /// re-enters the queue and pops them again.
+        LosePopAnswer,
         /// A FIFO group of POP consumers: the broker is killed with no
         /// clean shutdown and starts again. It loses what a restart loses
         /// and the group's order info of its queues' last pops
@@ -447,6 +454,15 @@ impl Fault {
                 Pop,
                 Now,
                 "its running batches outlast their invisible time",
+                false,
+            ),
+            Self::LosePopAnswer => (
+                Consumer,
+                &[Size::LostPopAnswers],
+                First,
+                Pop,
+                Scheduled("its next answer to a POP_MESSAGE is lost"),
+                "its next answer to a POP_MESSAGE with messages will be lost",
                 false,
             ),
             Self::BrokerCrash => (

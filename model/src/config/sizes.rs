@@ -277,6 +277,12 @@ sizes_table! {
         /// while they run; the remoting client drops their results, a FIFO
         /// group's gRPC client acknowledges them late.
         SlowBatches slow_batches: usize = 0, "--slow-batches", "slow batches";
+        /// POP: consumers (the first ones) that may each lose one answer
+        /// to a POP_MESSAGE that brought messages, the connection alive:
+        /// the receive times out and the consumer pops again (a FIFO
+        /// group's gRPC client with the same attempt id, which re-enters
+        /// the queue its lost pop blocks).
+        LostPopAnswers lost_pop_answers: usize = 0, "--lost-pop-answers", "lost pop answers";
         /// A FIFO group of POP consumers: brokers (the first ones) that
         /// may crash once (killed, no clean shutdown): a restart that also
         /// loses the group's order info of its queues' last pops

@@ -92,6 +92,10 @@ dense_enum! {
         ClientLockTrustMonotonic,
         /// A broker times its lock leases with its monotonic clock.
         BrokerLeaseMonotonic,
+        /// The gRPC Java client before attempt ids: a FIFO group's pop
+        /// retried after a timeout is a new attempt, which the lost pop's
+        /// block refuses.
+        FifoPopWithoutAttemptId,
     }
 }
 
@@ -106,7 +110,8 @@ pub enum VariantKind {
     Historical,
     /// A fix or a setting for one of the model's findings.
     Remedy,
-    /// Another client's behaviour (Go, rocketmq-rust).
+    /// Another client's behaviour (Go, rocketmq-rust, the gRPC Java
+    /// client).
     Client,
 }
 
@@ -255,6 +260,8 @@ pub enum Needs {
     Orderly,
     /// Messages (`--messages`).
     Messages,
+    /// A FIFO group of POP consumers (`--consumption pop --orderly`).
+    Fifo,
 }
 
 /// A variant's catalogue entry.
@@ -837,6 +844,48 @@ impl Variant {
                     test_bound: Some(600_000),
                 },
             },
+            Self::FifoPopWithoutAttemptId => Entry {
+                name: "fifo-pop-without-attempt-id",
+                kind: VariantKind::Client,
+                reference: "rocketmq-clients pull request #547 (ReceiveMessageRequest carries an \
+                            attempt_id, kept when the request times out), answering issue #525",
+                versions: "the gRPC Java client (rocketmq-clients) before June 2023",
+                releases: None,
+                changes: "a FIFO group's consumer whose pop timed out pops again as a new \
+                          attempt, which the broker's block of the lost pop refuses until its \
+                          invisible time passes, where a retry with the same attempt id \
+                          re-enters the queue",
+                answers: None,
+                switch_of: None,
+                needs: Needs::Fifo,
+                demonstration: Demonstration {
+                    flags: &[
+                        "--brokers",
+                        "1",
+                        "--queues",
+                        "1",
+                        "--consumers",
+                        "1",
+                        "--joins",
+                        "0",
+                        "--messages",
+                        "1",
+                        "--consumption",
+                        "pop",
+                        "--orderly",
+                        "--lost-pop-answers",
+                        "1",
+                    ],
+                    verdicts: &[Verdicts {
+                        property: "queue blocked by an abandoned pop",
+                        without: "not-found",
+                        with: "found",
+                    }],
+                    harms: &[],
+                    liveness: false,
+                    test_bound: None,
+                },
+            },
             Self::RustOrderlyOffsetFrozen => Entry {
                 name: "rust-orderly-offset-frozen",
                 kind: VariantKind::Client,
@@ -1262,6 +1311,9 @@ impl Config {
             Needs::Orderly if self.orderly().is_none() => Some("orderly consumption (--orderly)"),
             Needs::Messages if !self.messages() => Some("messages (--messages)"),
             Needs::Messages if self.pops() => Some("push consumption (--consumption push)"),
+            Needs::Fifo if !(self.pops() && self.protocol.fifo) => {
+                Some("a FIFO group of POP consumers (--consumption pop --orderly)")
+            }
             _ if v == Variant::ClientIdPidOnly && self.consumers.len() < 2 => {
                 Some("two consumers or more (--consumers)")
             }

@@ -6,7 +6,9 @@ use rocketmq_rebalance_properties::{double_owned, is_partition, orphaned};
 use crate::config::{members_of, Config, ConsumerSet, QueueSet};
 use crate::config::{set_of, Allocator, Route};
 use crate::protocol::message::NO_OFFSET;
-use crate::protocol::{BrokerState, ConsumerState, NameServerState, Peer, Phase, PopStatus, Timer};
+use crate::protocol::{
+    BrokerState, ConsumerState, Message, NameServerState, Peer, Phase, PopStatus, Timer,
+};
 use crate::shell::{RebalanceModel, SystemState};
 
 /// One system state seen by role; borrowing only, so that evaluating a
@@ -229,6 +231,92 @@ impl<'a> Group<'a> {
                 pq.running() && (0..usize::from(pq.from)).any(|o| self.deliveries(*q, o) == 0)
             })
             .count()
+    }
+
+    /// FIFO: queues a consumer's pop was refused for (its empty answer on
+    /// its way) while a handle nobody will settle blocks them: no batch
+    /// runs it, no answer brings it to a consumer that asked, no retry
+    /// with its pop's attempt id re-enters it, and no acknowledgement of
+    /// it is on its way on a live connection. Such a queue waits for the
+    /// handle's invisible time, however often it is popped.
+    pub fn blocked_by_abandoned_pops(&self) -> QueueSet {
+        let network = &self.state.network;
+        let claimed = |q: usize, h: u8| {
+            let by_consumer = self.consumers().any(|c| {
+                let pq = &c.queues[q];
+                (pq.running() && pq.attempt == h) || pq.reenters == Some(h)
+            });
+            by_consumer
+                || network.iter().any(|env| match (env.msg, env.src, env.dst) {
+                    (
+                        Message::PopResult {
+                            queue,
+                            from,
+                            to,
+                            attempt,
+                            generation,
+                            epoch,
+                        },
+                        Peer::Broker(b),
+                        Peer::Consumer(c),
+                    ) => {
+                        usize::from(queue) == q
+                            && from < to
+                            && attempt == h
+                            && self.state.consumers[usize::from(c)].asked(b, q, generation, epoch)
+                    }
+                    (
+                        Message::PopMessage {
+                            queue, reenters, ..
+                        },
+                        ..,
+                    ) => usize::from(queue) == q && reenters == Some(h),
+                    (
+                        Message::AckMessage {
+                            queue,
+                            attempt,
+                            epoch,
+                            ..
+                        },
+                        Peer::Consumer(c),
+                        Peer::Broker(b),
+                    ) => {
+                        usize::from(queue) == q
+                            && attempt == h
+                            && self.state.consumers[usize::from(c)].epoch(b) == epoch
+                    }
+                    _ => false,
+                })
+        };
+        let refused = |q: usize| {
+            network.iter().any(|env| match (env.msg, env.src, env.dst) {
+                (
+                    Message::PopResult {
+                        queue,
+                        from,
+                        to,
+                        generation,
+                        epoch,
+                        ..
+                    },
+                    Peer::Broker(b),
+                    Peer::Consumer(c),
+                ) => {
+                    usize::from(queue) == q
+                        && from == to
+                        && self.state.consumers[usize::from(c)].asked(b, q, generation, epoch)
+                }
+                _ => false,
+            })
+        };
+        set_of(self.cfg.queues.len(), |q| {
+            let broker = &self.state.brokers[usize::from(self.cfg.broker_of(q))];
+            refused(q)
+                && (0..self.cfg.sizes.messages).any(|o| {
+                    let (status, h) = broker.disk.pop.status(self.cfg, q, o);
+                    status == PopStatus::Invisible && !claimed(q, h)
+                })
+        })
     }
 
     /// Every message of the route in force reached application code, on

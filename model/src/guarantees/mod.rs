@@ -68,6 +68,9 @@ pub const NO_MESSAGE_RUN_TWICE: &str = "no message consumed by two at once";
 /// Name of a FIFO group's promise: a batch of a queue starts only once
 /// every earlier message of the queue was delivered.
 pub const IN_ORDER: &str = "no message consumed before an earlier one";
+/// Name of the example of a FIFO queue that waits for the invisible time
+/// of a pop nobody will consume, while a consumer pops it.
+pub const BLOCKED_BY_ABANDONED_POP: &str = "queue blocked by an abandoned pop";
 /// Name of the lock promise: no two live consumers trust a lock of one
 /// queue at once.
 pub const ONE_LIVE_LOCK: &str = "one live lock per queue";
@@ -185,6 +188,12 @@ pub const PROPERTIES: &[ModelProperty] = &[
         layer: Layer::Fifo,
         expectation: Expectation::Always,
         condition: |model, state| Group::of(model, state).out_of_order() == 0,
+    },
+    ModelProperty {
+        name: BLOCKED_BY_ABANDONED_POP,
+        layer: Layer::Fifo,
+        expectation: Expectation::Sometimes,
+        condition: |model, state| Group::of(model, state).blocked_by_abandoned_pops() != 0,
     },
     ModelProperty {
         name: NO_CONCURRENT_CONSUMPTION,

@@ -309,6 +309,9 @@ pub enum Message {
         generation: bool,
         /// Connection epoch.
         epoch: u8,
+        /// A FIFO group's retry of a pop whose answer was lost, with its
+        /// attempt id: the handle that pop was answered with.
+        reenters: Option<u8>,
     },
     /// The answer to `POP_MESSAGE`: messages `[from, to)` of the queue
     /// under one handle (none when equal).

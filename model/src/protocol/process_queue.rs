@@ -54,6 +54,10 @@ pub struct ProcessQueue {
     /// remoting client drops its result (`isPopTimeout`), acknowledging
     /// nothing.
     pub pop_timed_out: bool,
+    /// With a FIFO group's POP, the handle of its last pop, whose answer
+    /// was lost as its receive timed out: its next pop carries that pop's
+    /// attempt id, and re-enters the queue the lost pop blocks.
+    pub reenters: Option<u8>,
 }
 
 impl ProcessQueue {
@@ -73,7 +77,8 @@ impl ProcessQueue {
             | u8::from(self.pulling)
             | u8::from(self.generation)
             | self.attempt
-            | u8::from(self.pop_timed_out);
+            | u8::from(self.pop_timed_out)
+            | self.reenters.map_or(0, |h| 4 | h);
         bytes == 0 && self.send_back == SendBack::No
     }
 

@@ -199,12 +199,13 @@ impl Packed for Message {
                 queue,
                 generation,
                 epoch,
+                reenters,
             } => (
                 30,
                 [
                     u16::from(queue) | u16::from(generation) << 8,
                     epoch.into(),
-                    0,
+                    reenters.map_or(0, |h| 4 | u16::from(h)),
                     0,
                 ],
             ),
@@ -275,13 +276,14 @@ impl Hash for Envelope {
 const _: () = assert!(17 * MAX_TOPICS + 25 <= 96 && Fault::COUNT <= 32);
 
 // A byte a process queue's POP attempt, in one word; a bit a queue's
-// timed-out POP batch, in one byte.
+// timed-out POP batch, in one byte; 16 bits a queue's retry, in two words.
 const _: () = assert!(MAX_MESSAGE_QUEUES <= 8);
 
 /// Three words, four more when it holds a process queue, a byte when it
-/// leaves queues' progress unreported, eight when it holds POP handles, and
-/// one when a POP batch of it timed out. The first word says whether those
-/// follow, so distinct states write distinct sequences.
+/// leaves queues' progress unreported, eight when it holds POP handles,
+/// one when a POP batch of it timed out, and sixteen when it retries a
+/// lost pop. The first word says whether those follow, so distinct states
+/// write distinct sequences.
 impl Hash for ConsumerState {
     fn hash<H: Hasher>(&self, h: &mut H) {
         // Nothing to write without messages or orderly consumption: then
@@ -301,6 +303,9 @@ impl Hash for ConsumerState {
         } else {
             (0, 0)
         };
+        let reentries = self.queues.iter().rev().fold(0u128, |word, q| {
+            word << 16 | q.reenters.map_or(0, |h| 0x100 | u128::from(h))
+        });
         let assigned = self
             .assigned
             .iter()
@@ -315,6 +320,7 @@ impl Hash for ConsumerState {
                 | u128::from(self.unreported != 0) << 41
                 | u128::from(attempts != 0) << 42
                 | u128::from(timed_out != 0) << 43
+                | u128::from(reentries != 0) << 44
                 | assigned << 64,
         );
         if queues {
@@ -330,6 +336,9 @@ impl Hash for ConsumerState {
         }
         if timed_out != 0 {
             h.write_u8(timed_out);
+        }
+        if reentries != 0 {
+            h.write_u128(reentries);
         }
         let orderly = u128::from(self.locking)
             | u128::from(self.adding) << 8

@@ -431,8 +431,11 @@ impl Machine for BrokerState {
             }
             Message::UnlockBatch { queues, .. } => Some(current.unlock_batch(cfg, c, *queues)),
             Message::PopMessage {
-                queue, generation, ..
-            } => Some(current.pop(cfg, from, *queue, *generation, epoch)),
+                queue,
+                generation,
+                reenters,
+                ..
+            } => Some(current.pop(cfg, from, *queue, *generation, *reenters, epoch)),
             Message::AckMessage {
                 queue,
                 from: first,

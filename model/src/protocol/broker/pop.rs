@@ -117,23 +117,24 @@ impl PopTable {
 
 impl BrokerState {
     /// `POP_MESSAGE` of `queue`: a batch ([`batch`], or for a FIFO group
-    /// [`fifo_batch`]), each of its messages made invisible under a new
-    /// handle. (RocketMQ reads the retry topic first one pop in five:
-    /// which comes first changes what is delivered when, not what is
-    /// delivered twice.)
+    /// [`fifo_batch`], which a retry of a lost pop `reenters`), each of its
+    /// messages made invisible under a new handle. (RocketMQ reads the
+    /// retry topic first one pop in five: which comes first changes what
+    /// is delivered when, not what is delivered twice.)
     pub(super) fn pop(
         &self,
         cfg: &Config,
         from: Peer,
         queue: u8,
         generation: bool,
+        reenters: Option<u8>,
         epoch: u8,
     ) -> (Self, Vec<Output>) {
         let q = usize::from(queue);
         let table = self.disk.pop;
         let end = usize::from(self.log_end(cfg, q));
         let (first, last) = if cfg.protocol.fifo {
-            fifo_batch(cfg, table, q, end)
+            fifo_batch(cfg, table, q, end, reenters)
         } else {
             batch(cfg, table, q, end)
         };
@@ -232,12 +233,25 @@ fn batch(cfg: &Config, table: PopTable, q: usize, end: usize) -> (usize, usize) 
 
 /// A FIFO group's pop of queue `q` (`ConsumerOrderInfoManager.checkBlock`):
 /// nothing while a message of the queue is invisible (its last pop's,
-/// neither acknowledged nor expired); else the messages from the first
-/// one not acknowledged on, in order (at most `pullBatchSize`), whether
-/// never popped or expired: an expired message waits at its place.
-fn fifo_batch(cfg: &Config, table: PopTable, q: usize, end: usize) -> (usize, usize) {
+/// neither acknowledged nor expired), unless this pop carries that pop's
+/// attempt id (it `reenters` the handle that pop was answered with); else
+/// the messages from the first one not acknowledged on, in order (at most
+/// `pullBatchSize`), whether never popped, expired or re-entered: an
+/// expired message waits at its place, and a re-entering pop starts again
+/// at the committed offset, the lost pop's first message.
+fn fifo_batch(
+    cfg: &Config,
+    table: PopTable,
+    q: usize,
+    end: usize,
+    reenters: Option<u8>,
+) -> (usize, usize) {
     let status = |o| table.status(cfg, q, o).0;
-    if (0..end).any(|o| status(o) == PopStatus::Invisible) {
+    let blocks = |o| {
+        let (status, handle) = table.status(cfg, q, o);
+        status == PopStatus::Invisible && Some(handle) != reenters
+    };
+    if (0..end).any(blocks) {
         return (0, 0);
     }
     let Some(first) = (0..end).find(|&o| status(o) != PopStatus::Acked) else {
@@ -317,16 +331,16 @@ pub(crate) mod tests {
         let cfg = config();
         let broker = BrokerState::start(&cfg, 0).0;
         let c1 = Peer::Consumer(0);
-        let (after, out) = broker.pop(&cfg, c1, 0, false, 0);
+        let (after, out) = broker.pop(&cfg, c1, 0, false, None, 0);
         assert_eq!(popped(&out), (0, 2, 1));
         // Nothing waits and nothing is revived: an empty answer.
-        let (empty, out) = after.pop(&cfg, c1, 0, false, 0);
+        let (empty, out) = after.pop(&cfg, c1, 0, false, None, 0);
         assert_eq!((popped(&out), empty), ((0, 0, 0), after));
         // An older handle's acknowledgement changes nothing.
         assert!(after.ack(&cfg, 0, 0, 2, 0).is_none());
         let (revived, _) = after.revive(&cfg, 0, 0, 2, 1).unwrap();
         assert!(revived.ack(&cfg, 0, 0, 2, 1).is_none());
-        let (again, out) = revived.pop(&cfg, c1, 0, false, 0);
+        let (again, out) = revived.pop(&cfg, c1, 0, false, None, 0);
         assert_eq!(popped(&out), (0, 1, 2));
         let (acked, _) = again.ack(&cfg, 0, 0, 1, 2).unwrap();
         assert_eq!(acked.disk.pop.status(&cfg, 0, 0), (PopStatus::Acked, 2));
@@ -339,7 +353,7 @@ pub(crate) mod tests {
         let mut cfg = config_of(true);
         cfg.sizes.pull_batch = 1;
         let broker = BrokerState::start(&cfg, 0).0;
-        let (first, out) = broker.pop(&cfg, Peer::Consumer(0), 0, false, 0);
+        let (first, out) = broker.pop(&cfg, Peer::Consumer(0), 0, false, None, 0);
         assert_eq!(popped(&out), (0, 1, 1));
         (cfg, first)
     }
@@ -349,14 +363,14 @@ pub(crate) mod tests {
         let (cfg, first) = fifo_popped_once();
         let c1 = Peer::Consumer(0);
         // Blocked: message 1 waits until message 0 is settled.
-        let (blocked, out) = first.pop(&cfg, c1, 0, false, 0);
+        let (blocked, out) = first.pop(&cfg, c1, 0, false, None, 0);
         assert_eq!((popped(&out), blocked), ((0, 0, 0), first));
         // Expired, message 0 is popped again before message 1.
         let (expired, _) = first.revive(&cfg, 0, 0, 1, 1).unwrap();
-        let (again, out) = expired.pop(&cfg, c1, 0, false, 0);
+        let (again, out) = expired.pop(&cfg, c1, 0, false, None, 0);
         assert_eq!(popped(&out), (0, 1, 2));
         let (acked, _) = again.ack(&cfg, 0, 0, 1, 2).unwrap();
-        let (_, out) = acked.pop(&cfg, c1, 0, false, 0);
+        let (_, out) = acked.pop(&cfg, c1, 0, false, None, 0);
         assert_eq!(popped(&out), (1, 2, 1));
     }
 
@@ -367,16 +381,39 @@ pub(crate) mod tests {
         let (expired, _) = first.revive(&cfg, 0, 0, 1, 1).unwrap();
         let (late, _) = expired.ack(&cfg, 0, 0, 1, 1).unwrap();
         assert_eq!(late.disk.pop.status(&cfg, 0, 0), (PopStatus::Acked, 1));
-        let (again, out) = expired.pop(&cfg, c1, 0, false, 0);
+        let (again, out) = expired.pop(&cfg, c1, 0, false, None, 0);
         assert_eq!(popped(&out), (0, 1, 2));
         assert!(again.ack(&cfg, 0, 0, 1, 1).is_none());
+    }
+
+    #[test]
+    fn a_retry_with_the_lost_pops_attempt_id_re_enters_its_block_and_no_other_pop_does() {
+        let (cfg, first) = fifo_popped_once();
+        let c1 = Peer::Consumer(0);
+        // Another handle's retry is blocked like a new attempt.
+        for other in [None, Some(0), Some(2)] {
+            let (blocked, out) = first.pop(&cfg, c1, 0, false, other, 0);
+            assert_eq!((popped(&out), blocked), ((0, 0, 0), first), "{other:?}");
+        }
+        // The lost pop's retry pops its message again, under a new handle,
+        // so the lost handle's acknowledgement no longer counts.
+        let (again, out) = first.pop(&cfg, c1, 0, false, Some(1), 0);
+        assert_eq!(popped(&out), (0, 1, 2));
+        assert!(again.ack(&cfg, 0, 0, 1, 1).is_none());
+        assert!(again.ack(&cfg, 0, 0, 1, 2).is_some());
+        // A non-FIFO group has no block: a retry pops what a new pop would.
+        let cfg = config_of(false);
+        let broker = BrokerState::start(&cfg, 0).0;
+        let (popped_once, _) = broker.pop(&cfg, c1, 0, false, None, 0);
+        let (_, out) = popped_once.pop(&cfg, c1, 0, false, Some(1), 0);
+        assert_eq!(popped(&out), (0, 0, 0));
     }
 
     #[test]
     fn a_crash_unblocks_a_fifo_queue_and_its_handle_still_counts_until_it_is_popped_again() {
         let (cfg, first) = fifo_popped_once();
         let c2 = Peer::Consumer(1);
-        let (blocked, _) = first.pop(&cfg, c2, 0, false, 0);
+        let (blocked, _) = first.pop(&cfg, c2, 0, false, None, 0);
         assert_eq!(blocked, first, "blocked before the crash");
         let crashed = BrokerState {
             disk: first.disk.crashed(&cfg),
@@ -388,7 +425,7 @@ pub(crate) mod tests {
             .ack(&cfg, 0, 0, 1, 1)
             .expect("no order info: it commits");
         assert_eq!(late.disk.pop.status(&cfg, 0, 0), (PopStatus::Acked, 1));
-        let (again, out) = crashed.pop(&cfg, c2, 0, false, 0);
+        let (again, out) = crashed.pop(&cfg, c2, 0, false, None, 0);
         assert_eq!(popped(&out), (0, 1, 2));
         assert!(
             again.ack(&cfg, 0, 0, 1, 1).is_none(),

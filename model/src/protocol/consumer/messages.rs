@@ -116,7 +116,10 @@ impl ConsumerState {
             let pq = self.queues[q];
             if cfg.broker_of(q) == broker {
                 if (cfg.pulls_by_request(q) || cfg.pops()) && fails(Call::Pull) {
+                    // A failure other than a timeout: the gRPC client's
+                    // next pop has a new attempt id.
                     self.queues[q].pulling = false;
+                    self.queues[q].reenters = None;
                 }
                 if pq.reading_offset && fails(Call::OffsetRead) {
                     outputs.extend(self.offset_read_failed(cfg, me, q));

@@ -8,7 +8,7 @@
 //! that moment ([`Message::InvisibleTimeExpired`]).
 
 use super::{ConsumerState, Phase};
-use crate::config::{Config, Fault};
+use crate::config::{Config, Fault, Variant};
 use crate::protocol::message::{Message, Output, Peer, Step, Timer};
 use crate::protocol::process_queue::ProcessQueue;
 
@@ -31,6 +31,7 @@ impl ConsumerState {
             queue: q as u8,
             generation: pq.generation,
             epoch: self.epoch(broker),
+            reenters: pq.reenters,
         };
         let outputs = vec![
             Output::Arm(Timer::Pull { queue: q as u8 }),
@@ -42,8 +43,13 @@ impl ConsumerState {
     /// The broker's answer to a pop: a batch for the process queue that
     /// asked, if it still holds the queue. A batch nobody consumes (the
     /// queue dropped or added again meanwhile, the connection it was asked
-    /// on closed, the process gone) stays invisible until its invisible
-    /// time passes.
+    /// on closed, the process gone, the answer lost) stays invisible until
+    /// its invisible time passes. An answer lost on the way
+    /// ([`Fault::LosePopAnswer`]) is a receive that timed out: the process
+    /// queue pops again, a FIFO group's gRPC client with the same attempt
+    /// id (`ProcessQueueImpl` keeps it on `DEADLINE_EXCEEDED`), unless it
+    /// predates attempt ids ([`Variant::FifoPopWithoutAttemptId`]). Any
+    /// other answer ends the attempt: the next pop has a new id.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn popped(
         &self,
@@ -56,17 +62,20 @@ impl ConsumerState {
         generation: bool,
         epoch: u8,
     ) -> Step<Self> {
-        let pq = self.queues[q];
-        let asked = self.phase == Phase::Running
-            && pq.pulling
-            && pq.generation == generation
-            && self.epoch(broker) == epoch;
+        let asked = self.asked(broker, q, generation, epoch);
         let mut next = *self;
         let mut outputs = Vec::new();
         if asked {
             next.queues[q].pulling = false;
+            next.queues[q].reenters = None;
         }
-        if asked && self.owned & 1 << q != 0 {
+        let lost = asked && from < to && self.faults.contains(Fault::LosePopAnswer);
+        if lost {
+            next.faults.remove(Fault::LosePopAnswer);
+            let same_attempt = cfg.protocol.fifo && !cfg.has(Variant::FifoPopWithoutAttemptId);
+            next.queues[q].reenters = same_attempt.then_some(attempt);
+            outputs.push(expiry(cfg, q, from, to, attempt));
+        } else if asked && self.owned & 1 << q != 0 {
             next.queues[q] = ProcessQueue {
                 attempt,
                 ..next.queues[q].consuming(from, to)
@@ -75,6 +84,16 @@ impl ConsumerState {
             outputs.push(expiry(cfg, q, from, to, attempt));
         }
         (next != *self || !outputs.is_empty()).then_some((next, outputs))
+    }
+
+    /// Whether an answer to a pop of queue `q` of `broker`, for process
+    /// queue `generation` on connection `epoch`, is one it waits for.
+    pub fn asked(&self, broker: u8, q: usize, generation: bool, epoch: u8) -> bool {
+        let pq = &self.queues[q];
+        self.phase == Phase::Running
+            && pq.pulling
+            && pq.generation == generation
+            && self.epoch(broker) == epoch
     }
 
     /// `processConsumeResult` of queue `q`'s batch, consumed: acknowledged
@@ -239,6 +258,55 @@ mod tests {
         dropped.owned &= !(1 << q);
         let out = dropped.acknowledge(&cfg, 0, q, false);
         assert_eq!(out, vec![expiry(&cfg, q, 0, 2, 0)]);
+    }
+
+    #[test]
+    fn a_lost_pop_answer_is_retried_with_its_attempt_id_by_the_grpc_fifo_client_alone() {
+        for (fifo, variant, reenters) in [
+            (false, false, None),
+            (true, false, Some(1)),
+            (true, true, None),
+        ] {
+            let (mut cfg, c, q) = running_of(fifo);
+            if variant {
+                let set = crate::config::VariantSet::EMPTY.with(Variant::FifoPopWithoutAttemptId);
+                cfg = cfg.with_variants(set).expect("a FIFO group");
+            }
+            let broker = cfg.broker_of(q);
+            let (mut asked, _) = c.pop(&cfg, 0, q).expect("it pops");
+            asked.faults.insert(Fault::LosePopAnswer);
+            let epoch = asked.epoch(broker);
+            let generation = asked.queues[q].generation;
+            // An empty answer is not the one the fault loses.
+            let (empty, _) = asked
+                .popped(&cfg, broker, q, 0, 0, 0, generation, epoch)
+                .expect("seen");
+            assert!(empty.faults.contains(Fault::LosePopAnswer));
+            let (lost, out) = asked
+                .popped(&cfg, broker, q, 0, 2, 1, generation, epoch)
+                .expect("seen");
+            assert!(!lost.faults.contains(Fault::LosePopAnswer));
+            assert!(!lost.queues[q].running() && !lost.queues[q].pulling);
+            assert_eq!(
+                lost.queues[q].reenters, reenters,
+                "fifo {fifo}, variant {variant}"
+            );
+            assert_eq!(out, vec![expiry(&cfg, q, 0, 2, 1)], "it stays invisible");
+            let (retry, out) = lost.pop(&cfg, 0, q).expect("it pops again");
+            assert!(
+                out.iter().any(|o| matches!(o,
+                    Output::Send(_, Message::PopMessage { reenters: r, .. }) if *r == reenters)),
+                "{out:?}"
+            );
+            // Any answer, or a failure, ends the attempt.
+            let (answered, _) = retry
+                .popped(&cfg, broker, q, 0, 0, 0, generation, epoch)
+                .expect("seen");
+            assert_eq!(answered.queues[q].reenters, None);
+            let mut failed = retry;
+            failed.requests_lost(&cfg, 0, broker);
+            assert_eq!(failed.queues[q].reenters, None);
+        }
     }
 
     #[test]
