@@ -257,7 +257,7 @@ fn pop_faults_bring_messages_back() {
         (false, "--slow-batches", 988, Status::Violated),
         (true, "--lost-acks", 755, Status::Holds),
         (true, "--consume-failures", 755, Status::Holds),
-        (true, "--slow-batches", 739, Status::Violated),
+        (true, "--slow-batches", 643, Status::Violated),
     ] {
         let orderly: &[&str] = if fifo { &["--orderly"] } else { &[] };
         let r = report(&[&base[..], orderly, &[fault, "1"]].concat());

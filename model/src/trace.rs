@@ -499,6 +499,7 @@ pub fn describe_message(cfg: &Config, msg: &Message) -> String {
             from,
             to,
             attempt,
+            ..
         } => format!(
             "(invisible time of {} [{from}, {to}), handle {attempt}, passes unacknowledged: revived)",
             cfg.queues[usize::from(*queue)].label

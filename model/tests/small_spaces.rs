@@ -963,7 +963,7 @@ fn every_pop_switch() {
         pop, consume failure: 230 states; violated []; not found [paused queue]; harms 2 1 1 0
         pop, two messages a pop: 55 states; violated []; not found [duplicate delivery, paused queue]; harms 1 0 0 0
         fifo, join: 2143 states; violated []; not found [duplicate delivery, paused queue, queue blocked by an abandoned pop]; harms 1 0 0 0
-        fifo, slow batch: 199 states; violated [no message consumed by two at once, no queue consumed by two at once]; not found [paused queue, queue blocked by an abandoned pop]; harms 2 1 1 0
+        fifo, slow batch: 191 states; violated [no message consumed by two at once, no queue consumed by two at once]; not found [paused queue, queue blocked by an abandoned pop]; harms 2 1 1 0
         fifo, lost ack, two messages: 755 states; violated []; not found [paused queue]; harms 2 1 1 0
         pop share, three consumers, a shared client id: 3450 states; violated [converged when quiescent]; not found [full convergence, duplicate delivery]; harms 1 0 0 1
         ",

@@ -104,7 +104,8 @@ dense_enum! {
         /// POP: the batches the consumer's listener is running outlast
         /// their invisible time (60 s by default): the broker revives their
         /// messages while they run, and the remoting client drops their
-        /// results (a FIFO group's gRPC client acknowledges them late).
+        /// results (the proxy refuses a FIFO group's gRPC client's late
+        /// acknowledgement: its handle expired).
         SlowBatch,
         /// POP: the answer to the consumer's next `POP_MESSAGE` that brings
         /// messages is lost, the connection alive: its receive times out

@@ -274,8 +274,9 @@ sizes_table! {
         LostAcks lost_acks: usize = 0, "--lost-acks", "lost acks";
         /// POP: consumers (the first ones) whose running batches may, once,
         /// outlast their invisible time: the broker revives their messages
-        /// while they run; the remoting client drops their results, a FIFO
-        /// group's gRPC client acknowledges them late.
+        /// while they run, and their results settle nothing (the remoting
+        /// client drops them; the proxy refuses a FIFO group's gRPC
+        /// client's late acknowledgement).
         SlowBatches slow_batches: usize = 0, "--slow-batches", "slow batches";
         /// POP: consumers (the first ones) that may each lose one answer
         /// to a POP_MESSAGE that brought messages, the connection alive:

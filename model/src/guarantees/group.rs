@@ -236,9 +236,10 @@ impl<'a> Group<'a> {
     /// FIFO: queues a consumer's pop was refused for (its empty answer on
     /// its way) while a handle nobody will settle blocks them: no batch
     /// runs it, no answer brings it to a consumer that asked, no retry
-    /// with its pop's attempt id re-enters it, and no acknowledgement of
-    /// it is on its way on a live connection. Such a queue waits for the
-    /// handle's invisible time, however often it is popped.
+    /// with its pop's attempt id re-enters it, no acknowledgement of it is
+    /// on its way on a live connection, and its invisible time has not
+    /// passed already. Such a queue waits for the handle's invisible time,
+    /// however often it is popped.
     pub fn blocked_by_abandoned_pops(&self) -> QueueSet {
         let network = &self.state.network;
         let claimed = |q: usize, h: u8| {
@@ -271,6 +272,18 @@ impl<'a> Group<'a> {
                         },
                         ..,
                     ) => usize::from(queue) == q && reenters == Some(h),
+                    // A batch ran past the handle's invisible time: the
+                    // broker's block has already ended, only its marker is
+                    // on its way.
+                    (
+                        Message::InvisibleTimeExpired {
+                            queue,
+                            attempt,
+                            passed: true,
+                            ..
+                        },
+                        ..,
+                    ) => usize::from(queue) == q && attempt == h,
                     (
                         Message::AckMessage {
                             queue,

@@ -362,6 +362,9 @@ pub enum Message {
         to: u8,
         /// The handle's attempt.
         attempt: u8,
+        /// The moment has passed already (a batch ran past it), rather
+        /// than being one the broker will reach: nothing waits for it.
+        passed: bool,
     },
 }
 

@@ -50,9 +50,10 @@ pub struct ProcessQueue {
     /// With POP, the handle its running batch was popped under (which pop
     /// of its messages it is, modulo 4): its acknowledgement names it.
     pub attempt: u8,
-    /// With POP, its running batch outlasted its invisible time: the
-    /// remoting client drops its result (`isPopTimeout`), acknowledging
-    /// nothing.
+    /// With POP, its running batch outlasted its invisible time: its
+    /// result settles nothing (the remoting client drops it,
+    /// `isPopTimeout`; the proxy refuses the gRPC client's acknowledgement
+    /// of the expired handle).
     pub pop_timed_out: bool,
     /// With a FIFO group's POP, the handle of its last pop, whose answer
     /// was lost as its receive timed out: its next pop carries that pop's

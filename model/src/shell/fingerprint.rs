@@ -245,13 +245,14 @@ impl Packed for Message {
                 from,
                 to,
                 attempt,
+                passed,
             } => (
                 33,
                 [
                     queue.into(),
                     u16::from(from) | u16::from(to) << 8,
                     attempt.into(),
-                    0,
+                    passed.into(),
                 ],
             ),
         };

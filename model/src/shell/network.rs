@@ -142,6 +142,7 @@ mod tests {
                 from: 0,
                 to: 1,
                 attempt: 0,
+                passed: false,
             },
             ..env(0, 0, 0)
         };

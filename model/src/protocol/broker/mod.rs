@@ -321,6 +321,7 @@ impl Machine for BrokerState {
             from: first,
             to,
             attempt,
+            ..
         } = *msg
         {
             return self.revive(cfg, queue, first, to, attempt);

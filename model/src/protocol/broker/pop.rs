@@ -164,11 +164,12 @@ impl BrokerState {
 
     /// `ACK_MESSAGE`: the messages still invisible under the handle are
     /// done with; an older handle's acknowledgement changes nothing. In a
-    /// FIFO group so are the handle's messages whose invisible time has
-    /// passed, until the queue is popped again: `commitAndNext` refuses an
+    /// FIFO group so are the handle's messages visible again at their
+    /// place, until the queue is popped again: `commitAndNext` refuses an
     /// acknowledgement only when its pop time is not that of the queue's
-    /// last pop, and the gRPC client acknowledges a FIFO message however
-    /// late its listener returns.
+    /// last pop. (An acknowledgement sent once the handle's invisible time
+    /// has passed is not sent at all: the proxy refuses it. One sent
+    /// before a crash lost the order info still counts.)
     pub(super) fn ack(&self, cfg: &Config, queue: u8, from: u8, to: u8, attempt: u8) -> Step<Self> {
         let was: &[PopStatus] = if cfg.protocol.fifo {
             &[PopStatus::Invisible, PopStatus::Revived]

@@ -59,7 +59,7 @@ impl ConsumerState {
         let outlives = !cfg.consumers[me].interruptible;
         // A batch stopped unconsumed is never acknowledged.
         if !outlives {
-            outputs.extend(self.handles_expire(cfg));
+            outputs.extend(self.handles_expire(cfg, false));
         }
         for (q, pq) in self.queues.iter().enumerate() {
             if let Some(batch) = pq.batch_alone().filter(|_| outlives) {
@@ -84,7 +84,12 @@ impl ConsumerState {
                 to: pq.to,
             }];
             if cfg.pops() {
-                outputs.push(super::pop::expiry(cfg, q, pq.from, pq.to, pq.attempt));
+                outputs.push(super::pop::expiry(
+                    cfg,
+                    q,
+                    [pq.from, pq.to, pq.attempt],
+                    false,
+                ));
             }
             next.queues[q] = ProcessQueue::default();
             (next, outputs)
@@ -100,7 +105,7 @@ impl ConsumerState {
             epoch,
             alive: false,
         }));
-        outputs.extend(self.handles_expire(cfg));
+        outputs.extend(self.handles_expire(cfg, false));
         (Self::empty(Phase::Crashed), outputs)
     }
 
@@ -109,7 +114,7 @@ impl ConsumerState {
     pub(super) fn kill(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let mut outputs = vec![Output::DisarmAll];
         outputs.extend(self.broadcast(cfg, me, |epoch| Message::ChannelClosed { epoch }));
-        outputs.extend(self.handles_expire(cfg));
+        outputs.extend(self.handles_expire(cfg, false));
         (Self::empty(Phase::Crashed), outputs)
     }
 

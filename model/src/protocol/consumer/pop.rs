@@ -74,14 +74,14 @@ impl ConsumerState {
             next.faults.remove(Fault::LosePopAnswer);
             let same_attempt = cfg.protocol.fifo && !cfg.has(Variant::FifoPopWithoutAttemptId);
             next.queues[q].reenters = same_attempt.then_some(attempt);
-            outputs.push(expiry(cfg, q, from, to, attempt));
+            outputs.push(expiry(cfg, q, [from, to, attempt], false));
         } else if asked && self.owned & 1 << q != 0 {
             next.queues[q] = ProcessQueue {
                 attempt,
                 ..next.queues[q].consuming(from, to)
             };
         } else if from < to {
-            outputs.push(expiry(cfg, q, from, to, attempt));
+            outputs.push(expiry(cfg, q, [from, to, attempt], false));
         }
         (next != *self || !outputs.is_empty()).then_some((next, outputs))
     }
@@ -118,11 +118,11 @@ impl ConsumerState {
         let unacknowledged =
             failed || self.owned & 1 << q == 0 || self.target_set(cfg, me) & 1 << broker == 0;
         if unacknowledged {
-            return vec![expiry(cfg, q, pq.from, pq.to, pq.attempt)];
+            return vec![expiry(cfg, q, [pq.from, pq.to, pq.attempt], false)];
         }
         if self.faults.contains(Fault::LoseAck) {
             self.faults.remove(Fault::LoseAck);
-            return vec![expiry(cfg, q, pq.from, pq.to, pq.attempt)];
+            return vec![expiry(cfg, q, [pq.from, pq.to, pq.attempt], false)];
         }
         let ack = Message::AckMessage {
             queue: q as u8,
@@ -146,22 +146,24 @@ impl ConsumerState {
     }
 
     /// Every batch it is running outlasts its invisible time: the broker
-    /// revives their messages while they run. The remoting client then
-    /// drops their results (`isPopTimeout`); the gRPC client of a FIFO
-    /// group acknowledges them however late. Nothing happens when none
-    /// runs.
+    /// revives their messages while they run. Their results settle
+    /// nothing: the remoting client drops them (`isPopTimeout`), and the
+    /// proxy answers the gRPC client's acknowledgement of an expired handle
+    /// `INVALID_RECEIPT_HANDLE` without asking the broker. Nothing happens
+    /// when none runs.
     pub(super) fn slow_batches(&self, cfg: &Config) -> Step<Self> {
-        let outputs = self.handles_expire(cfg);
+        let outputs = self.handles_expire(cfg, true);
         let mut next = *self;
         for pq in next.queues.iter_mut().filter(|pq| pq.running()) {
-            pq.pop_timed_out = !cfg.protocol.fifo;
+            pq.pop_timed_out = true;
         }
         (!outputs.is_empty()).then_some((next, outputs))
     }
 
     /// The expiry of the handle of every batch it is running: for a
-    /// process that dies, or a batch too slow.
-    pub(super) fn handles_expire(&self, cfg: &Config) -> Vec<Output> {
+    /// process that dies (the moment to come), or a batch too slow (the
+    /// moment `passed` already).
+    pub(super) fn handles_expire(&self, cfg: &Config, passed: bool) -> Vec<Output> {
         if !cfg.pops() {
             return Vec::new();
         }
@@ -169,20 +171,23 @@ impl ConsumerState {
             .iter()
             .enumerate()
             .filter(|(_, pq)| pq.running())
-            .map(|(q, pq)| expiry(cfg, q, pq.from, pq.to, pq.attempt))
+            .map(|(q, pq)| expiry(cfg, q, [pq.from, pq.to, pq.attempt], passed))
             .collect()
     }
 }
 
-/// The moment the handle of `[from, to)` of queue `q` expires
-/// unacknowledged, sent to the queue's broker, whose revive service then
-/// puts the messages into the retry topic.
-pub(super) fn expiry(cfg: &Config, q: usize, from: u8, to: u8, attempt: u8) -> Output {
+/// The moment the `handle` (`[from, to)` of queue `q`, its attempt)
+/// expires unacknowledged, sent to the queue's broker, whose revive
+/// service then puts the messages into the retry topic; a moment that has
+/// `passed` already, or one to come.
+pub(super) fn expiry(cfg: &Config, q: usize, handle: [u8; 3], passed: bool) -> Output {
+    let [from, to, attempt] = handle;
     let marker = Message::InvisibleTimeExpired {
         queue: q as u8,
         from,
         to,
         attempt,
+        passed,
     };
     Output::Send(Peer::Broker(cfg.broker_of(q)), marker)
 }
@@ -227,7 +232,11 @@ mod tests {
             !next.queues[q].running(),
             "the old answer's batch is not run"
         );
-        assert_eq!(out, vec![expiry(&cfg, q, 0, 2, 1)], "it stays invisible");
+        assert_eq!(
+            out,
+            vec![expiry(&cfg, q, [0, 2, 1], false)],
+            "it stays invisible"
+        );
         // The answer to the pop of this holding is consumed.
         let (next, _) = again
             .popped(&cfg, broker, q, 0, 2, 1, !old, epoch)
@@ -257,7 +266,7 @@ mod tests {
         let mut dropped = ran;
         dropped.owned &= !(1 << q);
         let out = dropped.acknowledge(&cfg, 0, q, false);
-        assert_eq!(out, vec![expiry(&cfg, q, 0, 2, 0)]);
+        assert_eq!(out, vec![expiry(&cfg, q, [0, 2, 0], false)]);
     }
 
     #[test]
@@ -291,7 +300,11 @@ mod tests {
                 lost.queues[q].reenters, reenters,
                 "fifo {fifo}, variant {variant}"
             );
-            assert_eq!(out, vec![expiry(&cfg, q, 0, 2, 1)], "it stays invisible");
+            assert_eq!(
+                out,
+                vec![expiry(&cfg, q, [0, 2, 1], false)],
+                "it stays invisible"
+            );
             let (retry, out) = lost.pop(&cfg, 0, q).expect("it pops again");
             assert!(
                 out.iter().any(|o| matches!(o,
@@ -310,16 +323,15 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_past_its_invisible_time_is_acknowledged_by_the_grpc_fifo_client_alone() {
+    fn a_batch_past_its_invisible_time_settles_nothing_in_either_client() {
         for fifo in [false, true] {
             let (cfg, c, q) = running_of(fifo);
             let mut ran = c;
             ran.queues[q] = ran.queues[q].consuming(0, 2);
             let (mut slow, expired) = ran.slow_batches(&cfg).expect("a batch runs");
-            assert_eq!(expired, vec![expiry(&cfg, q, 0, 2, 0)]);
+            assert_eq!(expired, vec![expiry(&cfg, q, [0, 2, 0], true)]);
             let ack = slow.acknowledge(&cfg, 0, q, false);
-            let acked = matches!(ack[..], [Output::Send(_, Message::AckMessage { .. })]);
-            assert_eq!((acked, ack.len()), (fifo, usize::from(fifo)), "{ack:?}");
+            assert_eq!(ack, Vec::new(), "fifo {fifo}");
             assert!(!slow.queues[q].running() && !slow.queues[q].pop_timed_out);
         }
     }
