@@ -306,7 +306,8 @@ pub fn run(
     })();
     let outcome = result.map(|timed_out| {
         let settled = timed_out.is_none() && o.observer.settled(2);
-        o.emit(Kind::End { settled });
+        let commands = Some(o.next_id);
+        o.emit(Kind::End { settled, commands });
         let end = o.arrived.last().map_or(0, |e| e.t);
         o.drain();
         (timed_out, end)

@@ -828,6 +828,10 @@ tagged! {
             /// every running consumer has rebalanced twice since the last
             /// change, and no broker lists an entry that will expire.
             settled: bool,
+            /// How many numbered commands it sent, each acknowledged
+            /// before the next was sent and before this event (absent in
+            /// traces recorded before it was written).
+            commands: Option<u64>,
         }
         /// A wait that timed out and ended the run.
         AwaitTimeout = "await.timeout" {

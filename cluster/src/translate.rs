@@ -336,7 +336,7 @@ impl Translation {
 /// short, or written before runs recorded their end).
 pub fn trace_end(events: &[Event]) -> End {
     let settled = events.iter().rev().find_map(|e| match e.kind {
-        Kind::End { settled } => Some(settled),
+        Kind::End { settled, .. } => Some(settled),
         _ => None,
     });
     if settled == Some(true) {

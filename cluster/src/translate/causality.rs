@@ -47,7 +47,8 @@
 //! - **Every command is acknowledged, in turn**: the orchestrator numbers
 //!   its commands 1, 2, ... and waits for each one's acknowledgement before
 //!   it sends the next, so the acknowledgements come in that order, none
-//!   missing or repeated (but the last, if the run ended there).
+//!   missing or repeated (but the last, if the trace stops there; an `end`
+//!   that says how many commands were sent makes the last one due too).
 
 use std::collections::BTreeMap;
 
@@ -90,10 +91,28 @@ pub fn contradictions(events: &[Event]) -> Vec<Contradiction> {
 
 /// The orchestrator's commands are numbered 1, 2, ... and each waits for
 /// its acknowledgement before the next is sent (`run.rs`'s `command`); the
-/// exits it asks for at the end are not numbered.
+/// exits it asks for at the end are not numbered. Its `end` says how many
+/// it sent, so that the last one's acknowledgement is due too.
 fn acknowledgements(events: &[Event], found: &mut Vec<Contradiction>) {
     let mut due = 1;
     for (i, e) in events.iter().enumerate() {
+        if let Kind::End {
+            commands: Some(sent),
+            ..
+        } = e.kind
+        {
+            if due <= sent {
+                at(
+                    found,
+                    i,
+                    format!(
+                        "the run ends having sent {sent} commands, each acknowledged before \
+                         it went on, but command {due}'s acknowledgement is not in the trace"
+                    ),
+                );
+            }
+            continue;
+        }
         let Kind::Ack { id, cmd } = &e.kind else {
             continue;
         };
@@ -1344,10 +1363,24 @@ mod tests {
             ["line 2: cluster acknowledges command 2 (produce) where command 1's acknowledgement was due: the orchestrator waits for each before it sends the next"]
         );
         assert_eq!(
-            run(&[produced.clone(), produced]).len(),
+            run(&[produced.clone(), produced.clone()]).len(),
             1,
             "an acknowledgement repeated"
         );
+        // The end says how many were sent: the last one is due too.
+        let end = |sent: u64| {
+            format!(r#"{{"t":6,"p":"orchestrator","ev":"end","settled":true,"commands":{sent}}}"#)
+        };
+        assert_eq!(
+            run(&[produced.clone(), again.clone(), end(2)]),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            run(&[produced.clone(), end(2)]),
+            ["line 3: the run ends having sent 2 commands, each acknowledged before it went on, but command 2's acknowledgement is not in the trace"]
+        );
+        let legacy = r#"{"t":6,"p":"orchestrator","ev":"end","settled":true}"#.to_owned();
+        assert_eq!(run(&[produced, legacy]), Vec::<String>::new());
     }
 
     /// The expiry scan reports a channel before it removes it
