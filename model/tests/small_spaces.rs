@@ -12,7 +12,7 @@
 use rocketmq_rebalance_model::{
     configuration::{
         Allocator, Commit, Config, ConsumeFrom, Consumption, LockTiming, NetworkKind,
-        ProtocolOptions, Scenario, Sizes,
+        ProtocolOptions, Scenario, Sizes, Variant, VariantSet,
     },
     report::{Expectation, Report, Status},
 };
@@ -935,6 +935,25 @@ fn every_pop_switch() {
             },
             fifo,
         ),
+        healthy(
+            "fifo, lost pop answer",
+            Sizes {
+                lost_pop_answers: 1,
+                ..settled
+            },
+            fifo,
+        ),
+        healthy(
+            "fifo, lost pop answer, retried as a new attempt",
+            Sizes {
+                lost_pop_answers: 1,
+                ..settled
+            },
+            ProtocolOptions {
+                variants: VariantSet::EMPTY.with(Variant::FifoPopWithoutAttemptId),
+                ..fifo
+            },
+        ),
         case(
             "pop share, three consumers, a shared client id",
             Scenario::DuplicateClientId,
@@ -965,6 +984,8 @@ fn every_pop_switch() {
         fifo, join: 2143 states; violated []; not found [duplicate delivery, paused queue, queue blocked by an abandoned pop]; harms 1 0 0 0
         fifo, slow batch: 191 states; violated [no message consumed by two at once, no queue consumed by two at once]; not found [paused queue, queue blocked by an abandoned pop]; harms 2 1 1 0
         fifo, lost ack, two messages: 755 states; violated []; not found [paused queue]; harms 2 1 1 0
+        fifo, lost pop answer: 233 states; violated []; not found [duplicate delivery, paused queue, queue blocked by an abandoned pop]; harms 1 0 0 0
+        fifo, lost pop answer, retried as a new attempt: 179 states; violated []; not found [duplicate delivery, paused queue]; harms 1 0 0 0
         pop share, three consumers, a shared client id: 3450 states; violated [converged when quiescent]; not found [full convergence, duplicate delivery]; harms 1 0 0 1
         ",
     );

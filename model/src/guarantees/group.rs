@@ -242,13 +242,12 @@ impl<'a> Group<'a> {
     /// however often it is popped.
     pub fn blocked_by_abandoned_pops(&self) -> QueueSet {
         let network = &self.state.network;
-        let claimed = |q: usize, h: u8| {
-            let by_consumer = self.consumers().any(|c| {
-                let pq = &c.queues[q];
-                (pq.running() && pq.attempt == h) || pq.reenters == Some(h)
-            });
-            by_consumer
-                || network.iter().any(|env| match (env.msg, env.src, env.dst) {
+        // The answers on their way of queue `q`'s pops, to consumers that
+        // asked for them: their batch's first and end offsets and handle.
+        let answers = |q: usize| {
+            network
+                .iter()
+                .filter_map(move |env| match (env.msg, env.src, env.dst) {
                     (
                         Message::PopResult {
                             queue,
@@ -260,71 +259,60 @@ impl<'a> Group<'a> {
                         },
                         Peer::Broker(b),
                         Peer::Consumer(c),
-                    ) => {
-                        usize::from(queue) == q
-                            && from < to
-                            && attempt == h
-                            && self.state.consumers[usize::from(c)].asked(b, q, generation, epoch)
+                    ) if usize::from(queue) == q
+                        && self.state.consumers[usize::from(c)].asked(b, q, generation, epoch) =>
+                    {
+                        Some((from, to, attempt))
                     }
-                    (
-                        Message::PopMessage {
-                            queue, reenters, ..
-                        },
-                        ..,
-                    ) => usize::from(queue) == q && reenters == Some(h),
-                    // A batch ran past the handle's invisible time: the
-                    // broker's block has already ended, only its marker is
-                    // on its way.
-                    (
-                        Message::InvisibleTimeExpired {
-                            queue,
-                            attempt,
-                            passed: true,
-                            ..
-                        },
-                        ..,
-                    ) => usize::from(queue) == q && attempt == h,
-                    (
-                        Message::AckMessage {
-                            queue,
-                            attempt,
-                            epoch,
-                            ..
-                        },
-                        Peer::Consumer(c),
-                        Peer::Broker(b),
-                    ) => {
-                        usize::from(queue) == q
-                            && attempt == h
-                            && self.state.consumers[usize::from(c)].epoch(b) == epoch
-                    }
-                    _ => false,
+                    _ => None,
                 })
         };
-        let refused = |q: usize| {
-            network.iter().any(|env| match (env.msg, env.src, env.dst) {
+        let claimed = |q: usize, h: u8| {
+            let by_consumer = self.consumers().any(|c| {
+                let pq = &c.queues[q];
+                (pq.running() && pq.attempt == h) || pq.reenters == Some(h)
+            });
+            let on_its_way = network.iter().any(|env| match (env.msg, env.src, env.dst) {
                 (
-                    Message::PopResult {
+                    Message::PopMessage {
+                        queue, reenters, ..
+                    },
+                    ..,
+                ) => usize::from(queue) == q && reenters == Some(h),
+                // A batch ran past the handle's invisible time: the broker's
+                // block has already ended, only its marker is on its way.
+                (
+                    Message::InvisibleTimeExpired {
                         queue,
-                        from,
-                        to,
-                        generation,
+                        attempt,
+                        passed: true,
+                        ..
+                    },
+                    ..,
+                ) => usize::from(queue) == q && attempt == h,
+                (
+                    Message::AckMessage {
+                        queue,
+                        attempt,
                         epoch,
                         ..
                     },
-                    Peer::Broker(b),
                     Peer::Consumer(c),
+                    Peer::Broker(b),
                 ) => {
                     usize::from(queue) == q
-                        && from == to
-                        && self.state.consumers[usize::from(c)].asked(b, q, generation, epoch)
+                        && attempt == h
+                        && self.state.consumers[usize::from(c)].epoch(b) == epoch
                 }
                 _ => false,
-            })
+            });
+            by_consumer
+                || on_its_way
+                || answers(q).any(|(from, to, attempt)| from < to && attempt == h)
         };
         set_of(self.cfg.queues.len(), |q| {
             let broker = &self.state.brokers[usize::from(self.cfg.broker_of(q))];
-            refused(q)
+            answers(q).any(|(from, to, _)| from == to)
                 && (0..self.cfg.sizes.messages).any(|o| {
                     let (status, h) = broker.disk.pop.status(self.cfg, q, o);
                     status == PopStatus::Invisible && !claimed(q, h)
