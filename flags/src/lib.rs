@@ -145,8 +145,8 @@ pub struct ModelArgs {
     /// topic if its invisible time passes unacknowledged); with --orderly,
     /// a FIFO group (the broker blocks a queue while its last pop is
     /// unacknowledged). Pop needs --messages; not with --commit sync or
-    /// --retry-topic; its faults are --lost-acks and --slow-batches, and a
-    /// FIFO group's also --broker-crashes.
+    /// --retry-topic; its faults are --lost-acks, --slow-batches and
+    /// --lost-pop-answers, and a FIFO group's also --broker-crashes.
     #[arg(long, default_value = "push")]
     pub consumption: Consumption,
     /// With --consumption pop, the group's popShareQueueNum: -1 (the
