@@ -20,6 +20,17 @@ use rocketmq_rebalance_model::{
 
 const GROUP: [&str; 6] = ["--brokers", "1", "--queues", "1", "--consumers", "2"];
 
+/// A FIFO group of POP consumers, one message a queue, no joins.
+const FIFO_ONE_MESSAGE: [&str; 7] = [
+    "--orderly",
+    "--consumption",
+    "pop",
+    "--messages",
+    "1",
+    "--joins",
+    "0",
+];
+
 fn report(flags: &[&str]) -> Report {
     common::complete_report(&[&GROUP[..], flags].concat())
 }
@@ -153,16 +164,7 @@ fn orderly_push_against_fifo_pop_on_a_broker_restart() {
 /// restart, opt-in above, holds).
 #[test]
 fn a_broker_crash_runs_a_fifo_queue_twice_at_once() {
-    let fifo = [
-        "--orderly",
-        "--consumption",
-        "pop",
-        "--messages",
-        "1",
-        "--joins",
-        "0",
-    ];
-    let crash = report(&[&fifo[..], &["--broker-crashes", "1"]].concat());
+    let crash = report(&[&FIFO_ONE_MESSAGE[..], &["--broker-crashes", "1"]].concat());
     assert_eq!(crash.unique_states, 865_317);
     for (name, expected) in [
         (NO_CONCURRENT_CONSUMPTION, Status::Violated),
@@ -181,15 +183,6 @@ fn a_broker_crash_runs_a_fifo_queue_twice_at_once() {
 /// a pop is refused for such a handle.
 #[test]
 fn a_fifo_queue_waits_out_a_pop_nobody_settles() {
-    let fifo = [
-        "--orderly",
-        "--consumption",
-        "pop",
-        "--messages",
-        "1",
-        "--joins",
-        "0",
-    ];
     let without_id = ["--variant", "fifo-pop-without-attempt-id"];
     let lost_answer = ["--lost-pop-answers", "1"];
     for (fault, unique, blocked) in [
@@ -203,7 +196,7 @@ fn a_fifo_queue_waits_out_a_pop_nobody_settles() {
             Status::Found,
         ),
     ] {
-        let r = report(&[&fifo[..], fault].concat());
+        let r = report(&[&FIFO_ONE_MESSAGE[..], fault].concat());
         assert_eq!(r.unique_states, unique, "{fault:?}");
         assert_eq!(
             status(&r, BLOCKED_BY_ABANDONED_POP),
