@@ -57,14 +57,14 @@ pub fn describe_step(
     (describe_action(model, Some(before), action), changes)
 }
 
-/// Whether the answer to a pop of `queue`, from `src` to `dst`, is lost on
-/// its way in `before`: the consumer asked for it and loses its next one
-/// ([`Fault::LosePopAnswer`]).
+/// Whether the answer `[from, to)` to a pop of `queue`, from `src` to
+/// `dst`, is lost on its way in `before`
+/// ([`ConsumerState::loses_answer`](crate::protocol::ConsumerState::loses_answer)).
 fn answer_lost(
     before: Option<&SystemState>,
     src: Peer,
     dst: Peer,
-    queue: u8,
+    [queue, from, to]: [u8; 3],
     generation: bool,
     epoch: u8,
 ) -> bool {
@@ -72,8 +72,11 @@ fn answer_lost(
         return false;
     };
     let consumer = &state.consumers[usize::from(c)];
-    consumer.faults.contains(Fault::LosePopAnswer)
-        && consumer.asked(b, usize::from(queue), generation, epoch)
+    consumer.loses_answer(
+        consumer.asked(b, usize::from(queue), generation, epoch),
+        from,
+        to,
+    )
 }
 
 /// The line that marks a lasso's cycle: the `len` steps after step `start`
@@ -260,8 +263,14 @@ pub fn describe_action(
                     generation,
                     epoch,
                     ..
-                } if from < to
-                    && answer_lost(before, env.src, env.dst, queue, generation, epoch) =>
+                } if answer_lost(
+                    before,
+                    env.src,
+                    env.dst,
+                    [queue, from, to],
+                    generation,
+                    epoch,
+                ) =>
                 {
                     format!(
                         "{src} -> {dst}: {}: lost on the way, the receive times out",

@@ -205,7 +205,7 @@ impl Packed for Message {
                 [
                     u16::from(queue) | u16::from(generation) << 8,
                     epoch.into(),
-                    reenters.map_or(0, |h| 4 | u16::from(h)),
+                    reenters.map_or(0, |h| 0x100 | u16::from(h)),
                     0,
                 ],
             ),

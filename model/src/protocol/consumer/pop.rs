@@ -69,8 +69,7 @@ impl ConsumerState {
             next.queues[q].pulling = false;
             next.queues[q].reenters = None;
         }
-        let lost = asked && from < to && self.faults.contains(Fault::LosePopAnswer);
-        if lost {
+        if self.loses_answer(asked, from, to) {
             next.faults.remove(Fault::LosePopAnswer);
             let same_attempt = cfg.protocol.fifo && !cfg.has(Variant::FifoPopWithoutAttemptId);
             next.queues[q].reenters = same_attempt.then_some(attempt);
@@ -84,6 +83,12 @@ impl ConsumerState {
             outputs.push(expiry(cfg, q, [from, to, attempt], false));
         }
         (next != *self || !outputs.is_empty()).then_some((next, outputs))
+    }
+
+    /// Whether the answer `[from, to)` to a pop it `asked` for is lost on
+    /// the way ([`Fault::LosePopAnswer`]): only one that brings messages.
+    pub fn loses_answer(&self, asked: bool, from: u8, to: u8) -> bool {
+        asked && from < to && self.faults.contains(Fault::LosePopAnswer)
     }
 
     /// Whether an answer to a pop of queue `q` of `broker`, for process
