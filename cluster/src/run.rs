@@ -307,7 +307,11 @@ pub fn run(
     let outcome = result.map(|timed_out| {
         let settled = timed_out.is_none() && o.observer.settled(2);
         let commands = Some(o.next_id);
-        o.emit(Kind::End { settled, commands });
+        o.emit(Kind::End {
+            settled,
+            commands,
+            last_seq: None,
+        });
         let end = o.arrived.last().map_or(0, |e| e.t);
         o.drain();
         (timed_out, end)
@@ -319,12 +323,31 @@ pub fn run(
     let (timed_out, end) = outcome?;
     let mut events: Vec<Event> = o.arrived.iter().filter(|e| e.t <= end).cloned().collect();
     events.sort_by(|a, b| (a.t, &a.p, a.seq).cmp(&(b.t, &b.p, b.seq)));
+    note_last_seqs(&mut events);
     Ok(RunResult::folded(
         script,
         events,
         timed_out,
         started.elapsed().as_secs_f64(),
     ))
+}
+
+/// Writes into the trace's `end` each process's last `seq` the trace kept
+/// (a process numbers its events in the order of their stamps, so the
+/// events up to the end are its first ones): a dropped last event of any
+/// process then contradicts it, as a dropped one before the last
+/// contradicts the next one's number.
+fn note_last_seqs(events: &mut [Event]) {
+    let mut last: BTreeMap<String, u64> = BTreeMap::new();
+    for e in events.iter() {
+        let seq = last.entry(e.p.clone()).or_default();
+        *seq = (*seq).max(e.seq);
+    }
+    for e in events.iter_mut() {
+        if let Kind::End { last_seq, .. } = &mut e.kind {
+            *last_seq = Some(last.clone());
+        }
+    }
 }
 
 impl RunResult {

@@ -227,6 +227,26 @@ impl Plain for Vec<String> {
     }
 }
 
+impl Plain for BTreeMap<String, u64> {
+    const WHAT: &'static str = "an object of whole numbers, 0 or more";
+    fn from_json(value: &Value) -> Result<BTreeMap<String, u64>, String> {
+        let map = value.as_object().and_then(|entries| {
+            entries
+                .iter()
+                .map(|(k, v)| Some((k.clone(), v.as_u64()?)))
+                .collect()
+        });
+        or_what(expected(map))
+    }
+    fn to_json(&self) -> Value {
+        Value::Object(
+            self.iter()
+                .map(|(k, n)| (k.clone(), Value::from(*n)))
+                .collect(),
+        )
+    }
+}
+
 impl Plain for Vec<i64> {
     const WHAT: &'static str = "a list of whole numbers";
     fn from_json(value: &Value) -> Result<Vec<i64>, String> {
@@ -832,6 +852,10 @@ tagged! {
             /// before the next was sent and before this event (absent in
             /// traces recorded before it was written).
             commands: Option<u64>,
+            /// Each process's last `seq` in the trace, this event's
+            /// included: what it kept of each process (absent in traces
+            /// recorded before it was written).
+            last_seq: Option<BTreeMap<String, u64>>,
         }
         /// A wait that timed out and ended the run.
         AwaitTimeout = "await.timeout" {

@@ -8,7 +8,8 @@
 //!   process): its events are numbered 1, 2, ... with none missing or
 //!   repeated, and its stamps follow that order (the harness takes both
 //!   under one lock; up to [`STAMP_SLACK_NS`] for traces recorded before
-//!   it did). The merged trace is ordered by stamp.
+//!   it did). The merged trace is ordered by stamp. An `end` that says
+//!   each process's last number makes the last event of each due too.
 //! - **Lives.** A consumer goes `ready`, `starting` (after the
 //!   orchestrator's `start` of it), `started`, `stopping` (after its
 //!   `shutdown`), `stopped`, and sends, allocates and changes its queues
@@ -153,7 +154,53 @@ fn by_process(events: &[Event]) -> BTreeMap<&str, Vec<usize>> {
     processes
 }
 
+/// The run's `end` says each process's last `seq` in the trace: each
+/// process's last event is there, and no process it does not name.
+fn last_events(events: &[Event], found: &mut Vec<Contradiction>) {
+    let Some((i, last)) = events.iter().enumerate().find_map(|(i, e)| match &e.kind {
+        Kind::End {
+            last_seq: Some(last),
+            ..
+        } => Some((i, last)),
+        _ => None,
+    }) else {
+        return;
+    };
+    let processes = by_process(events);
+    for (p, &n) in last {
+        let seen = processes
+            .get(p.as_str())
+            .and_then(|indices| indices.last())
+            .map_or(0, |&l| events[l].seq);
+        if seen != n {
+            at(
+                found,
+                i,
+                format!(
+                    "the run ends with {p}'s event {n} its last in the trace, but its last one \
+                     here is {seen}: {}",
+                    if seen < n {
+                        "its last events are missing"
+                    } else {
+                        "the events after it are none of the run's"
+                    }
+                ),
+            );
+        }
+    }
+    for (p, indices) in &processes {
+        if !last.contains_key(*p) {
+            at(
+                found,
+                indices[0],
+                format!("{p} is no process of the run: its end names each process's last event"),
+            );
+        }
+    }
+}
+
 fn own_order(events: &[Event], found: &mut Vec<Contradiction>) {
+    last_events(events, found);
     for (i, pair) in events.windows(2).enumerate() {
         if pair[1].t < pair[0].t {
             at(
@@ -1381,6 +1428,43 @@ mod tests {
         );
         let legacy = r#"{"t":6,"p":"orchestrator","ev":"end","settled":true}"#.to_owned();
         assert_eq!(run(&[produced, legacy]), Vec::<String>::new());
+    }
+
+    /// The end names each process's last event: a last event dropped, or
+    /// one added after it, contradicts it.
+    #[test]
+    fn the_end_names_each_processs_last_event() {
+        let request = |t: u64| {
+            format!(
+                r#"{{"t":{t},"p":"cluster","ev":"b.life","broker":"broker-a","state":"started"}}"#
+            )
+        };
+        let end = |last: u64| {
+            format!(
+                r#"{{"t":9,"p":"orchestrator","ev":"end","settled":true,"last_seq":{{"orchestrator":2,"cluster":{last}}}}}"#
+            )
+        };
+        let run = |lines: &[String]| {
+            let lines = numbered(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+            problems(&lines.iter().map(String::as_str).collect::<Vec<_>>())
+                .into_iter()
+                .filter(|p| p.contains("the run ends with") || p.contains("no process of"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(&[request(3), request(4), end(2)]), Vec::<String>::new());
+        assert_eq!(
+            run(&[request(3), end(2)]),
+            ["line 3: the run ends with cluster's event 2 its last in the trace, but its last one here is 1: its last events are missing"]
+        );
+        assert_eq!(
+            run(&[request(3), request(4), request(5), end(2)]),
+            ["line 5: the run ends with cluster's event 2 its last in the trace, but its last one here is 3: the events after it are none of the run's"]
+        );
+        let ghost = r#"{"t":5,"p":"c9","ev":"c.life","client":"x@c9","state":"ready"}"#;
+        assert_eq!(
+            run(&[request(3), ghost.to_owned(), request(4), end(2)]),
+            ["line 3: c9 is no process of the run: its end names each process's last event"]
+        );
     }
 
     /// The expiry scan reports a channel before it removes it
