@@ -272,6 +272,29 @@ fn a_pop_consumer_leaving_mid_batch_has_its_message_consumed_again() {
     assert_eq!(r["never_delivered"], 0);
 }
 
+/// A FIFO group (`cluster/scenarios/fifo-kill.json`): gRPC consumers
+/// through the proxy. A consumer killed while its listener runs the
+/// queue's first message leaves the queue blocked for the message's
+/// invisible time, though the other consumer receives; then the other
+/// consumes both messages in order. Its trace is validated as every run's.
+#[test]
+fn a_fifo_consumer_killed_mid_message_blocks_its_queue_for_the_invisible_time() {
+    if !java_and_maven() {
+        return;
+    }
+    let r = real(&["--scenario", "fifo-kill"]);
+    assert_eq!(
+        status(&r, "queue blocked by an abandoned pop"),
+        ("found", "found")
+    );
+    assert_eq!(
+        status(&r, "no message consumed before an earlier one"),
+        ("holds", "holds")
+    );
+    assert_eq!(r["duplicates"], 0);
+    assert_eq!(r["never_delivered"], 0);
+}
+
 /// The other POP scripts (their recorded runs are judged on every run by
 /// `cluster/tests/recorded_traces.rs`).
 #[test]
@@ -355,7 +378,8 @@ fn bad_input_exits_2_before_starting_anything() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("--failovers 1"));
     // A script whose model pops and whose consumers push, and one of an
-    // orderly POP group (a FIFO group, the proxy's gRPC clients).
+    // orderly POP group (a FIFO group, the proxy's gRPC clients) whose
+    // consumer subscribes to another topic.
     let script = dir.join("pop.json");
     std::fs::write(
         &script,
@@ -372,12 +396,13 @@ fn bad_input_exits_2_before_starting_anything() {
         r#"{"scenario":"healthy","what":"w","consumption":"pop","orderly":true,
             "model":["--brokers","1","--consumers","1","--messages","1","--consumption","pop",
                      "--orderly"],
-            "brokers":1,"consumers":[{"name":"c1"}],"steps":[{"start":"c1"}]}"#,
+            "brokers":1,"consumers":[{"name":"c1","topics":["TopicTest","Other"]}],
+            "steps":[{"start":"c1"}]}"#,
     )
     .expect("the script writes");
     let out = rebalance(&["--script", script.to_str().expect("a UTF-8 path")]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("FIFO group"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("scenario's topic only"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -31,6 +31,11 @@ pub struct Harness {
     pub version: String,
     /// The Java classpath: the harness's classes, then RocketMQ's jars.
     pub classpath: String,
+    /// The classpath of a FIFO group's consumer: the harness's classes,
+    /// then the gRPC client's jar (shaded) and what the harness's own
+    /// classes use. The gRPC client's protocol classes have the names of
+    /// the proxy's, so the two never share a JVM.
+    pub grpc_classpath: String,
 }
 
 /// The harness's Maven project: `$REBALANCE_HARNESS`, else the one in this
@@ -96,13 +101,22 @@ pub fn build(version: &str, log: &Path) -> Result<Harness, ClusterError> {
             });
         }
     }
-    let jars = std::fs::read_to_string(&classpath_file).map_err(|e| ClusterError::NotStarted {
-        reason: format!("no classpath after the build: {e}"),
-        log: log.to_owned(),
-    })?;
+    let classpath = |file: &str| {
+        let jars =
+            std::fs::read_to_string(target.join(file)).map_err(|e| ClusterError::NotStarted {
+                reason: format!("no {file} after the build: {e}"),
+                log: log.to_owned(),
+            })?;
+        Ok(format!(
+            "{}:{}",
+            target.join("classes").display(),
+            jars.trim()
+        ))
+    };
     Ok(Harness {
         version: version.to_owned(),
-        classpath: format!("{}:{}", target.join("classes").display(), jars.trim()),
+        classpath: classpath("classpath.txt")?,
+        grpc_classpath: classpath("grpc-classpath.txt")?,
     })
 }
 

@@ -59,6 +59,10 @@ struct Member {
     /// Its process-queue table of the topic, as its last `c.mqchanged`
     /// showed it.
     table: BTreeSet<String>,
+    /// When it last began to run (its start, or its continue).
+    running_since: Option<u64>,
+    /// When it was last killed or stopped, while it is.
+    halted_at: Option<u64>,
 }
 
 impl Member {
@@ -157,6 +161,22 @@ pub struct Observer {
     /// Each start of a POP batch with a message another consumer's batch
     /// still runs (`no message consumed by two at once`).
     pub message_by_two: Vec<Sighting>,
+    /// A FIFO group's consumers are gRPC clients of a proxy: the proxy
+    /// gives each every queue, whatever the members, and no broker lists
+    /// them.
+    pub proxied: bool,
+    /// Each start of a FIFO batch of a message while an earlier message of
+    /// its queue was never consumed (`no message consumed before an
+    /// earlier one`).
+    pub out_of_order: Vec<Sighting>,
+    /// Each FIFO message given to a consumer that had run since before
+    /// the consumer holding it was killed or stopped with its delivery
+    /// unfinished: the queue waited for that delivery's invisible time,
+    /// though a live consumer popped it (`queue blocked by an abandoned
+    /// pop`).
+    pub abandoned_blocks: Vec<Sighting>,
+    /// Each message whose latest delivery has not ended: its consumer.
+    holders: BTreeMap<String, String>,
     /// Each message sent, by id: its queue and offset.
     sent_ids: BTreeMap<String, (String, i64)>,
     /// POP consumptions of messages whose `p.sent` has not been seen yet
@@ -221,6 +241,8 @@ impl Observer {
                         route_at: 0,
                         subscribed: true,
                         table: BTreeSet::new(),
+                        running_since: None,
+                        halted_at: None,
                     };
                     (name.clone(), member)
                 })
@@ -240,6 +262,10 @@ impl Observer {
             deliveries: BTreeMap::new(),
             pop: false,
             message_by_two: Vec::new(),
+            proxied: false,
+            out_of_order: Vec::new(),
+            abandoned_blocks: Vec::new(),
+            holders: BTreeMap::new(),
             sent_ids: BTreeMap::new(),
             unresolved: BTreeMap::new(),
             open_msgs: BTreeMap::new(),
@@ -277,6 +303,7 @@ impl Observer {
             script.from_settled,
         );
         observer.pop = script.consumption == Consumption::Pop;
+        observer.proxied = script.fifo();
         for c in &script.consumers {
             if let (Some(topics), Some(m)) = (&c.topics, observer.members.get_mut(&c.name)) {
                 m.subscribed = topics.iter().any(|t| t == Script::TOPIC);
@@ -613,6 +640,12 @@ impl Observer {
         };
         if let Some(m) = self.members.get_mut(name) {
             m.life = life;
+            if life == Life::Running {
+                m.running_since = Some(t);
+                m.halted_at = None;
+            } else {
+                m.halted_at = Some(t);
+            }
         }
         if life == Life::Killed {
             self.gone(name, t);
@@ -628,9 +661,16 @@ impl Observer {
                 if let Some(m) = member {
                     if m.life == Life::Idle || m.life == Life::Left {
                         m.life = Life::Running;
+                        m.running_since = Some(t);
                     }
                 }
                 true
+            }
+            // A gRPC client of a FIFO group gets every queue from the
+            // proxy, whatever the members: its assignment is its start.
+            ConsumerState::Started if self.proxied => {
+                let every = self.route();
+                self.allocation(name, &[], &every, t)
             }
             // The model's leave: its queues are nobody's from here, though
             // its process queue table goes only when it has stopped.
@@ -678,9 +718,15 @@ impl Observer {
     }
 
     /// A POP batch begins: each of its messages another consumer's batch
-    /// still runs is consumed by two at once.
+    /// still runs is consumed by two at once. In a FIFO group, one that
+    /// begins before an earlier message of its queue was consumed is out of
+    /// order, and one whose last delivery a halted consumer left unfinished
+    /// shows the queue blocked by that abandoned pop.
     fn messages_begin(&mut self, name: &str, ids: &[String], t: u64) {
         for id in ids {
+            if self.proxied {
+                self.fifo_begin(name, id, t);
+            }
             let running = self.open_msgs.entry(id.clone()).or_default();
             if running.iter().any(|other| other != name) {
                 let mut who: Vec<String> = running.iter().cloned().collect();
@@ -695,9 +741,45 @@ impl Observer {
         }
     }
 
+    /// A FIFO message `id` begins at `name`: see [`Self::messages_begin`].
+    fn fifo_begin(&mut self, name: &str, id: &str, t: u64) {
+        let message = self.sent_ids.get(id).cloned();
+        if let Some((queue, offset)) = &message {
+            let unconsumed = self.produced.iter().find(|(q, o)| {
+                q == queue && o < offset && !self.deliveries.contains_key(&(q.clone(), *o))
+            });
+            if let Some((_, earlier)) = unconsumed {
+                self.out_of_order.push(Sighting {
+                    t,
+                    queue: format!("{queue}@{offset} before {queue}@{earlier}"),
+                    who: vec![name.to_owned()],
+                });
+            }
+        }
+        let at = |m: &str| self.members.get(m);
+        if let Some(holder) = self.holders.get(id) {
+            let halted = at(holder).and_then(|m| m.halted_at);
+            let since = at(name).and_then(|m| m.running_since);
+            if let (Some(halted), Some(since)) = (halted, since) {
+                if holder != name && since <= halted {
+                    let what = message.map_or(id.to_owned(), |(q, o)| format!("{q}@{o}"));
+                    self.abandoned_blocks.push(Sighting {
+                        t,
+                        queue: what,
+                        who: vec![holder.clone(), name.to_owned()],
+                    });
+                }
+            }
+        }
+        self.holders.insert(id.to_owned(), name.to_owned());
+    }
+
     /// A POP batch ends, its messages `consumed` or not (interrupted).
     fn messages_end(&mut self, name: &str, ids: &[String], consumed: bool) {
         for id in ids {
+            if self.holders.get(id).is_some_and(|holder| holder == name) {
+                self.holders.remove(id);
+            }
             if let Some(running) = self.open_msgs.get_mut(id) {
                 running.remove(name);
             }
@@ -1007,7 +1089,7 @@ impl Observer {
         running.peek().is_some()
             && running.all(|m| {
                 m.allocated
-                    && m.rounds >= rounds
+                    && (self.proxied || m.rounds >= rounds)
                     && (!self.tables || m.table == m.owned)
                     && !self.route_is_stale(m)
             })
@@ -1101,7 +1183,8 @@ impl Observer {
             && self.members.values().filter(|m| m.allocates()).all(|m| {
                 let mut seen = m.cid_all.clone();
                 seen.sort();
-                m.allocated && seen == clients
+                // A gRPC client's assignment takes no member list.
+                m.allocated && (self.proxied || seen == clients)
             })
     }
 
@@ -1109,6 +1192,10 @@ impl Observer {
     /// and every running broker it may ask (those of its route) lists them:
     /// what the model's quiescence asks of member tables.
     pub fn member_lists_agree(&self) -> bool {
+        // No broker lists a gRPC client, and none allocates for them.
+        if self.proxied {
+            return true;
+        }
         let clients = self.running_clients();
         self.members.values().filter(|m| m.allocates()).all(|m| {
             let mut seen = m.cid_all.clone();
@@ -1357,6 +1444,64 @@ mod tests {
         assert!(o.all_delivered());
         assert_eq!(o.deliveries[&("broker-a:0".to_owned(), 1)], 1);
         assert_eq!(o.message_by_two.len(), 1);
+    }
+
+    /// A FIFO group's gRPC clients: each gets every queue at its start,
+    /// with no broker listing it; a message of a halted holder given to a
+    /// consumer running since before the halt shows the queue blocked, and
+    /// a message begun before an earlier one was consumed is out of order.
+    #[test]
+    fn a_fifo_group_judges_its_blocks_and_its_order() {
+        let mut o = observer();
+        o.pop = true;
+        o.proxied = true;
+        let mut o = registered(o);
+        for c in ["c1", "c2"] {
+            let life = Kind::ConsumerLife {
+                state: ConsumerState::Started,
+                client: format!("x@{c}"),
+                pid: None,
+            };
+            o.apply(&event(4, c, life));
+        }
+        assert!(o.settled(2) && o.member_lists_agree() && o.converged());
+        assert_eq!(o.owned("c2").map(|q| q.len()), Some(2));
+        for (offset, msg) in [(0, "m0"), (1, "m1")] {
+            let kind = Kind::Sent {
+                topic: "T".into(),
+                queue: "broker-a:0".into(),
+                offset,
+                msg: msg.into(),
+            };
+            o.apply(&event(5, "cluster", kind));
+        }
+        o.apply(&popped(10, "c1", "m0", false));
+        // Not halted: another consumer's delivery is no block.
+        o.apply(&popped(11, "c2", "m0", false));
+        o.apply(&popped(12, "c2", "m0", true));
+        assert!(o.abandoned_blocks.is_empty());
+        o.apply(&popped(13, "c1", "m1", false));
+        o.apply(&env(
+            14,
+            Env::Kill {
+                consumer: "c1".into(),
+            },
+        ));
+        o.apply(&popped(20, "c2", "m1", false));
+        assert_eq!(o.abandoned_blocks.len(), 1);
+        assert_eq!(o.abandoned_blocks[0].who, strings(&["c1", "c2"]));
+        assert!(o.out_of_order.is_empty(), "m0 was consumed first");
+        // A third message begun while m1 never ended: out of order.
+        let kind = Kind::Sent {
+            topic: "T".into(),
+            queue: "broker-a:0".into(),
+            offset: 2,
+            msg: "m2".into(),
+        };
+        o.apply(&event(21, "cluster", kind));
+        o.apply(&popped(22, "c2", "m2", false));
+        assert_eq!(o.out_of_order.len(), 1);
+        assert_eq!(o.out_of_order[0].queue, "broker-a:0@2 before broker-a:0@1");
     }
 
     #[test]

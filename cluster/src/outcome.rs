@@ -40,6 +40,9 @@ pub struct RealProperty {
 pub struct Outcome {
     /// Whether the group popped: its properties are a POP group's.
     pub pop: bool,
+    /// Whether it was a FIFO group of gRPC clients through a proxy: no
+    /// broker lists its members.
+    pub fifo: bool,
     /// Every property judged, in a fixed order.
     pub properties: Vec<RealProperty>,
     /// Messages delivered more than once.
@@ -138,18 +141,18 @@ impl Outcome {
                 detail: seen(&obs.rest_double, t0, "owned by two at rest"),
             });
         }
-        properties.extend([
-            RealProperty {
-                name: CONVERGED_WHEN_QUIESCENT,
-                expectation: Expectation::Always,
-                status: at_rest(&obs.rest_unconverged),
-                detail: seen(
-                    &obs.rest_unconverged,
-                    t0,
-                    "at rest and not converged (owned by nobody)",
-                ),
-            },
-            RealProperty {
+        properties.push(RealProperty {
+            name: CONVERGED_WHEN_QUIESCENT,
+            expectation: Expectation::Always,
+            status: at_rest(&obs.rest_unconverged),
+            detail: seen(
+                &obs.rest_unconverged,
+                t0,
+                "at rest and not converged (owned by nobody)",
+            ),
+        });
+        if !obs.proxied {
+            properties.push(RealProperty {
                 name: AGREE_AT_REST,
                 expectation: Expectation::Always,
                 status: at_rest(&obs.rest_disagree),
@@ -158,8 +161,8 @@ impl Outcome {
                     t0,
                     "settled with a broker listing other members",
                 ),
-            },
-        ]);
+            });
+        }
         if owned {
             properties.extend([
                 RealProperty {
@@ -208,6 +211,25 @@ impl Outcome {
                 t0,
                 "a message (queue@offset) consumed by two at once",
             ));
+        }
+        if obs.proxied {
+            properties.push(never(
+                IN_ORDER,
+                &obs.out_of_order,
+                t0,
+                "a message begun before an earlier one of its queue was consumed",
+            ));
+            properties.push(RealProperty {
+                name: BLOCKED_BY_ABANDONED_POP,
+                expectation: Expectation::Sometimes,
+                status: found(!obs.abandoned_blocks.is_empty()),
+                detail: seen(
+                    &obs.abandoned_blocks,
+                    t0,
+                    "a message given to a consumer running since before its holder was \
+                     halted with it unfinished",
+                ),
+            });
         }
         let duplicates = obs.deliveries.values().filter(|&&n| n > 1).count();
         let never_delivered = obs.never_delivered().count();
@@ -267,6 +289,7 @@ impl Outcome {
             .collect();
         Outcome {
             pop: obs.pop,
+            fifo: obs.proxied,
             properties,
             duplicates,
             never_delivered,
@@ -312,7 +335,7 @@ pub struct NotCompared {
 /// every property the observer does not judge; `None` for one it judges
 /// (or one added to the model since, which [`not_compared`] then reports
 /// as having no real side yet).
-pub fn why_not_compared(name: &str, pop: bool) -> Option<&'static str> {
+pub fn why_not_compared(name: &str, pop: bool, fifo: bool) -> Option<&'static str> {
     Some(match name {
         EVERY_CALL_ENDS => {
             "a guarantee of the model's own faithfulness: a real call always ends (its \
@@ -330,9 +353,13 @@ pub fn why_not_compared(name: &str, pop: bool) -> Option<&'static str> {
             "POP's: a push group's batches are judged by queue (no queue consumed by two \
              at once)"
         }
-        IN_ORDER | BLOCKED_BY_ABANDONED_POP => {
-            "a FIFO group's: the harness runs no FIFO group (the gRPC clients through the \
-             proxy; the remoting client never pops for an orderly listener)"
+        IN_ORDER | BLOCKED_BY_ABANDONED_POP if !fifo => {
+            "a FIFO group's: a run without one (the gRPC clients through the proxy; the \
+             remoting client never pops for an orderly listener) shows neither"
+        }
+        AGREE_AT_REST if fifo => {
+            "no broker lists a FIFO group's gRPC clients: the proxy keeps them, and gives \
+             each every queue whatever the members"
         }
         NO_DOUBLE_OWNERSHIP | TRANSIENT_DOUBLE | TRANSIENT_ORPHAN | NO_CONCURRENT_CONSUMPTION
             if pop =>
@@ -359,7 +386,7 @@ pub fn not_compared(model: &Report, real: &Outcome) -> Vec<NotCompared> {
         .filter(|p| real.status(&p.name).is_none())
         .map(|p| NotCompared {
             property: p.name.clone(),
-            reason: why_not_compared(&p.name, real.pop)
+            reason: why_not_compared(&p.name, real.pop, real.fifo)
                 .unwrap_or("no real side yet: the observer has no rule for it"),
         })
         .collect()
@@ -440,9 +467,10 @@ mod tests {
     #[test]
     fn every_model_property_is_compared_or_has_its_reason() {
         let consumers = [("c1".to_owned(), "127.0.0.1@c1".to_owned())];
-        for pop in [false, true] {
+        for (pop, fifo) in [(false, false), (true, false), (true, true)] {
             let mut obs = Observer::new("T", &["broker-a".to_owned()], 2, &consumers, 30_000, true);
             obs.pop = pop;
+            obs.proxied = fifo;
             let real = Outcome::judge(&obs, true, true);
             let names = PROPERTIES
                 .iter()
@@ -450,10 +478,10 @@ mod tests {
                 .chain(LIVENESS.iter().chain(MEASURED).map(|&(name, _)| name));
             for name in names {
                 assert!(
-                    real.status(name).is_some() != why_not_compared(name, pop).is_some(),
-                    "{name}, pop {pop}: judged {:?}, reason {:?}",
+                    real.status(name).is_some() != why_not_compared(name, pop, fifo).is_some(),
+                    "{name}, pop {pop}, fifo {fifo}: judged {:?}, reason {:?}",
                     real.status(name),
-                    why_not_compared(name, pop)
+                    why_not_compared(name, pop, fifo)
                 );
             }
         }

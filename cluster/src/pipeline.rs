@@ -190,11 +190,10 @@ impl Plan {
                 word(!pops),
             )));
         }
-        if pops && script.orderly {
+        if script.fifo() && script.topics().len() > 1 {
             return Err(ClusterError::BadInput(format!(
-                "{origin}: an orderly POP group is a FIFO group of the gRPC clients through the \
-                 proxy, which the harness does not run (the remoting client never pops for an \
-                 orderly listener)"
+                "{origin}: a FIFO group's consumers (gRPC clients of the proxy) subscribe to the \
+                 scenario's topic only: no consumer's \"topics\" and no subscribe step"
             )));
         }
         // Trace validation needs the model at the run's own sizes.

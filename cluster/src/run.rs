@@ -150,6 +150,9 @@ pub fn prepare(opts: &RunOptions) -> Result<Harness, ClusterError> {
     harness::build(&opts.rocketmq, &opts.run_dir.join("build.log"))
 }
 
+/// The main class of a FIFO group's consumer, a gRPC client.
+const GRPC_CONSUMER: &str = "rebalance.harness.GrpcConsumerAgent";
+
 /// Runs `script` on a real cluster of the `harness` built by [`prepare`].
 pub fn run(
     script: &Script,
@@ -166,7 +169,10 @@ pub fn run(
     let slaves = brokers[..script.failovers]
         .iter()
         .map(|b| format!("{b}-slave"));
-    let names = names.chain(slaves).chain(name_servers.iter().cloned());
+    let names = names
+        .chain(slaves)
+        .chain(name_servers.iter().cloned())
+        .chain(script.fifo().then(|| "proxy".to_owned()));
     for name in names.chain(script.consumers.iter().map(|c| c.name.clone())) {
         let dir = opts.run_dir.join(name);
         if dir.exists() {
@@ -174,8 +180,13 @@ pub fn run(
                 .map_err(|e| io_error("cannot clear the run directory", &dir, e))?;
         }
     }
+    // A FIFO group's proxy: its gRPC port and the remoting one its id names.
+    let proxy_ports = if script.fifo() { 2 } else { 0 };
     let ports = free_ports(
-        name_servers.len() + 2 * (brokers.len() + script.failovers) + script.relays.len(),
+        name_servers.len()
+            + 2 * (brokers.len() + script.failovers)
+            + script.relays.len()
+            + proxy_ports,
     )?;
     let mut ports = ports.into_iter();
     let ns_ports: BTreeMap<&String, u16> = name_servers
@@ -223,10 +234,15 @@ pub fn run(
             spec
         })
         .collect();
+    let proxy = script.fifo().then(|| {
+        json!({"grpc_port": ports.next().unwrap_or_default(),
+               "remoting_port": ports.next().unwrap_or_default(),
+               "config": script.timers.proxy_config})
+    });
     let group = format!("rebalance-{}", script.scenario);
-    let cluster_spec = json!({
+    let mut cluster_spec = json!({
         "run_dir": opts.run_dir,
-        "group": group, "consumption": script.consumption,
+        "group": group, "consumption": script.consumption, "fifo": script.fifo(),
         "name_servers": ns_ports.iter().map(|(n, p)| json!({"name": n, "port": p})).collect::<Vec<_>>(),
         "relays": script.relays.iter().map(|r| json!({"name": r.name, "port": relay_ports[r.name.as_str()],
                                                         "target_port": ns_ports[&r.name_server]})).collect::<Vec<_>>(),
@@ -238,6 +254,9 @@ pub fn run(
         "store_config": script.timers.store_config,
         "name_server_config": script.timers.name_server_config,
     });
+    if let Some(proxy) = &proxy {
+        cluster_spec["proxy"] = proxy.clone();
+    }
     let (tx, rx) = channel();
     let mut o = Orchestrator {
         processes: BTreeMap::new(),
@@ -286,18 +305,20 @@ pub fn run(
                 "broker_pick": script.broker_pick, "peers": peers,
                 "client_config": script.timers.client_config,
             });
+            let mut spec = spec;
+            // A FIFO group's consumer is a gRPC client of the proxy.
+            let main = match &proxy {
+                Some(proxy) => {
+                    spec["endpoint"] = json!(format!("127.0.0.1:{}", proxy["grpc_port"]));
+                    GRPC_CONSUMER
+                }
+                None => "rebalance.harness.ConsumerAgent",
+            };
             let file = opts.run_dir.join(format!("{}.json", c.name));
             write_json(&file, &spec)?;
             let mut args = system_properties(&script.timers.client_properties);
             args.push("-Xmx160m".into());
-            o.spawn(
-                &c.name,
-                harness,
-                &opts.run_dir,
-                args,
-                "rebalance.harness.ConsumerAgent",
-                &file,
-            )?;
+            o.spawn(&c.name, harness, &opts.run_dir, args, main, &file)?;
         }
         for c in &script.consumers {
             o.wait_ready(&c.name, Duration::from_secs(240))?;
@@ -445,10 +466,15 @@ impl Orchestrator {
             "-Drocketmq.client.logRoot={}",
             home.join("logs").display()
         ));
+        let classpath = if main == GRPC_CONSUMER {
+            &harness.grpc_classpath
+        } else {
+            &harness.classpath
+        };
         let mut child = Command::new("java")
             .args(&args)
             .arg("-cp")
-            .arg(&harness.classpath)
+            .arg(classpath)
             .arg(main)
             .arg(spec)
             .stdin(Stdio::piped())

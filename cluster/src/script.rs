@@ -220,6 +220,10 @@ pub struct Timers {
     /// `NamesrvConfig` settings.
     #[serde(default)]
     pub name_server_config: BTreeMap<String, Value>,
+    /// `ProxyConfig` settings of a FIFO group's proxy
+    /// (`defaultInvisibleTimeMills`, ...).
+    #[serde(default)]
+    pub proxy_config: BTreeMap<String, Value>,
 }
 
 /// One step of a script.
@@ -514,6 +518,13 @@ impl Script {
 
     /// The topic every consumer subscribes to unless it says otherwise.
     pub const TOPIC: &'static str = "TopicTest";
+
+    /// A FIFO group (`consumption` pop, orderly): its consumers are the 5.x
+    /// gRPC clients, through a proxy (RocketMQ's remoting client never
+    /// pops for an orderly listener).
+    pub fn fifo(&self) -> bool {
+        self.orderly && self.consumption == Consumption::Pop
+    }
 
     /// The consumer named `name`.
     pub fn consumer(&self, name: &str) -> Option<&ConsumerSpec> {

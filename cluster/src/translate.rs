@@ -126,6 +126,10 @@ const NO_MODEL_FAULT: &str = "a rule that fired and makes none of the model's fa
 const ALLOCATION_AS_TABLE: &str = "a queue change without its table (a trace recorded before the \
      harness traced it) is read as its allocation: the two differ only where a lock was refused, \
      an offset read failed or a removal waits for its batch";
+/// A FIFO group's gRPC client: the proxy's assignment.
+const GRPC_EVERY_QUEUE: &str = "a FIFO group's consumer is a gRPC client of the proxy, which \
+    gives it every queue of the run's topics, whatever the members: its table, from its start";
+
 /// A POP consumer's assignment of a whole broker.
 const POP_WHOLE_BROKER: &str = "a POP consumer's queue `broker:-1` (the broker's assignment of \
      every queue it has, at the default popShareQueueNum) is each queue the broker has of the topic";
@@ -557,6 +561,8 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
             (real.to_string(), model)
         })
         .collect();
+    // A FIFO group's run: its consumers are gRPC clients of a proxy.
+    let proxied = spec.file.get("fifo").and_then(serde_json::Value::as_bool) == Some(true);
     let retry_topic = format!("%RETRY%{group}");
     if cfg.protocol.retry_topic {
         topics.insert(retry_topic.clone(), cfg.topic_names[business].clone());
@@ -611,6 +617,7 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
         unseen: Unseen::default(),
         round_order,
     };
+    out.unseen.members = proxied;
     if out.round_order.windows(2).any(|w| w[0] > w[1]) {
         let topology = events
             .iter()
@@ -967,6 +974,27 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 let consumer = e.p.clone();
                 match state {
                     ConsumerState::Starting => observe(Observed::Started { consumer }),
+                    ConsumerState::Started if proxied => {
+                        fired(&mut out.rules_fired, GRPC_EVERY_QUEUE, line);
+                        for real_topic in &real_topics {
+                            let topic = real_topic.to_string();
+                            let Some(model) = topics.get(&topic) else {
+                                continue;
+                            };
+                            let mut queues: Vec<String> = broker_queues
+                                .iter()
+                                .filter(|((_, t), _)| *t == topic)
+                                .flat_map(|((b, _), &n)| (0..n).map(move |i| format!("{b}:{i}")))
+                                .collect();
+                            queues.sort();
+                            owns.insert((e.p.clone(), model.clone()), queues.clone());
+                            observe(Observed::Owns {
+                                consumer: e.p.clone(),
+                                topic: model.clone(),
+                                queues,
+                            });
+                        }
+                    }
                     // The model's leave starts with it: the consumer is no
                     // longer running while it unregisters.
                     ConsumerState::Stopping => {

@@ -92,7 +92,7 @@ fn judged(source: Source, file: &str) -> Judged {
     }
     for n in &judged.not_compared {
         assert!(
-            why_not_compared(&n.property, judged.outcome.pop).is_some(),
+            why_not_compared(&n.property, judged.outcome.pop, judged.outcome.fifo).is_some(),
             "{file}: {}",
             n.property
         );
@@ -188,6 +188,26 @@ fn a_pop_slow_batch_runs_one_message_in_two_consumers_at_once() {
         Status::Violated
     );
     assert_eq!(status(&j, "duplicate delivery"), Status::Found);
+}
+
+/// A FIFO group's consumer killed while its listener runs the queue's
+/// first message: the other consumer, running since before, is refused
+/// the queue until the message's invisible time has passed, then consumes
+/// both messages in order, each once.
+#[test]
+fn a_fifo_kill_blocks_the_queue_for_the_invisible_time() {
+    let j = pop("fifo-kill");
+    assert!(j.outcome.fifo);
+    assert_eq!(
+        status(&j, "queue blocked by an abandoned pop"),
+        Status::Found
+    );
+    assert_eq!(
+        status(&j, "no message consumed before an earlier one"),
+        Status::Holds
+    );
+    assert_eq!(status(&j, "duplicate delivery"), Status::NotFound);
+    assert_eq!(j.outcome.sent, 2);
 }
 
 /// The old version's last batch, running at its shutdown, is consumed

@@ -68,6 +68,9 @@ pub struct Unseen {
     /// Client ids whose lock calls the trace does not show: the model's
     /// calls of these clients are silent.
     pub lock_calls_of: Vec<String>,
+    /// The trace shows no broker's member table (a FIFO group's gRPC
+    /// clients, which no broker lists): the model's are silent.
+    pub members: bool,
 }
 
 impl Unseen {
@@ -84,6 +87,14 @@ impl Unseen {
         let hidden =
             self.lock_calls || caller.is_some_and(|c| self.lock_calls_of.contains(&c.client_id));
         (!hidden).then_some(action)
+    }
+
+    /// `changes` but those the trace cannot see.
+    fn shown(&self, mut changes: Vec<Observed>) -> Vec<Observed> {
+        if self.members {
+            changes.retain(|c| !matches!(c, Observed::Members { .. }));
+        }
+        changes
     }
 }
 
@@ -375,7 +386,7 @@ pub fn conform(
             };
             let mut shown2 = shown.clone();
             let calls = unseen.calls_of(cfg, &action);
-            let seen_changes = changes(cfg, &state, calls, &after, &mut shown2);
+            let seen_changes = unseen.shown(changes(cfg, &state, calls, &after, &mut shown2));
             let past_end = next == observations.len();
             let (next2, ahead2, silent2, explained) = if seen_changes.is_empty()
                 || (past_end && unobserved(&seen_changes, &unseen.at_end))
@@ -633,7 +644,7 @@ fn to_rest(
             // Only the unobserved actors change: the tables shown stay.
             let calls = unseen.calls_of(cfg, &actions[i]);
             let fresh = unobserved(
-                &changes(cfg, &state, calls, &after, &mut shown.clone()),
+                &unseen.shown(changes(cfg, &state, calls, &after, &mut shown.clone())),
                 &unseen.at_end,
             ) && been.insert(fingerprint(&after));
             fresh.then_some((i, after))

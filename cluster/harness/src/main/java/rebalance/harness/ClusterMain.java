@@ -25,6 +25,10 @@ import org.apache.rocketmq.common.BrokerConfig;
 import org.apache.rocketmq.common.MQVersion;
 import org.apache.rocketmq.common.MixAll;
 import org.apache.rocketmq.common.TopicConfig;
+import org.apache.rocketmq.common.TopicAttributes;
+import org.apache.rocketmq.common.attribute.TopicMessageType;
+import org.apache.rocketmq.common.message.MessageAccessor;
+import org.apache.rocketmq.common.message.MessageConst;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageQueue;
 import org.apache.rocketmq.common.message.MessageRequestMode;
@@ -35,6 +39,7 @@ import org.apache.rocketmq.remoting.netty.NettyServerConfig;
 import org.apache.rocketmq.remoting.protocol.body.SetMessageRequestModeRequestBody;
 import org.apache.rocketmq.remoting.protocol.route.QueueData;
 import org.apache.rocketmq.remoting.protocol.route.TopicRouteData;
+import org.apache.rocketmq.remoting.protocol.subscription.SubscriptionGroupConfig;
 import org.apache.rocketmq.store.config.BrokerRole;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
 
@@ -48,9 +53,14 @@ import org.apache.rocketmq.store.config.MessageStoreConfig;
  * broker's queues are in every name server's route, then serves commands (see {@link Commands}):
  * {@code produce}, {@code stream}, {@code restart_broker}, {@code stop_broker}, {@code start_broker},
  * {@code fail_over}, {@code sync_slave}, {@code cut},
- * {@code heal}, {@code rule}, {@code release}, {@code snapshot}.
+ * {@code heal}, {@code rule}, {@code release}, {@code snapshot}. A FIFO group's run (its file's
+ * {@code fifo}) has FIFO topics, the group consumes orderly, and a proxy ({@link ProxyHost})
+ * serves its gRPC consumers once the routes are complete.
  */
 public final class ClusterMain {
+    /** The brokers' cluster name. */
+    private static final String CLUSTER = "harness";
+
     private final JSONObject spec;
     private final String group;
     private final Map<String, NamesrvController> nameServers = new LinkedHashMap<>();
@@ -62,6 +72,8 @@ public final class ClusterMain {
     private final Map<BrokerController, BrokerHook> hooks = new HashMap<>();
     private final Map<String, Relay> relays = new LinkedHashMap<>();
     private DefaultMQProducer producer;
+    /** A FIFO group's proxy, once started. */
+    private ProxyHost proxy;
     /** The steady producer of {@code stream}: one round of sends a period, while it runs. */
     private final ScheduledExecutorService streamer = Executors.newSingleThreadScheduledExecutor();
     private ScheduledFuture<?> stream;
@@ -116,6 +128,12 @@ public final class ClusterMain {
         producer.setClientIP("127.0.0.1");
         producer.start();
         awaitRoutes();
+        if (spec.containsKey("proxy")) {
+            awaitRoute(CLUSTER);
+            proxy = ProxyHost.start(spec.getJSONObject("proxy"), CLUSTER,
+                    nameServerAddress(spec.getJSONArray("name_servers").getJSONObject(0)),
+                    new File(spec.getString("run_dir"), "proxy"));
+        }
         Trace.emit("ready");
     }
 
@@ -192,7 +210,7 @@ public final class ClusterMain {
         File store = new File(spec.getString("run_dir"), slave == null ? name : name + "-slave");
         BrokerConfig config = new BrokerConfig();
         config.setBrokerName(name);
-        config.setBrokerClusterName("harness");
+        config.setBrokerClusterName(CLUSTER);
         config.setBrokerIP1("127.0.0.1");
         config.setNamesrvAddr(String.join(";", b.getJSONArray("name_server_addresses").toJavaList(String.class)));
         config.setAutoCreateTopicEnable(false);
@@ -237,11 +255,24 @@ public final class ClusterMain {
         controller.registerServerRPCHook(hook);
         controller.getConsumerManager().appendConsumerIdsChangeListener(hook);
         // Topics before start(), so that the first registration carries them.
+        boolean fifo = spec.getBooleanValue("fifo");
+        if (fifo) {
+            // What makes the group FIFO: the proxy tells its clients so, and pops in order.
+            SubscriptionGroupConfig orderly = new SubscriptionGroupConfig();
+            orderly.setGroupName(group);
+            orderly.setConsumeMessageOrderly(true);
+            controller.getSubscriptionGroupManager().updateSubscriptionGroupConfig(orderly);
+        }
         for (Object o : spec.getJSONArray("topics")) {
             JSONObject t = (JSONObject) o;
             if (t.getJSONArray("brokers").contains(name)) {
                 int queues = t.getIntValue("queues");
                 TopicConfig topic = new TopicConfig(t.getString("name"), queues, queues);
+                if (fifo) {
+                    // As the admin API alters it: a created topic takes only added attributes.
+                    topic.setAttributes(Map.of("+" + TopicAttributes.TOPIC_MESSAGE_TYPE_ATTRIBUTE.getName(),
+                            TopicMessageType.FIFO.getValue()));
+                }
                 controller.getTopicConfigManager().updateTopicConfig(topic);
                 if (pop) {
                     popMode(controller, t.getString("name"));
@@ -386,6 +417,24 @@ public final class ClusterMain {
             Thread.sleep(50);
         }
         throw new IllegalStateException("the name servers never routed every broker's queues");
+    }
+
+    /**
+     * Waits until the first name server routes {@code topic}: the proxy's heartbeat syncer
+     * needs the route of the topic named after the cluster, which each broker creates.
+     */
+    private void awaitRoute(String topic) throws InterruptedException {
+        NamesrvController ns = nameServers.values().iterator().next();
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        while (ns.getRouteInfoManager().pickupTopicRouteData(topic) == null) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the name server never routed topic " + topic);
+            }
+            for (BrokerController b : brokers.values()) {
+                b.registerBrokerAll(true, false, true);
+            }
+            Thread.sleep(200);
+        }
     }
 
     private boolean routesComplete() {
@@ -561,6 +610,10 @@ public final class ClusterMain {
             for (int q = 0; q < queues; q++) {
                 MessageQueue mq = new MessageQueue(name, (String) b, q);
                 Message msg = new Message(name, "m".getBytes(StandardCharsets.UTF_8));
+                if (spec.getBooleanValue("fifo")) {
+                    // One message group: a FIFO consumer takes a group's messages in order.
+                    MessageAccessor.putProperty(msg, MessageConst.PROPERTY_SHARDING_KEY, "g");
+                }
                 SendResult sent = producer.send(msg, mq);
                 Trace.emit("p.sent", "queue", b + ":" + q, "topic", name, "offset",
                         sent.getQueueOffset(), "msg", sent.getMsgId());
@@ -609,6 +662,13 @@ public final class ClusterMain {
 
     private void shutdown() {
         streamer.shutdownNow();
+        if (proxy != null) {
+            try {
+                proxy.shutdown();
+            } catch (Exception e) {
+                e.printStackTrace();
+            }
+        }
         producer.shutdown();
         for (String name : new ArrayList<>(brokers.keySet())) {
             stopBroker(name);

@@ -1,0 +1,163 @@
+package rebalance.harness;
+
+import com.alibaba.fastjson2.JSON;
+import com.alibaba.fastjson2.JSONObject;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.rocketmq.client.apis.ClientConfiguration;
+import org.apache.rocketmq.client.apis.consumer.ConsumeResult;
+import org.apache.rocketmq.client.apis.consumer.FilterExpression;
+import org.apache.rocketmq.client.apis.consumer.FilterExpressionType;
+import org.apache.rocketmq.client.apis.consumer.MessageListener;
+import org.apache.rocketmq.client.apis.consumer.PushConsumer;
+import org.apache.rocketmq.client.apis.message.MessageView;
+import org.apache.rocketmq.client.java.impl.ClientImpl;
+import org.apache.rocketmq.client.java.message.MessageViewImpl;
+
+/**
+ * One consumer of a FIFO group in its own JVM: the gRPC push consumer of RocketMQ 5.x
+ * ({@code rocketmq-client-java}), through the proxy the cluster runs. RocketMQ's remoting client
+ * never pops for an orderly listener, so a FIFO group's consumers are these. The client has no
+ * request hook: it is observed at its message listener (each delivery, one message, begun and
+ * ended, with its queue, offset and id) and in its life. Its client id is the one the client
+ * makes up ({@code host@pid@index@nanotime}), known once it is built, before it starts: the
+ * agent builds it as the client's builder does, but does not start it there (the builder's
+ * {@code build()} does both).
+ * Argument: the path of its consumer file (JSON, written by the orchestrator). Commands:
+ * {@code start}, {@code shutdown}, {@code rule}, {@code release}.
+ */
+public final class GrpcConsumerAgent {
+    private final JSONObject spec;
+    private final ClientImpl consumer;
+    private final String clientId;
+    /** Its listener ends a batch when its thread is interrupted (script: {@code listener}). */
+    private final boolean stopsOnInterrupt;
+
+    private GrpcConsumerAgent(JSONObject spec) throws ReflectiveOperationException {
+        this.spec = spec;
+        String listener = spec.getString("listener");
+        if (!List.of("ignores", "stops").contains(listener)) {
+            throw new IllegalArgumentException("listener " + listener + " is not ignores or stops");
+        }
+        stopsOnInterrupt = listener.equals("stops");
+        ClientConfiguration config = ClientConfiguration.newBuilder()
+                .setEndpoints(spec.getString("endpoint"))
+                // The proxy's gRPC port takes plain text on loopback.
+                .enableSsl(false)
+                .setRequestTimeout(Duration.ofSeconds(3))
+                .build();
+        Map<String, FilterExpression> subscriptions = new LinkedHashMap<>();
+        for (Object topic : spec.getJSONArray("topics")) {
+            subscriptions.put((String) topic, new FilterExpression("*", FilterExpressionType.TAG));
+        }
+        // The builder's defaults (1024 messages, 64 MiB cached), one consumption thread: a FIFO
+        // group's messages of one queue are consumed one after the other in any case.
+        consumer = pushConsumer(config, spec.getString("group"), subscriptions, this::consume);
+        clientId = consumer.getClientId().toString();
+    }
+
+    /**
+     * The push consumer the builder would build, not started: its class is package-private (a
+     * public constructor). Reflection: fails loudly if the client renames it.
+     */
+    private static ClientImpl pushConsumer(ClientConfiguration config, String group,
+            Map<String, FilterExpression> subscriptions, MessageListener listener)
+            throws ReflectiveOperationException {
+        var constructor = Class.forName("org.apache.rocketmq.client.java.impl.consumer.PushConsumerImpl")
+                .getConstructor(ClientConfiguration.class, String.class, Map.class,
+                        MessageListener.class, int.class, int.class, int.class);
+        constructor.setAccessible(true);
+        return (ClientImpl) constructor.newInstance(config, group, subscriptions, listener, 1024,
+                64 * 1024 * 1024, 1);
+    }
+
+    /**
+     * One delivery: its begin, the rules at {@code listener} (a gate holds it; a fault makes the
+     * application fail it, {@code FAILURE}), the application's work, its end. A listener that
+     * stops on an interrupt ends the delivery there, unconsumed ({@code c.consume.interrupted}).
+     */
+    private ConsumeResult consume(MessageView message) {
+        MessageViewImpl view = (MessageViewImpl) message;
+        String broker = view.getMessageQueue().getBroker().getName();
+        String queue = broker + ":" + view.getMessageQueue().getQueueId();
+        Object[] batch = {"topic", message.getTopic(), "queue", queue, "offsets",
+                List.of(view.getOffset()), "msgs", List.of(message.getMessageId().toString())};
+        Trace.emit("c.consume.begin", batch);
+        Rules.Action action = Rules.at("listener", 0, clientId, broker, queue, !stopsOnInterrupt);
+        if (action != Rules.Action.PASS) {
+            Trace.emit("c.fault", "code", 0, "peer", broker, "action", action.name().toLowerCase());
+            Trace.emit("c.consume.end", batch);
+            return ConsumeResult.FAILURE;
+        }
+        if (!work(spec.getLongValue("consume_ms"))) {
+            Trace.emit("c.consume.interrupted", batch);
+            return ConsumeResult.FAILURE;
+        }
+        Trace.emit("c.consume.end", batch);
+        return ConsumeResult.SUCCESS;
+    }
+
+    /** Works {@code millis}; false when it stopped on an interrupt. */
+    private boolean work(long millis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        boolean interrupted = false;
+        for (long left = millis; left > 0;
+                left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())) {
+            try {
+                Thread.sleep(left);
+            } catch (InterruptedException e) {
+                interrupted = true;
+                if (stopsOnInterrupt) {
+                    break;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return !(interrupted && stopsOnInterrupt);
+    }
+
+    public static void main(String[] args) throws Exception {
+        JSONObject spec =
+                JSON.parseObject(Files.readString(Path.of(args[0]), StandardCharsets.UTF_8));
+        Trace.init(spec.getString("name"));
+        GrpcConsumerAgent agent;
+        try {
+            agent = new GrpcConsumerAgent(spec);
+        } catch (Exception e) {
+            Trace.emit("failed", "reason", String.valueOf(e));
+            e.printStackTrace();
+            System.exit(e instanceof IllegalArgumentException ? 2 : 3);
+            return;
+        }
+        Trace.emit("c.life", "state", "ready", "client", agent.clientId,
+                "pid", ProcessHandle.current().pid());
+        Commands.serve(agent::handle);
+        System.exit(0);
+    }
+
+    private void handle(String cmd, JSONObject args) throws Exception {
+        switch (cmd) {
+            case "start" -> {
+                Trace.emit("c.life", "state", "starting", "client", clientId);
+                consumer.startAsync().awaitRunning();
+                Trace.emit("c.life", "state", "started", "client", clientId);
+            }
+            case "shutdown" -> {
+                Trace.emit("c.life", "state", "stopping", "client", clientId);
+                ((PushConsumer) consumer).close();
+                Trace.emit("c.life", "state", "stopped", "client", clientId);
+            }
+            case "rule" -> Rules.install(args.getJSONObject("rule"));
+            case "release" -> Rules.release(args.getString("rule"));
+            default -> throw new IllegalArgumentException("unknown command " + cmd);
+        }
+    }
+}
