@@ -1,18 +1,13 @@
 package rebalance.harness;
 
-import com.alibaba.fastjson2.JSON;
 import com.alibaba.fastjson2.JSONObject;
 import java.lang.reflect.Field;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import org.apache.rocketmq.client.consumer.AllocateMessageQueueStrategy;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
@@ -54,7 +49,7 @@ import org.apache.rocketmq.remoting.protocol.route.TopicRouteData;
  * Commands: {@code start}, {@code shutdown}, {@code subscribe}, {@code unsubscribe}, {@code
  * rule}, {@code release}.
  */
-public final class ConsumerAgent {
+public final class ConsumerAgent implements Agents.Agent {
     private static final List<Integer> TRACED = List.of(RequestCode.HEART_BEAT,
             RequestCode.UNREGISTER_CLIENT, RequestCode.GET_CONSUMER_LIST_BY_GROUP,
             RequestCode.LOCK_BATCH_MQ, RequestCode.UNLOCK_BATCH_MQ,
@@ -101,11 +96,7 @@ public final class ConsumerAgent {
         consumer.setMessageQueueListener((topic, mqAll, mqDivided) -> Trace.emit("c.mqchanged",
                 "topic", topic, "divided", BrokerHook.queueNames(mqDivided),
                 "table", BrokerHook.queueNames(tableOf(topic))));
-        String listener = spec.getString("listener");
-        if (!List.of("ignores", "stops").contains(listener)) {
-            throw new IllegalArgumentException("listener " + listener + " is not ignores or stops");
-        }
-        stopsOnInterrupt = listener.equals("stops");
+        stopsOnInterrupt = Agents.stopsOnInterrupt(spec);
         if (spec.getBooleanValue("orderly")) {
             consumer.registerMessageListener((MessageListenerOrderly) (msgs, ctx) ->
                     consume(ctx.getMessageQueue(), msgs)
@@ -179,7 +170,7 @@ public final class ConsumerAgent {
             return false;
         }
         // The application's work on the batch, the workload of the script.
-        work(spec.getLongValue("consume_ms") * msgs.size());
+        Agents.work(spec.getLongValue("consume_ms") * msgs.size(), stopsOnInterrupt);
         if (stopsOnInterrupt && Thread.currentThread().isInterrupted()) {
             Trace.emit("c.consume.interrupted", batch);
             return false;
@@ -188,45 +179,17 @@ public final class ConsumerAgent {
         return true;
     }
 
-    /** Works {@code millis}: to the end unless the listener stops on an interrupt. */
-    private void work(long millis) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        boolean interrupted = false;
-        for (long left = millis; left > 0; left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())) {
-            try {
-                Thread.sleep(left);
-            } catch (InterruptedException e) {
-                interrupted = true;
-                if (stopsOnInterrupt) {
-                    break;
-                }
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
     public static void main(String[] args) throws Exception {
-        JSONObject spec =
-                JSON.parseObject(Files.readString(Path.of(args[0]), StandardCharsets.UTF_8));
-        Trace.init(spec.getString("name"));
-        ConsumerAgent agent;
-        try {
-            agent = new ConsumerAgent(spec);
-        } catch (Exception e) {
-            Trace.emit("failed", "reason", String.valueOf(e));
-            e.printStackTrace();
-            System.exit(e instanceof IllegalArgumentException ? 2 : 3);
-            return;
-        }
-        Trace.emit("c.life", "state", "ready", "client", agent.clientId,
-                "pid", ProcessHandle.current().pid());
-        Commands.serve(agent::handle);
-        System.exit(0);
+        Agents.run(args, ConsumerAgent::new);
     }
 
-    private void handle(String cmd, JSONObject args) throws Exception {
+    @Override
+    public String clientId() {
+        return clientId;
+    }
+
+    @Override
+    public void handle(String cmd, JSONObject args) throws Exception {
         switch (cmd) {
             case "start" -> {
                 Trace.emit("c.life", "state", "starting", "client", clientId);

@@ -1,15 +1,10 @@
 package rebalance.harness;
 
-import com.alibaba.fastjson2.JSON;
 import com.alibaba.fastjson2.JSONObject;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.apache.rocketmq.client.apis.ClientConfiguration;
 import org.apache.rocketmq.client.apis.consumer.ConsumeResult;
 import org.apache.rocketmq.client.apis.consumer.FilterExpression;
@@ -32,7 +27,7 @@ import org.apache.rocketmq.client.java.message.MessageViewImpl;
  * Argument: the path of its consumer file (JSON, written by the orchestrator). Commands:
  * {@code start}, {@code shutdown}, {@code rule}, {@code release}.
  */
-public final class GrpcConsumerAgent {
+public final class GrpcConsumerAgent implements Agents.Agent {
     private final JSONObject spec;
     private final ClientImpl consumer;
     private final String clientId;
@@ -41,11 +36,7 @@ public final class GrpcConsumerAgent {
 
     private GrpcConsumerAgent(JSONObject spec) throws ReflectiveOperationException {
         this.spec = spec;
-        String listener = spec.getString("listener");
-        if (!List.of("ignores", "stops").contains(listener)) {
-            throw new IllegalArgumentException("listener " + listener + " is not ignores or stops");
-        }
-        stopsOnInterrupt = listener.equals("stops");
+        stopsOnInterrupt = Agents.stopsOnInterrupt(spec);
         ClientConfiguration config = ClientConfiguration.newBuilder()
                 .setEndpoints(spec.getString("endpoint"))
                 // The proxy's gRPC port takes plain text on loopback.
@@ -95,7 +86,8 @@ public final class GrpcConsumerAgent {
             Trace.emit("c.consume.end", batch);
             return ConsumeResult.FAILURE;
         }
-        if (!work(spec.getLongValue("consume_ms"))) {
+        Agents.work(spec.getLongValue("consume_ms"), stopsOnInterrupt);
+        if (stopsOnInterrupt && Thread.currentThread().isInterrupted()) {
             Trace.emit("c.consume.interrupted", batch);
             return ConsumeResult.FAILURE;
         }
@@ -103,47 +95,17 @@ public final class GrpcConsumerAgent {
         return ConsumeResult.SUCCESS;
     }
 
-    /** Works {@code millis}; false when it stopped on an interrupt. */
-    private boolean work(long millis) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        boolean interrupted = false;
-        for (long left = millis; left > 0;
-                left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())) {
-            try {
-                Thread.sleep(left);
-            } catch (InterruptedException e) {
-                interrupted = true;
-                if (stopsOnInterrupt) {
-                    break;
-                }
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        return !(interrupted && stopsOnInterrupt);
-    }
-
     public static void main(String[] args) throws Exception {
-        JSONObject spec =
-                JSON.parseObject(Files.readString(Path.of(args[0]), StandardCharsets.UTF_8));
-        Trace.init(spec.getString("name"));
-        GrpcConsumerAgent agent;
-        try {
-            agent = new GrpcConsumerAgent(spec);
-        } catch (Exception e) {
-            Trace.emit("failed", "reason", String.valueOf(e));
-            e.printStackTrace();
-            System.exit(e instanceof IllegalArgumentException ? 2 : 3);
-            return;
-        }
-        Trace.emit("c.life", "state", "ready", "client", agent.clientId,
-                "pid", ProcessHandle.current().pid());
-        Commands.serve(agent::handle);
-        System.exit(0);
+        Agents.run(args, GrpcConsumerAgent::new);
     }
 
-    private void handle(String cmd, JSONObject args) throws Exception {
+    @Override
+    public String clientId() {
+        return clientId;
+    }
+
+    @Override
+    public void handle(String cmd, JSONObject args) throws Exception {
         switch (cmd) {
             case "start" -> {
                 Trace.emit("c.life", "state", "starting", "client", clientId);
