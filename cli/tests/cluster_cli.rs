@@ -305,6 +305,11 @@ fn the_other_pop_scripts_match_the_model() {
     }
     for (scenario, property, verdicts) in [
         ("pop-join", "duplicate delivery", ("not-found", "not-found")),
+        (
+            "fifo-join",
+            "no message consumed before an earlier one",
+            ("holds", "holds"),
+        ),
         ("pop-kill", "duplicate delivery", ("not-found", "not-found")),
         (
             "pop-crash",

@@ -210,6 +210,23 @@ fn a_fifo_kill_blocks_the_queue_for_the_invisible_time() {
     assert_eq!(j.outcome.sent, 2);
 }
 
+/// A FIFO group's join: the queue's messages are consumed in order, each
+/// once.
+#[test]
+fn a_fifo_join_keeps_the_order_and_duplicates_nothing() {
+    let j = pop("fifo-join");
+    assert_eq!(
+        status(&j, "no message consumed before an earlier one"),
+        Status::Holds
+    );
+    assert_eq!(status(&j, "duplicate delivery"), Status::NotFound);
+    assert_eq!(
+        status(&j, "queue blocked by an abandoned pop"),
+        Status::NotFound
+    );
+    assert_eq!(j.outcome.sent, 5);
+}
+
 /// The old version's last batch, running at its shutdown, is consumed
 /// again by the new one: push's rolling-upgrade duplicate, by another road.
 #[test]
