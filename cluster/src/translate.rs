@@ -837,16 +837,42 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
             Kind::ConsumeBegin { .. } if leaving.contains(&e.p.as_str()) => {
                 fired(&mut out.rules_fired, BATCH_IN_SHUTDOWN, line);
             }
-            Kind::ConsumeBegin { topic, queue, .. } => {
+            Kind::ConsumeBegin {
+                topic,
+                queue,
+                offsets,
+                ..
+            } => {
                 let Some(topic) =
                     model_topic(&topics, &retry_topic, topic, &mut out.rules_fired, line)
                 else {
                     continue;
                 };
+                // A FIFO message is popped at its place: its offset is the
+                // model's (a fresh queue's, from 0), so its batch is checked
+                // by it. A gRPC client delivers one message at a time.
+                let offset = if proxied {
+                    let first = offsets
+                        .first()
+                        .and_then(|&o| u8::try_from(o).ok())
+                        .filter(|&o| usize::from(o) < cfg.sizes.messages);
+                    if first.is_none() {
+                        return Err(format!(
+                            "line {line}: a FIFO delivery of offset {offsets:?}, where the model \
+                             has {} messages a queue: give the model the run's messages \
+                             (--messages)",
+                            cfg.sizes.messages
+                        ));
+                    }
+                    first
+                } else {
+                    None
+                };
                 observe(Observed::Consumes {
                     consumer: e.p.clone(),
                     topic: topic.clone(),
                     queue: queue.clone(),
+                    offset,
                 });
             }
             Kind::BrokerRequest {

@@ -86,6 +86,10 @@ pub enum Observed {
         topic: String,
         /// The queue (`broker-a:0`).
         queue: String,
+        /// A FIFO group's delivery: the offset of its message, which a
+        /// batch the consumer runs of the queue holds (a FIFO message is
+        /// popped at its place in its queue, so its offset is the model's).
+        offset: Option<u8>,
     },
     /// A fault of the environment the consumer's next call of some kind
     /// was to meet met it: a notification lost, a query or an offset read
@@ -177,6 +181,7 @@ pub fn has(cfg: &Config, state: &SystemState, shown: &Shown, what: &Observed) ->
         consumer,
         topic,
         queue,
+        offset,
     } = what
     else {
         return false;
@@ -190,8 +195,11 @@ pub fn has(cfg: &Config, state: &SystemState, shown: &Shown, what: &Observed) ->
     let held = &state.consumers[c];
     held.phase == Phase::Running
         && members_of(set & shown.0[c] & held.owned).any(|q| {
+            let pq = &held.queues[q];
             // A queue whose offset read is in flight is not in Java's table yet.
-            !(cfg.messages() && held.queues[q].reading_offset) && held.may_consume(cfg, q)
+            !(cfg.messages() && pq.reading_offset)
+                && held.may_consume(cfg, q)
+                && offset.map_or(true, |o| pq.running() && (pq.from..pq.to).contains(&o))
         })
 }
 
@@ -215,6 +223,7 @@ pub fn unheld(
             consumer,
             topic,
             queue,
+            ..
         } = &batch.what
         else {
             return None;
@@ -299,7 +308,17 @@ impl fmt::Display for Observed {
                 consumer,
                 topic,
                 queue,
+                offset: None,
             } => write!(f, "{consumer} begins a batch of {queue} of {topic}"),
+            Self::Consumes {
+                consumer,
+                topic,
+                queue,
+                offset: Some(o),
+            } => write!(
+                f,
+                "{consumer} begins a batch of {queue} of {topic} with offset {o}"
+            ),
             Self::Locked {
                 client,
                 broker,
@@ -634,6 +653,7 @@ pub fn impossible(cfg: &Config, what: &Observed) -> Option<String> {
             consumer,
             topic,
             queue,
+            ..
         } => {
             if !consumer_known(consumer) {
                 Some(format!("the model has no consumer {consumer}"))
@@ -1039,10 +1059,16 @@ mod tests {
     /// The batch `consumer` begins of queue `q` (`broker-a:0`) of the
     /// model's first topic.
     fn batch(cfg: &Config, consumer: usize, q: usize) -> Observed {
+        delivery(cfg, consumer, q, None)
+    }
+
+    /// [`batch`], of a FIFO delivery of the message at `offset` if some.
+    fn delivery(cfg: &Config, consumer: usize, q: usize, offset: Option<u8>) -> Observed {
         Observed::Consumes {
             consumer: cfg.consumers[consumer].name.clone(),
             topic: cfg.topic_names[0].clone(),
             queue: queue_names(cfg, 0, 1 << q).remove(0),
+            offset,
         }
     }
 
@@ -1052,6 +1078,34 @@ mod tests {
     /// read is in flight, never one its round has not shown yet, never a
     /// consumer or queue the model lacks. A POP batch, which names a whole
     /// broker (`broker-a:-1`), is had where one of its queues would be.
+    /// A FIFO delivery names its message's offset: had exactly where a
+    /// batch of its queue is had and the consumer runs one holding that
+    /// offset.
+    #[test]
+    fn a_fifo_delivery_is_had_where_a_running_batch_holds_its_offset() {
+        let model = RebalanceModel::new(crate::protocol::broker::pop::tests::config_of(true));
+        let cfg = &*model.cfg;
+        let mut running = 0;
+        each_step(&model, 20_000, |state, shown, action, after| {
+            let mut next = shown.clone();
+            changes(cfg, state, Some(&action), after, &mut next);
+            for (c, consumer) in after.consumers.iter().enumerate() {
+                for q in 0..cfg.queues.len() {
+                    let pq = &consumer.queues[q];
+                    let queue_held = has(cfg, after, &next, &batch(cfg, c, q));
+                    for o in 0..cfg.sizes.messages as u8 {
+                        let delivery = delivery(cfg, c, q, Some(o));
+                        let holds = pq.running() && (pq.from..pq.to).contains(&o);
+                        assert_eq!(has(cfg, after, &next, &delivery), queue_held && holds);
+                        running += usize::from(queue_held && holds);
+                    }
+                }
+            }
+            next
+        });
+        assert!(running > 0);
+    }
+
     #[test]
     fn a_batch_is_had_where_its_consumer_holds_its_queue_with_its_offset_read() {
         let model = cold_start();
@@ -1066,6 +1120,7 @@ mod tests {
                         consumer: cfg.consumers[c].name.clone(),
                         topic: cfg.topic_names[0].clone(),
                         queue: format!("{broker}:-1"),
+                        offset: None,
                     };
                     let any = (0..cfg.queues.len())
                         .filter(|&q| cfg.queues[q].mq.broker_name == *broker)
@@ -1094,6 +1149,7 @@ mod tests {
             consumer: "c9".into(),
             topic: cfg.topic_names[0].clone(),
             queue: "broker-a:0".into(),
+            offset: None,
         };
         let (_, shown) = initial_observables(cfg, &init);
         assert!(!has(cfg, &init, &shown, &ghost));
@@ -1102,6 +1158,7 @@ mod tests {
             consumer: cfg.consumers[0].name.clone(),
             topic: cfg.topic_names[0].clone(),
             queue: "broker-z:0".into(),
+            offset: None,
         };
         assert!(impossible(cfg, &elsewhere).is_some());
         assert_eq!(impossible(cfg, &batch(cfg, 0, 0)), None);
@@ -1212,6 +1269,7 @@ mod tests {
             consumer: "c1".into(),
             topic: cfg.topic_names[0].clone(),
             queue: format!("{broker}:-1"),
+            offset: None,
         };
         let popped = [at(5, owns(&["broker-a:0"])), at(100, whole("broker-a"))];
         assert_eq!(unheld_at(&popped), None);
