@@ -761,7 +761,7 @@ impl Observer {
             let halted = at(holder).and_then(|m| m.halted_at);
             let since = at(name).and_then(|m| m.running_since);
             if let (Some(halted), Some(since)) = (halted, since) {
-                if holder != name && since <= halted {
+                if since <= halted {
                     let what = message.map_or(id.to_owned(), |(q, o)| format!("{q}@{o}"));
                     self.abandoned_blocks.push(Sighting {
                         t,
@@ -1502,6 +1502,50 @@ mod tests {
         o.apply(&popped(22, "c2", "m2", false));
         assert_eq!(o.out_of_order.len(), 1);
         assert_eq!(o.out_of_order[0].queue, "broker-a:0@2 before broker-a:0@1");
+    }
+
+    /// Only a consumer that ran when the holder was halted shows the block:
+    /// one that starts later was never refused the queue for it.
+    #[test]
+    fn a_fifo_consumer_started_after_the_holders_death_shows_no_block() {
+        let mut o = observer();
+        o.pop = true;
+        o.proxied = true;
+        let started = Kind::BrokerLife {
+            broker: "broker-a".into(),
+            state: ServerState::Started,
+            port: None,
+        };
+        o.apply(&event(1, "cluster", started));
+        let life = |t, c: &str, state| {
+            let kind = Kind::ConsumerLife {
+                state,
+                client: format!("x@{c}"),
+                pid: None,
+            };
+            event(t, c, kind)
+        };
+        o.apply(&life(2, "c1", ConsumerState::Starting));
+        o.apply(&life(3, "c1", ConsumerState::Started));
+        let kind = Kind::Sent {
+            topic: "T".into(),
+            queue: "broker-a:0".into(),
+            offset: 0,
+            msg: "m0".into(),
+        };
+        o.apply(&event(4, "cluster", kind));
+        o.apply(&popped(10, "c1", "m0", false));
+        o.apply(&env(
+            11,
+            Env::Kill {
+                consumer: "c1".into(),
+            },
+        ));
+        o.apply(&life(12, "c2", ConsumerState::Starting));
+        o.apply(&life(13, "c2", ConsumerState::Started));
+        o.apply(&popped(20, "c2", "m0", false));
+        assert!(o.abandoned_blocks.is_empty());
+        assert!(o.out_of_order.is_empty());
     }
 
     #[test]
