@@ -293,7 +293,7 @@ pub fn run(
         o.wait_ready("cluster", Duration::from_secs(240))?;
         for (i, c) in script.consumers.iter().enumerate() {
             let ns = &name_servers[i % name_servers.len()];
-            let spec = json!({
+            let mut spec = json!({
                 "name": c.name, "group": group, "client_ip": "127.0.0.1",
                 "instance_name": c.instance.as_deref().unwrap_or(&c.name),
                 "namesrv": format!("127.0.0.1:{}", ns_ports[ns]),
@@ -305,7 +305,6 @@ pub fn run(
                 "broker_pick": script.broker_pick, "peers": peers,
                 "client_config": script.timers.client_config,
             });
-            let mut spec = spec;
             // A FIFO group's consumer is a gRPC client of the proxy.
             let main = match &proxy {
                 Some(proxy) => {
