@@ -461,6 +461,31 @@ mod tests {
 
     use super::*;
 
+    /// A FIFO run's two properties follow their sightings.
+    #[test]
+    fn a_fifo_run_judges_its_blocks_and_its_order_by_their_sightings() {
+        let consumers = [("c1".to_owned(), "x@c1".to_owned())];
+        let mut obs = Observer::new("T", &["broker-a".to_owned()], 1, &consumers, 30_000, true);
+        obs.pop = true;
+        obs.proxied = true;
+        let quiet = Outcome::judge(&obs, true, true);
+        assert_eq!(
+            quiet.status(BLOCKED_BY_ABANDONED_POP),
+            Some(Status::NotFound)
+        );
+        assert_eq!(quiet.status(IN_ORDER), Some(Status::Holds));
+        let sighting = Sighting {
+            t: 1,
+            queue: "broker-a:0@0".into(),
+            who: vec!["c1".into()],
+        };
+        obs.abandoned_blocks.push(sighting.clone());
+        obs.out_of_order.push(sighting);
+        let seen = Outcome::judge(&obs, true, true);
+        assert_eq!(seen.status(BLOCKED_BY_ABANDONED_POP), Some(Status::Found));
+        assert_eq!(seen.status(IN_ORDER), Some(Status::Violated));
+    }
+
     /// Every property the model may report (orderly, with messages, with
     /// liveness) is judged by a real run or passed over with its own
     /// reason, never both and never neither.
