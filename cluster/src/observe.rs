@@ -1310,6 +1310,27 @@ mod tests {
         event(t, "cluster", kind)
     }
 
+    /// Message `msg` sent to `broker-a:0` at `offset`.
+    fn sent(t: u64, offset: i64, msg: &str) -> Event {
+        let kind = Kind::Sent {
+            topic: "T".into(),
+            queue: "broker-a:0".into(),
+            offset,
+            msg: msg.into(),
+        };
+        event(t, "cluster", kind)
+    }
+
+    /// Consumer `c`'s life `state`, its client id `x@c`.
+    fn life(t: u64, c: &str, state: ConsumerState) -> Event {
+        let kind = Kind::ConsumerLife {
+            state,
+            client: format!("x@{c}"),
+            pid: None,
+        };
+        event(t, c, kind)
+    }
+
     fn env(t: u64, action: Env) -> Event {
         event(t, "orchestrator", Kind::Env { action })
     }
@@ -1416,15 +1437,6 @@ mod tests {
         }
         assert!(o.settled(2) && o.member_lists_agree() && o.converged());
         assert_eq!(o.owned("c1").map(|q| q.len()), Some(2));
-        let sent = |t, offset, msg: &str| {
-            let kind = Kind::Sent {
-                topic: "T".into(),
-                queue: "broker-a:0".into(),
-                offset,
-                msg: msg.into(),
-            };
-            event(t, "cluster", kind)
-        };
         o.apply(&sent(40, 0, "m0"));
         o.apply(&popped(41, "c1", "m0", false));
         assert!(
@@ -1457,24 +1469,12 @@ mod tests {
         o.proxied = true;
         let mut o = registered(o);
         for c in ["c1", "c2"] {
-            let life = Kind::ConsumerLife {
-                state: ConsumerState::Started,
-                client: format!("x@{c}"),
-                pid: None,
-            };
-            o.apply(&event(4, c, life));
+            o.apply(&life(4, c, ConsumerState::Started));
         }
         assert!(o.settled(2) && o.member_lists_agree() && o.converged());
         assert_eq!(o.owned("c2").map(|q| q.len()), Some(2));
-        for (offset, msg) in [(0, "m0"), (1, "m1")] {
-            let kind = Kind::Sent {
-                topic: "T".into(),
-                queue: "broker-a:0".into(),
-                offset,
-                msg: msg.into(),
-            };
-            o.apply(&event(5, "cluster", kind));
-        }
+        o.apply(&sent(5, 0, "m0"));
+        o.apply(&sent(5, 1, "m1"));
         o.apply(&popped(10, "c1", "m0", false));
         // Not halted: another consumer's delivery is no block.
         o.apply(&popped(11, "c2", "m0", false));
@@ -1492,13 +1492,7 @@ mod tests {
         assert_eq!(o.abandoned_blocks[0].who, strings(&["c1", "c2"]));
         assert!(o.out_of_order.is_empty(), "m0 was consumed first");
         // A third message begun while m1 never ended: out of order.
-        let kind = Kind::Sent {
-            topic: "T".into(),
-            queue: "broker-a:0".into(),
-            offset: 2,
-            msg: "m2".into(),
-        };
-        o.apply(&event(21, "cluster", kind));
+        o.apply(&sent(21, 2, "m2"));
         o.apply(&popped(22, "c2", "m2", false));
         assert_eq!(o.out_of_order.len(), 1);
         assert_eq!(o.out_of_order[0].queue, "broker-a:0@2 before broker-a:0@1");
@@ -1517,23 +1511,9 @@ mod tests {
             port: None,
         };
         o.apply(&event(1, "cluster", started));
-        let life = |t, c: &str, state| {
-            let kind = Kind::ConsumerLife {
-                state,
-                client: format!("x@{c}"),
-                pid: None,
-            };
-            event(t, c, kind)
-        };
         o.apply(&life(2, "c1", ConsumerState::Starting));
         o.apply(&life(3, "c1", ConsumerState::Started));
-        let kind = Kind::Sent {
-            topic: "T".into(),
-            queue: "broker-a:0".into(),
-            offset: 0,
-            msg: "m0".into(),
-        };
-        o.apply(&event(4, "cluster", kind));
+        o.apply(&sent(4, 0, "m0"));
         o.apply(&popped(10, "c1", "m0", false));
         o.apply(&env(
             11,
