@@ -47,8 +47,6 @@ public final class GrpcConsumerAgent implements Agents.Agent {
         for (Object topic : spec.getJSONArray("topics")) {
             subscriptions.put((String) topic, new FilterExpression("*", FilterExpressionType.TAG));
         }
-        // The builder's defaults (1024 messages, 64 MiB cached), one consumption thread: a FIFO
-        // group's messages of one queue are consumed one after the other in any case.
         consumer = pushConsumer(config, spec.getString("group"), subscriptions, this::consume);
         clientId = consumer.getClientId().toString();
     }
@@ -64,7 +62,13 @@ public final class GrpcConsumerAgent implements Agents.Agent {
                 .getConstructor(ClientConfiguration.class, String.class, Map.class,
                         MessageListener.class, int.class, int.class, int.class);
         constructor.setAccessible(true);
-        return (ClientImpl) constructor.newInstance(config, group, subscriptions, listener, 1024,
+        // One message cached a queue (the builder's default is 1024): the client receives a queue
+        // again only once its message is acknowledged, as the model's consumer pops a queue again
+        // only once its batch ended. With more, a receive the client sends while its listener
+        // runs can wait at the broker and take the message again when the queue unblocks. The
+        // builder's 64 MiB; one consumption thread, since a FIFO group's messages of one queue are
+        // consumed one after the other in any case.
+        return (ClientImpl) constructor.newInstance(config, group, subscriptions, listener, 1,
                 64 * 1024 * 1024, 1);
     }
 
