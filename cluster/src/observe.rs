@@ -392,6 +392,9 @@ impl Observer {
                     }
                     ServerState::Stopped => {}
                 }
+                if self.proxied {
+                    self.proxy_assigns(e.t);
+                }
                 true
             }
             Kind::Route {
@@ -427,27 +430,39 @@ impl Observer {
                 let result: Vec<String> = self.expand(assigned).into_iter().collect();
                 self.allocation(&e.p, &cid_all, &result, e.t)
             }
+            // A FIFO delivery names its message's queue, which the broker's
+            // block gives one consumer at a time; a POP batch's is the
+            // assignment's, a broker's every queue.
             Kind::ConsumeBegin {
                 topic: t,
+                queue,
                 msgs: Some(ids),
                 ..
             } if topic(t) => {
                 self.messages_begin(&e.p, ids, e.t);
+                if self.proxied {
+                    self.queue_opens(&e.p, queue, e.t);
+                }
                 false
             }
             Kind::ConsumeEnd {
                 topic: t,
+                queue,
                 msgs: Some(ids),
                 ..
             }
             | Kind::ConsumeInterrupted {
                 topic: t,
+                queue,
                 msgs: Some(ids),
                 ..
             } if topic(t) => {
                 // An interrupted batch ends unconsumed.
                 let consumed = matches!(e.kind, Kind::ConsumeEnd { .. });
                 self.messages_end(&e.p, ids, consumed);
+                if self.proxied {
+                    self.batch_ends(&e.p, queue);
+                }
                 false
             }
             Kind::ConsumeBegin {
@@ -774,6 +789,31 @@ impl Observer {
         self.holders.insert(id.to_owned(), name.to_owned());
     }
 
+    /// The proxy gives each gRPC client of a FIFO group every queue of
+    /// the running brokers: a broker that stops or starts changes every
+    /// running client's assignment at once.
+    fn proxy_assigns(&mut self, t: u64) {
+        let every = self.route();
+        let assigned: Vec<String> = self
+            .members
+            .iter()
+            .filter(|(_, m)| m.allocated)
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in assigned {
+            self.allocation(&name, &[], &every, t);
+        }
+    }
+
+    /// Whether no consumer runs a batch: every batch a live consumer
+    /// began has ended (a dead one's are gone with it).
+    pub fn idle(&self) -> bool {
+        self.members
+            .values()
+            .all(|m| m.open.values().all(|&n| n == 0))
+            && self.open_msgs.values().all(BTreeSet::is_empty)
+    }
+
     /// A POP batch ends, its messages `consumed` or not (interrupted).
     fn messages_end(&mut self, name: &str, ids: &[String], consumed: bool) {
         for id in ids {
@@ -837,6 +877,12 @@ impl Observer {
         for &o in offsets {
             *self.deliveries.entry((queue.to_owned(), o)).or_default() += 1;
         }
+        self.queue_opens(name, queue, t);
+    }
+
+    /// A batch of `queue` begins at `name`: by two at once if another runs
+    /// one of it.
+    fn queue_opens(&mut self, name: &str, queue: &str, t: u64) {
         // A batch runs wherever its process lives: a consumer that has left
         // still runs one its listener did not stop (a dead one's are gone).
         let running = |m: &Member| m.open.get(queue).is_some_and(|&k| k > 0);
@@ -1390,13 +1436,9 @@ mod tests {
         event(t, p, kind)
     }
 
-    fn popped(t: u64, p: &str, id: &str, ends: bool) -> Event {
-        let (topic, queue, offsets, msgs) = (
-            "T".into(),
-            "broker-a:-1".into(),
-            vec![0],
-            Some(strings(&[id])),
-        );
+    fn popped(t: u64, p: &str, queue: &str, id: &str, ends: bool) -> Event {
+        let (topic, queue, offsets, msgs) =
+            ("T".into(), queue.into(), vec![0], Some(strings(&[id])));
         let kind = if ends {
             Kind::ConsumeEnd {
                 topic,
@@ -1438,20 +1480,20 @@ mod tests {
         assert!(o.settled(2) && o.member_lists_agree() && o.converged());
         assert_eq!(o.owned("c1").map(|q| q.len()), Some(2));
         o.apply(&sent(40, 0, "m0"));
-        o.apply(&popped(41, "c1", "m0", false));
+        o.apply(&popped(41, "c1", "broker-a:-1", "m0", false));
         assert!(
             !o.all_delivered(),
             "a batch that has not ended consumed nothing"
         );
-        o.apply(&popped(42, "c2", "m0", false));
+        o.apply(&popped(42, "c2", "broker-a:-1", "m0", false));
         assert_eq!(o.message_by_two.len(), 1);
         assert_eq!(o.message_by_two[0].queue, "broker-a:0@0");
-        o.apply(&popped(43, "c1", "m0", true));
-        o.apply(&popped(44, "c2", "m0", true));
+        o.apply(&popped(43, "c1", "broker-a:-1", "m0", true));
+        o.apply(&popped(44, "c2", "broker-a:-1", "m0", true));
         assert_eq!(o.deliveries[&("broker-a:0".to_owned(), 0)], 2);
         // Consumed before its send is seen: counted when it is.
-        o.apply(&popped(50, "c1", "m1", false));
-        o.apply(&popped(51, "c1", "m1", true));
+        o.apply(&popped(50, "c1", "broker-a:-1", "m1", false));
+        o.apply(&popped(51, "c1", "broker-a:-1", "m1", true));
         o.apply(&sent(52, 1, "m1"));
         assert!(o.all_delivered());
         assert_eq!(o.deliveries[&("broker-a:0".to_owned(), 1)], 1);
@@ -1475,25 +1517,30 @@ mod tests {
         assert_eq!(o.owned("c2").map(|q| q.len()), Some(2));
         o.apply(&sent(5, 0, "m0"));
         o.apply(&sent(5, 1, "m1"));
-        o.apply(&popped(10, "c1", "m0", false));
+        o.apply(&popped(10, "c1", "broker-a:0", "m0", false));
         // Not halted: another consumer's delivery is no block.
-        o.apply(&popped(11, "c2", "m0", false));
-        o.apply(&popped(12, "c2", "m0", true));
+        o.apply(&popped(11, "c2", "broker-a:0", "m0", false));
+        assert_eq!(
+            o.consumed_by_two.len(),
+            1,
+            "a FIFO queue is one consumer's at a time"
+        );
+        o.apply(&popped(12, "c2", "broker-a:0", "m0", true));
         assert!(o.abandoned_blocks.is_empty());
-        o.apply(&popped(13, "c1", "m1", false));
+        o.apply(&popped(13, "c1", "broker-a:0", "m1", false));
         o.apply(&env(
             14,
             Env::Kill {
                 consumer: "c1".into(),
             },
         ));
-        o.apply(&popped(20, "c2", "m1", false));
+        o.apply(&popped(20, "c2", "broker-a:0", "m1", false));
         assert_eq!(o.abandoned_blocks.len(), 1);
         assert_eq!(o.abandoned_blocks[0].who, strings(&["c1", "c2"]));
         assert!(o.out_of_order.is_empty(), "m0 was consumed first");
         // A third message begun while m1 never ended: out of order.
         o.apply(&sent(21, 2, "m2"));
-        o.apply(&popped(22, "c2", "m2", false));
+        o.apply(&popped(22, "c2", "broker-a:0", "m2", false));
         assert_eq!(o.out_of_order.len(), 1);
         assert_eq!(o.out_of_order[0].queue, "broker-a:0@2 before broker-a:0@1");
     }
@@ -1514,7 +1561,7 @@ mod tests {
         o.apply(&life(2, "c1", ConsumerState::Starting));
         o.apply(&life(3, "c1", ConsumerState::Started));
         o.apply(&sent(4, 0, "m0"));
-        o.apply(&popped(10, "c1", "m0", false));
+        o.apply(&popped(10, "c1", "broker-a:0", "m0", false));
         o.apply(&env(
             11,
             Env::Kill {
@@ -1523,9 +1570,40 @@ mod tests {
         ));
         o.apply(&life(12, "c2", ConsumerState::Starting));
         o.apply(&life(13, "c2", ConsumerState::Started));
-        o.apply(&popped(20, "c2", "m0", false));
+        o.apply(&popped(20, "c2", "broker-a:0", "m0", false));
         assert!(o.abandoned_blocks.is_empty());
         assert!(o.out_of_order.is_empty());
+    }
+
+    /// The proxy gives a FIFO group's clients every queue of the running
+    /// brokers: while broker-a is down they have none, and the group is
+    /// not unconverged for it; its batches keep running, and the group is
+    /// idle once they have ended.
+    #[test]
+    fn a_fifo_groups_assignment_follows_the_brokers_that_run() {
+        let mut o = observer();
+        o.pop = true;
+        o.proxied = true;
+        let mut o = registered(o);
+        for c in ["c1", "c2"] {
+            o.apply(&life(4, c, ConsumerState::Started));
+        }
+        o.apply(&sent(5, 0, "m0"));
+        o.apply(&popped(10, "c1", "broker-a:0", "m0", false));
+        assert!(!o.idle());
+        for (t, state) in [(11, ServerState::Stopping), (12, ServerState::Started)] {
+            o.apply(&broker_life(t, state));
+            let every = if state == ServerState::Started { 2 } else { 0 };
+            assert_eq!(o.owned("c2").map(|q| q.len()), Some(every), "{state:?}");
+            assert!(o.converged(), "{state:?}");
+        }
+        assert!(o.rest_unconverged.is_empty());
+        o.apply(&popped(20, "c2", "broker-a:0", "m0", false));
+        o.apply(&popped(21, "c2", "broker-a:0", "m0", true));
+        assert!(!o.idle(), "c1 still runs m0");
+        o.apply(&popped(22, "c1", "broker-a:0", "m0", true));
+        assert!(o.idle());
+        assert_eq!(o.consumed_by_two.len(), 1);
     }
 
     #[test]

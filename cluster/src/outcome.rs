@@ -189,13 +189,17 @@ impl Outcome {
                     format!("converged and settled at {:.1} s", secs(t, t0))
                 }),
         });
-        if owned {
+        // A FIFO group's queue is one consumer's at a time: the broker's
+        // block keeps the others out while its last pop is unsettled.
+        if owned || obs.proxied {
             properties.push(never(
                 NO_CONCURRENT_CONSUMPTION,
                 &obs.consumed_by_two,
                 t0,
                 "consumed by two at once",
             ));
+        }
+        if owned {
             if orderly {
                 properties.push(never(
                     ONE_LIVE_LOCK,
@@ -361,11 +365,12 @@ pub fn why_not_compared(name: &str, pop: bool, fifo: bool) -> Option<&'static st
             "no broker lists a FIFO group's gRPC clients: the proxy keeps them, and gives \
              each every queue whatever the members"
         }
-        NO_DOUBLE_OWNERSHIP | TRANSIENT_DOUBLE | TRANSIENT_ORPHAN | NO_CONCURRENT_CONSUMPTION
-            if pop =>
-        {
-            "push's: a POP group's queues are every consumer's, so no queue has an owner \
-             and several consumers run batches of one queue by design"
+        NO_DOUBLE_OWNERSHIP | TRANSIENT_DOUBLE | TRANSIENT_ORPHAN if pop => {
+            "push's: a POP group's queues are every consumer's, so no queue has an owner"
+        }
+        NO_CONCURRENT_CONSUMPTION if pop && !fifo => {
+            "push's and a FIFO group's: a POP group's queues are every consumer's, so \
+             several consumers run batches of one queue by design"
         }
         ONE_LIVE_LOCK if pop => "push's: a POP group takes no queue locks",
         CONVERGES | EVERY_MESSAGE_CONSUMED | EVERY_QUEUE_CONSUMED_AGAIN => {

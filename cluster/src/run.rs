@@ -716,22 +716,22 @@ impl Orchestrator {
                 Step::StartBroker(b)
                 | Step::StopBroker(b)
                 | Step::FailOver(b)
-                | Step::SyncSlave(b) => {
+                | Step::SyncSlave(b)
+                | Step::LoseDisk(b)
+                | Step::LoseOrderInfo(b) => {
                     let broker = b.clone();
                     let env = match step {
                         Step::StartBroker(_) => Env::StartBroker { broker },
                         Step::StopBroker(_) => Env::StopBroker { broker },
                         Step::FailOver(_) => Env::FailOver { broker },
+                        Step::LoseDisk(_) => Env::LoseDisk { broker },
+                        Step::LoseOrderInfo(_) => Env::LoseOrderInfo { broker },
                         _ => Env::SyncSlave { broker },
                     };
                     // The cluster's command is the action's word.
                     let cmd = env.word();
                     self.emit_env(env);
                     self.command("cluster", cmd, json!({ "broker": b }))?
-                }
-                Step::LoseDisk(b) => {
-                    self.emit_env(Env::LoseDisk { broker: b.clone() });
-                    self.command("cluster", "lose_disk", json!({ "broker": b }))?
                 }
                 Step::Evict(b) => {
                     self.emit_env(Env::Evict { broker: b.clone() });
@@ -844,6 +844,7 @@ impl Orchestrator {
                             (None, Awaited::Named(Condition::Delivered)) => {
                                 self.observer.all_delivered()
                             }
+                            (None, Awaited::Named(Condition::Idle)) => self.observer.idle(),
                             (None, Awaited::Lapsed(l)) => self.observer.trust_lapsed(&l.lapsed),
                             (None, Awaited::Event(_)) => false,
                         };
@@ -854,6 +855,7 @@ impl Orchestrator {
                             let what = match what {
                                 Awaited::Named(Condition::Settled) => "settled".to_owned(),
                                 Awaited::Named(Condition::Delivered) => "delivered".to_owned(),
+                                Awaited::Named(Condition::Idle) => "idle".to_owned(),
                                 Awaited::Lapsed(l) => format!("{{\"lapsed\":\"{}\"}}", l.lapsed),
                                 Awaited::Event(p) => Value::Object(p.clone()).to_string(),
                             };

@@ -277,6 +277,11 @@ pub enum Step {
     /// and the table's backup are deleted): it starts again knowing no
     /// offset, as after a replaced disk (the model's `--disk-losses`).
     LoseDisk(String),
+    /// A stopped broker loses its FIFO groups' order info (the table and
+    /// its backup are deleted): it starts again knowing no queue's last
+    /// pop, as after a crash within the 10 s between two writes of the
+    /// table (the model's `--broker-crashes`).
+    LoseOrderInfo(String),
     /// Cut a relay: the broker's link to that name server closes.
     Cut(String),
     /// Heal a relay.
@@ -354,7 +359,8 @@ pub enum Step {
 pub enum Awaited {
     /// `"settled"`: every running consumer has rebalanced twice (two of its
     /// periodic rounds) since the last change of membership or allocation;
-    /// `"delivered"`: every message sent has been delivered.
+    /// `"delivered"`: every message sent has been delivered; `"idle"`: no
+    /// consumer runs a batch.
     Named(Condition),
     /// `{"lapsed": "c1"}`: see [`Lapsed`].
     Lapsed(Lapsed),
@@ -382,6 +388,9 @@ pub enum Condition {
     Settled,
     /// Every message sent so far has been delivered at least once.
     Delivered,
+    /// No consumer runs a batch: every batch a live consumer began has
+    /// ended (a paused one's does not).
+    Idle,
 }
 
 /// The directory of the scenario scripts.
@@ -645,6 +654,7 @@ impl Script {
                 | Step::RestartBroker { broker: b, .. }
                 | Step::StartBroker(b)
                 | Step::LoseDisk(b)
+                | Step::LoseOrderInfo(b)
                     if failed_over.contains(&b.as_str()) =>
                 {
                     return Err(format!(
@@ -670,6 +680,7 @@ impl Script {
                 | Step::StartBroker(b)
                 | Step::StopBroker(b)
                 | Step::LoseDisk(b)
+                | Step::LoseOrderInfo(b)
                 | Step::Evict(b) => broker(b)?,
                 Step::FailOver(b) | Step::SyncSlave(b) => {
                     broker(b)?;

@@ -741,6 +741,8 @@ tagged! {
         Evict = "evict" { /** The broker. */ broker: String, }
         /// A stopped broker's consumer offsets deleted.
         LoseDisk = "lose_disk" { /** The broker. */ broker: String, }
+        /// A stopped broker's FIFO order info deleted.
+        LoseOrderInfo = "lose_order_info" { /** The broker. */ broker: String, }
         /// A relay cut.
         Cut = "cut" { /** The relay. */ relay: String, }
         /// A relay healed.
@@ -776,7 +778,8 @@ impl Env {
             | Env::Evict { broker }
             | Env::FailOver { broker }
             | Env::SyncSlave { broker }
-            | Env::LoseDisk { broker } => broker,
+            | Env::LoseDisk { broker }
+            | Env::LoseOrderInfo { broker } => broker,
             Env::Cut { relay } | Env::Heal { relay } => relay,
         }
     }

@@ -227,6 +227,28 @@ fn a_fifo_join_keeps_the_order_and_duplicates_nothing() {
     assert_eq!(j.outcome.sent, 5);
 }
 
+/// A FIFO group's broker crashes while a consumer runs the queue's
+/// message: started again without the order info of the queue's last pop,
+/// it gives the message to the other consumer, long before its invisible
+/// time, and both run it at once.
+#[test]
+fn a_fifo_broker_crash_gives_a_running_message_to_the_other_consumer() {
+    let j = pop("fifo-broker-crash");
+    assert!(j.outcome.fifo);
+    for property in [
+        "no queue consumed by two at once",
+        "no message consumed by two at once",
+    ] {
+        assert_eq!(status(&j, property), Status::Violated, "{property}");
+    }
+    assert_eq!(
+        status(&j, "no message consumed before an earlier one"),
+        Status::Holds
+    );
+    assert_eq!(status(&j, "duplicate delivery"), Status::Found);
+    assert_eq!(j.outcome.sent, 1);
+}
+
 /// The old version's last batch, running at its shutdown, is consumed
 /// again by the new one: push's rolling-upgrade duplicate, by another road.
 #[test]

@@ -52,7 +52,8 @@ import org.apache.rocketmq.store.config.MessageStoreConfig;
  * installed between {@code initialize()} and {@code start()}. It traces {@code ready} once every
  * broker's queues are in every name server's route, then serves commands (see {@link Commands}):
  * {@code produce}, {@code stream}, {@code restart_broker}, {@code stop_broker}, {@code start_broker},
- * {@code fail_over}, {@code sync_slave}, {@code cut},
+ * {@code fail_over}, {@code sync_slave}, {@code evict}, {@code lose_disk}, {@code lose_order_info},
+ * {@code cut},
  * {@code heal}, {@code rule}, {@code release}, {@code snapshot}. A FIFO group's run (its file's
  * {@code fifo}) has FIFO topics, the group consumes orderly, and a proxy ({@link ProxyHost})
  * serves its gRPC consumers once the routes are complete.
@@ -491,7 +492,8 @@ public final class ClusterMain {
             case "route" -> route(args.getString("broker"), args.getString("topic"),
                     args.getIntValue("queues"));
             case "evict" -> evict(args.getString("broker"), args.getString("topic"));
-            case "lose_disk" -> loseDisk(args.getString("broker"));
+            case "lose_disk" -> lose(args.getString("broker"), "consumerOffset.json");
+            case "lose_order_info" -> lose(args.getString("broker"), "consumerOrderInfo.json");
             case "cut" -> relay(args).cut();
             case "heal" -> relay(args).heal();
             case "rule" -> Rules.install(args.getJSONObject("rule"));
@@ -558,17 +560,19 @@ public final class ClusterMain {
     }
 
     /**
-     * A stopped broker loses its disk's consumer offsets (what a replaced disk without a backup
-     * loses, the commit log aside): its offset table and the table's backup are deleted, so it
-     * starts knowing no group's offsets.
+     * A stopped broker loses a table it persists under {@code config/}, and the table's backup, so
+     * that it starts again without it: {@code consumerOffset.json} is its consumer offsets (what a
+     * replaced disk without a backup loses, the commit log aside; {@code lose_disk}),
+     * {@code consumerOrderInfo.json} its FIFO groups' order info, the last pop of each queue (what
+     * a crash loses of a pop in the 10 s since the table's last write; {@code lose_order_info}).
      */
-    private void loseDisk(String broker) throws Exception {
+    private void lose(String broker, String table) throws Exception {
         if (brokers.containsKey(broker)) {
             throw new IllegalStateException("broker " + broker + " is running: stop it first");
         }
         File config = new File(new File(spec.getString("run_dir"), broker), "config");
         JSONArray lost = new JSONArray();
-        for (String name : new String[] {"consumerOffset.json", "consumerOffset.json.bak"}) {
+        for (String name : new String[] {table, table + ".bak"}) {
             if (Files.deleteIfExists(new File(config, name).toPath())) {
                 lost.add("config/" + name);
             }
