@@ -335,6 +335,11 @@ fn the_other_pop_scripts_match_the_model() {
             "no message consumed before an earlier one",
             ("holds", "holds"),
         ),
+        (
+            "fifo-leave",
+            "duplicate delivery",
+            ("not-found", "not-found"),
+        ),
         ("pop-kill", "duplicate delivery", ("not-found", "not-found")),
         (
             "pop-crash",

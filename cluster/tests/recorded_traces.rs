@@ -227,6 +227,20 @@ fn a_fifo_join_keeps_the_order_and_duplicates_nothing() {
     assert_eq!(j.outcome.sent, 5);
 }
 
+/// A FIFO group's consumer shuts down while its listener runs the queue's
+/// first message: the gRPC client's shutdown waits for it and acknowledges
+/// it, so the consumer that joined gets only the second message.
+#[test]
+fn a_fifo_leave_waits_for_its_message_and_duplicates_nothing() {
+    let j = pop("fifo-leave");
+    assert_eq!(status(&j, "duplicate delivery"), Status::NotFound);
+    assert_eq!(
+        status(&j, "no message consumed before an earlier one"),
+        Status::Holds
+    );
+    assert_eq!(j.outcome.sent, 2);
+}
+
 /// A FIFO group's broker crashes while a consumer runs the queue's
 /// message: started again without the order info of the queue's last pop,
 /// it gives the message to the other consumer, long before its invisible

@@ -71,7 +71,7 @@ const ROWS: &[Row] = &[
         push: (112, 0),
         pop: (1_809, 1),
         orderly: (737, 0),
-        fifo: (1_262, 1),
+        fifo: (881, 0),
     },
     Row {
         change: &["--messages", "2", "--joins", "0", "--crashes", "1"],
@@ -92,7 +92,7 @@ const ROWS: &[Row] = &[
         push: (3_810, 1),
         pop: (26_985, 1),
         orderly: (80_630, 1),
-        fifo: (19_664, 1),
+        fifo: (15_309, 0),
     },
     Row {
         change: &["--messages", "1", "--joins", "0", "--broker-restarts", "1"],

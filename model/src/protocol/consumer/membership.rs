@@ -32,9 +32,10 @@ impl ConsumerState {
     /// interrupts their threads (`shutdownNow`), before the unlock and the
     /// persist, which records each batch's first message as the offset. A
     /// listener that ignores the interrupt runs its batch on to its end; one
-    /// that stops ends it there, unconsumed.
+    /// that stops ends it there, unconsumed. A FIFO group's gRPC client
+    /// waits for its batches instead ([`Self::batches_awaited`]).
     pub(super) fn shutdown(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
-        let (awaited, ended) = self.batches_awaited(cfg);
+        let (awaited, ended) = self.batches_awaited(cfg, me);
         let mut outputs = vec![Output::DisarmAll];
         outputs.extend(ended);
         awaited.shut_down(cfg, me, outputs)

@@ -298,10 +298,15 @@ impl ConsumerState {
     /// so nothing another actor does in the meantime can differ from doing
     /// it before. A batch being sent back waits for its broker's answer,
     /// which the shutdown does not.
-    pub(super) fn batches_awaited(&self, cfg: &Config) -> (Self, Vec<Output>) {
+    ///
+    /// A FIFO group's consumer, the gRPC client, always waits:
+    /// `PushConsumerImpl.shutDown` stops receiving, then awaits its
+    /// consumption executor with no time limit, each message acknowledged
+    /// as its listener returns, before it closes.
+    pub(super) fn batches_awaited(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let mut next = *self;
         let mut outputs = Vec::new();
-        if !cfg.has(Variant::ShutdownAwaitsBatches) {
+        if !cfg.has(Variant::ShutdownAwaitsBatches) && !cfg.protocol.fifo {
             return (next, outputs);
         }
         for (q, pq) in self.queues.iter().enumerate() {
@@ -311,7 +316,11 @@ impl ConsumerState {
                     from: pq.from,
                     to: pq.to,
                 });
-                outputs.extend(next.finish(cfg, q));
+                if cfg.pops() {
+                    outputs.extend(next.acknowledge(cfg, me, q, false));
+                } else {
+                    outputs.extend(next.finish(cfg, q));
+                }
             }
         }
         (next, outputs)

@@ -327,6 +327,24 @@ mod tests {
         }
     }
 
+    /// The gRPC client's shutdown waits for its listener and acknowledges
+    /// the batch; the remoting client's drops it, and its handle expires.
+    #[test]
+    fn a_fifo_consumers_shutdown_acknowledges_its_running_batch_and_the_remoting_clients_does_not()
+    {
+        for fifo in [false, true] {
+            let (cfg, c, q) = running_of(fifo);
+            let mut ran = c;
+            ran.queues[q] = ran.queues[q].consuming(0, 2);
+            let (left, out) = ran.shutdown(&cfg, 0);
+            let acked = out
+                .iter()
+                .any(|o| matches!(o, Output::Send(_, Message::AckMessage { .. })));
+            assert_eq!(acked, fifo, "fifo {fifo}: {out:?}");
+            assert_eq!(left.queues[q].running(), !fifo, "fifo {fifo}");
+        }
+    }
+
     #[test]
     fn a_batch_past_its_invisible_time_settles_nothing_in_either_client() {
         for fifo in [false, true] {
