@@ -26,7 +26,7 @@ pub use numbers::Numbers;
 use rocketmq_rebalance::StrategySpec;
 use rocketmq_rebalance_model::configuration::{
     Allocator, ClientChoices, Commit, Config, ConfigError, ConsumeFrom, Consumption, Dense,
-    LockTiming, NetworkKind, ProtocolOptions, Release, Scenario, Size, Variant,
+    LockTiming, NetworkKind, PopClient, ProtocolOptions, Release, Scenario, Size, Variant,
 };
 
 /// Scenario, sizes, strategy, network and fault budgets.
@@ -149,6 +149,15 @@ pub struct ModelArgs {
     /// --lost-pop-answers, and a FIFO group's also --broker-crashes.
     #[arg(long, default_value = "push")]
     pub consumption: Consumption,
+    /// With --consumption pop, the client the consumers run: remoting (the
+    /// default for a concurrent group: the remoting Java client with
+    /// setClientRebalance(false), whose shutdown drops the batches its
+    /// listeners run, unacknowledged) or grpc (the 5.x gRPC client through
+    /// the proxy, which gives each client every queue of every broker; its
+    /// shutdown waits for its running batches and acknowledges them). A
+    /// FIFO group's consumers are always grpc.
+    #[arg(long)]
+    pub pop_client: Option<PopClient>,
     /// With --consumption pop, the group's popShareQueueNum: -1 (the
     /// default) and anything below 1 give every consumer every queue; N
     /// gives each consumer its own share by the strategy and the shares of
@@ -218,6 +227,13 @@ impl ModelArgs {
                 size.flag()
             ));
         }
+        if fifo && self.pop_client == Some(PopClient::Remoting) {
+            return Err(
+                "--pop-client remoting: the remoting client never pops for an orderly \
+                        listener, so a FIFO group's consumers are gRPC clients"
+                    .to_string(),
+            );
+        }
         let defaults = self.scenario.default_protocol();
         let protocol = ProtocolOptions {
             subscription_table: defaults.subscription_table || self.subscription_table,
@@ -229,6 +245,7 @@ impl ModelArgs {
             }),
             consumption: self.consumption,
             fifo,
+            pop_client: self.pop_client.unwrap_or_default(),
             pop_share: u8::try_from(self.pop_share_queue_num.max(0))
                 .map_err(|_| "--pop-share-queue-num must be at most 255".to_string())?,
             commit: self.commit,

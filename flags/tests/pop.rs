@@ -48,12 +48,14 @@ fn duplicated(report: &Report) -> usize {
         .value
 }
 
-/// One row: a change, and for push, POP, orderly push and FIFO POP the
-/// unique states and the most messages delivered twice.
+/// One row: a change, and for push, POP (the remoting client's, then the
+/// gRPC client's), orderly push and FIFO POP the unique states and the
+/// most messages delivered twice.
 struct Row {
     change: &'static [&'static str],
     push: (usize, usize),
     pop: (usize, usize),
+    grpc: (usize, usize),
     orderly: (usize, usize),
     fifo: (usize, usize),
 }
@@ -63,6 +65,7 @@ const ROWS: &[Row] = &[
         change: &["--messages", "2", "--joins", "1"],
         push: (1_029, 0),
         pop: (6_928, 0),
+        grpc: (6_928, 0),
         orderly: (18_790, 0),
         fifo: (5_102, 0),
     },
@@ -70,6 +73,7 @@ const ROWS: &[Row] = &[
         change: &["--messages", "2", "--joins", "0", "--leaves", "1"],
         push: (112, 0),
         pop: (1_809, 1),
+        grpc: (1_204, 0),
         orderly: (737, 0),
         fifo: (881, 0),
     },
@@ -77,6 +81,7 @@ const ROWS: &[Row] = &[
         change: &["--messages", "2", "--joins", "0", "--crashes", "1"],
         push: (112, 2),
         pop: (1_204, 0),
+        grpc: (1_204, 0),
         orderly: (2_015, 2),
         fifo: (881, 0),
     },
@@ -84,6 +89,7 @@ const ROWS: &[Row] = &[
         change: &["--messages", "2", "--joins", "0", "--kills", "1"],
         push: (112, 2),
         pop: (1_204, 0),
+        grpc: (1_204, 0),
         orderly: (2_015, 2),
         fifo: (881, 0),
     },
@@ -91,6 +97,7 @@ const ROWS: &[Row] = &[
         change: &["--messages", "2", "--scenario", "rolling-upgrade"],
         push: (3_810, 1),
         pop: (26_985, 1),
+        grpc: (20_434, 0),
         orderly: (80_630, 1),
         fifo: (15_309, 0),
     },
@@ -98,6 +105,7 @@ const ROWS: &[Row] = &[
         change: &["--messages", "1", "--joins", "0", "--broker-restarts", "1"],
         push: (53_834, 1),
         pop: (635_827, 1),
+        grpc: (635_827, 1),
         orderly: (13_061_132, 1),
         fifo: (635_827, 1),
     },
@@ -105,12 +113,14 @@ const ROWS: &[Row] = &[
         change: &["--messages", "2", "--scenario", "duplicate-client-id"],
         push: (8_400, 2),
         pop: (6_928, 0),
+        grpc: (6_928, 0),
         orderly: (715_944, 2),
         fifo: (5_102, 0),
     },
 ];
 
-/// Each change, checked both ways: the states, the duplicates, and that
+/// Each change, checked each way (push, the remoting client's POP, the
+/// gRPC client's POP): the states, the duplicates, and that
 /// POP never runs one message in two batches at once (no handle expires
 /// without a fault of POP's own), while a shared client id leaves push
 /// with a queue owned twice at rest.
@@ -119,11 +129,19 @@ fn push_against_pop_on_each_group_change() {
     for row in ROWS {
         let push = report(row.change);
         let pop = report(&[row.change, &["--consumption", "pop"]].concat());
+        let grpc = report(
+            &[
+                row.change,
+                &["--consumption", "pop", "--pop-client", "grpc"],
+            ]
+            .concat(),
+        );
         let measured = (
             (push.unique_states, duplicated(&push)),
             (pop.unique_states, duplicated(&pop)),
+            (grpc.unique_states, duplicated(&grpc)),
         );
-        assert_eq!(measured, (row.push, row.pop), "{:?}", row.change);
+        assert_eq!(measured, (row.push, row.pop, row.grpc), "{:?}", row.change);
         let found = |r: &Report| status(r, DUPLICATE_DELIVERY) == Some(Status::Found);
         assert_eq!(found(&push), row.push.1 > 0, "{:?}", row.change);
         assert_eq!(found(&pop), row.pop.1 > 0, "{:?}", row.change);
@@ -396,6 +414,35 @@ fn pop_refuses_what_it_does_not_model() {
         (
             &["--messages", "1", "--orderly", "--broker-crashes", "1"][..],
             "--broker-crashes needs a FIFO group",
+        ),
+        (
+            &["--messages", "1", "--pop-client", "grpc"][..],
+            "gRPC POP clients (--pop-client grpc) and push consumption",
+        ),
+        (
+            &[
+                "--messages",
+                "1",
+                "--consumption",
+                "pop",
+                "--pop-client",
+                "grpc",
+                "--pop-share-queue-num",
+                "1",
+            ][..],
+            "gRPC clients (the proxy gives each every queue",
+        ),
+        (
+            &[
+                "--messages",
+                "1",
+                "--consumption",
+                "pop",
+                "--orderly",
+                "--pop-client",
+                "remoting",
+            ][..],
+            "a FIFO group's consumers are gRPC clients",
         ),
     ] {
         let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();

@@ -160,10 +160,10 @@ pub mod configuration {
     pub use crate::config::{
         shown_id, Allocator, Call, CallSet, Client, ClientChoice, ClientChoices, ClientKind,
         Commit, Config, ConfigError, ConsumeFrom, Consumption, Dense, DenseIter, Effect, Fault,
-        FaultSpec, Layer, LockTiming, NetworkKind, Pick, ProtocolOptions, Release, Scenario, Size,
-        Sizes, Target, UnknownAllocator, UnknownCommit, UnknownConsumeFrom, UnknownConsumption,
-        UnknownNetwork, UnknownRelease, UnknownScenario, UnknownVariant, Variant, VariantKind,
-        VariantSet,
+        FaultSpec, Layer, LockTiming, NetworkKind, Pick, PopClient, ProtocolOptions, Release,
+        Scenario, Size, Sizes, Target, UnknownAllocator, UnknownCommit, UnknownConsumeFrom,
+        UnknownConsumption, UnknownNetwork, UnknownPopClient, UnknownRelease, UnknownScenario,
+        UnknownVariant, Variant, VariantKind, VariantSet,
     };
 }
 

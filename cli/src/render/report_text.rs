@@ -69,6 +69,8 @@ pub fn summary(config: &Config) -> String {
         line += &format!(", consumption pop, pop batch {}", sizes.pull_batch);
         if protocol.fifo {
             line += ", FIFO";
+        } else if protocol.grpc_clients() {
+            line += ", gRPC clients";
         }
         if protocol.pop_share > 0 {
             line += &format!(", popShareQueueNum {}", protocol.pop_share);

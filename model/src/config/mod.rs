@@ -33,8 +33,9 @@ pub use error::ConfigError;
 pub use fault::{picks, Effect, Fault, FaultSet, FaultSpec, Layer, Pick, Target};
 pub use network_kind::{NetworkKind, UnknownNetwork};
 pub use protocol_options::{
-    Allocator, Call, CallSet, Commit, ConsumeFrom, Consumption, LockTiming, ProtocolOptions,
-    UnknownAllocator, UnknownCommit, UnknownConsumeFrom, UnknownConsumption,
+    Allocator, Call, CallSet, Commit, ConsumeFrom, Consumption, LockTiming, PopClient,
+    ProtocolOptions, UnknownAllocator, UnknownCommit, UnknownConsumeFrom, UnknownConsumption,
+    UnknownPopClient,
 };
 pub use scenario::{Scenario, UnknownScenario};
 pub use sizes::{Size, Sizes};
@@ -236,11 +237,21 @@ fn validate_pop(sizes: &Sizes, protocol: &ProtocolOptions) -> Result<(), ConfigE
             second: "push consumption (orderly push consumers are --orderly alone)",
         });
     }
-    if protocol.pop_share > 0 && (protocol.consumption == Consumption::Push || protocol.fifo) {
+    if protocol.pop_client == PopClient::Grpc && protocol.consumption == Consumption::Push {
+        return Err(ConfigError::NotTogether {
+            first: "gRPC POP clients (--pop-client grpc)",
+            second: "push consumption (a gRPC client pops: add --consumption pop)",
+        });
+    }
+    if protocol.pop_share > 0
+        && (protocol.consumption == Consumption::Push || protocol.grpc_clients())
+    {
         return Err(ConfigError::NotTogether {
             first: "a POP share (popShareQueueNum)",
             second: if protocol.fifo {
                 "a FIFO group (the proxy gives its consumers every queue)"
+            } else if protocol.grpc_clients() {
+                "gRPC clients (the proxy gives each every queue of every broker)"
             } else {
                 "push consumption"
             },
@@ -453,6 +464,15 @@ impl Config {
         validate(scenario, &sizes)?;
         validate_orderly(scenario, &sizes, protocol.orderly)?;
         validate_pop(&sizes, &protocol)?;
+        // A FIFO group's consumers are gRPC clients whatever was asked.
+        let protocol = ProtocolOptions {
+            pop_client: if protocol.fifo {
+                PopClient::Grpc
+            } else {
+                protocol.pop_client
+            },
+            ..protocol
+        };
         let restarts = sizes.broker_restarts + sizes.disk_losses + sizes.broker_crashes;
         if protocol.restart_stops && restarts == 0 {
             return Err(ConfigError::StopsWithoutRestarts);

@@ -40,6 +40,22 @@ pub enum Consumption {
     Pop,
 }
 
+/// Which client a POP group's consumers run (`--pop-client`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PopClient {
+    /// The remoting Java client in POP mode (`setClientRebalance(false)`),
+    /// the default for a concurrent group: its shutdown drops the batches
+    /// its listeners run, unacknowledged.
+    #[default]
+    Remoting,
+    /// The 5.x gRPC client (`rocketmq-client-java`) through the proxy, which
+    /// gives each client every queue of every broker: its shutdown waits
+    /// for the batches its listeners run and acknowledges them. A FIFO
+    /// group's consumers are always these.
+    Grpc,
+}
+
 /// When a consumer's offsets reach the broker.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -162,6 +178,7 @@ macro_rules! named {
 
 named!(Allocator, UnknownAllocator, "assignment", Client => "client", Server => "server");
 named!(Consumption, UnknownConsumption, "consumption", Push => "push", Pop => "pop");
+named!(PopClient, UnknownPopClient, "POP client", Remoting => "remoting", Grpc => "grpc");
 named!(Commit, UnknownCommit, "commit mode", Async => "async", Sync => "sync");
 named!(ConsumeFrom, UnknownConsumeFrom, "consume-from rule", Last => "last", First => "first");
 
@@ -218,6 +235,9 @@ pub struct ProtocolOptions {
     /// (`clientRebalance` is true for it): these are the 5.x gRPC clients,
     /// which the proxy gives every queue of a FIFO group.
     pub fifo: bool,
+    /// With POP, the client its consumers run; always
+    /// [`PopClient::Grpc`] in a FIFO group (see [`Self::grpc_clients`]).
+    pub pop_client: PopClient,
     /// With POP, the group's `popShareQueueNum`: 0 (RocketMQ's -1, and
     /// anything below 1) gives every consumer every queue; N gives each its
     /// own share and the shares of the next N consumers (`allocate4Pop`).
@@ -276,6 +296,14 @@ pub struct ProtocolOptions {
     pub variants: VariantSet,
 }
 
+impl ProtocolOptions {
+    /// Whether the group's consumers are gRPC clients through the proxy: a
+    /// FIFO group's, or a POP group's of `--pop-client grpc`.
+    pub fn grpc_clients(&self) -> bool {
+        self.consumption == Consumption::Pop && (self.fifo || self.pop_client == PopClient::Grpc)
+    }
+}
+
 impl Default for ProtocolOptions {
     /// RocketMQ's defaults, with the optional parts left out.
     fn default() -> Self {
@@ -286,6 +314,7 @@ impl Default for ProtocolOptions {
             assignment: Allocator::Client,
             consumption: Consumption::Push,
             fifo: false,
+            pop_client: PopClient::Remoting,
             pop_share: 0,
             commit: Commit::Async,
             consume_from: ConsumeFrom::Last,

@@ -299,14 +299,14 @@ impl ConsumerState {
     /// it before. A batch being sent back waits for its broker's answer,
     /// which the shutdown does not.
     ///
-    /// A FIFO group's consumer, the gRPC client, always waits:
-    /// `PushConsumerImpl.shutDown` stops receiving, then awaits its
+    /// The gRPC client (a FIFO group's, or `--pop-client grpc`) always
+    /// waits: `PushConsumerImpl.shutDown` stops receiving, then awaits its
     /// consumption executor with no time limit, each message acknowledged
     /// as its listener returns, before it closes.
     pub(super) fn batches_awaited(&self, cfg: &Config, me: usize) -> (Self, Vec<Output>) {
         let mut next = *self;
         let mut outputs = Vec::new();
-        if !cfg.has(Variant::ShutdownAwaitsBatches) && !cfg.protocol.fifo {
+        if !cfg.has(Variant::ShutdownAwaitsBatches) && !cfg.protocol.grpc_clients() {
             return (next, outputs);
         }
         for (q, pq) in self.queues.iter().enumerate() {

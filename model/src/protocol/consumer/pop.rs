@@ -200,6 +200,7 @@ pub(super) fn expiry(cfg: &Config, q: usize, handle: [u8; 3], passed: bool) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::PopClient;
     use crate::protocol::broker::pop::tests::config_of;
     use crate::protocol::Machine;
 
@@ -327,21 +328,27 @@ mod tests {
         }
     }
 
-    /// The gRPC client's shutdown waits for its listener and acknowledges
-    /// the batch; the remoting client's drops it, and its handle expires.
+    /// The gRPC client's shutdown (a FIFO group's, or `--pop-client
+    /// grpc`) waits for its listener and acknowledges the batch; the
+    /// remoting client's drops it, and its handle expires.
     #[test]
-    fn a_fifo_consumers_shutdown_acknowledges_its_running_batch_and_the_remoting_clients_does_not()
-    {
-        for fifo in [false, true] {
-            let (cfg, c, q) = running_of(fifo);
+    fn a_grpc_shutdown_acknowledges_its_running_batch_and_a_remoting_one_does_not() {
+        for (fifo, client) in [
+            (false, PopClient::Remoting),
+            (false, PopClient::Grpc),
+            (true, PopClient::Grpc),
+        ] {
+            let (mut cfg, c, q) = running_of(fifo);
+            cfg.protocol.pop_client = client;
+            let grpc = client == PopClient::Grpc;
             let mut ran = c;
             ran.queues[q] = ran.queues[q].consuming(0, 2);
             let (left, out) = ran.shutdown(&cfg, 0);
             let acked = out
                 .iter()
                 .any(|o| matches!(o, Output::Send(_, Message::AckMessage { .. })));
-            assert_eq!(acked, fifo, "fifo {fifo}: {out:?}");
-            assert_eq!(left.queues[q].running(), !fifo, "fifo {fifo}");
+            assert_eq!(acked, grpc, "fifo {fifo}, {client:?}: {out:?}");
+            assert_eq!(left.queues[q].running(), !grpc, "fifo {fifo}, {client:?}");
         }
     }
 
