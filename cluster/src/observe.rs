@@ -1500,12 +1500,8 @@ mod tests {
         assert_eq!(o.message_by_two.len(), 1);
     }
 
-    /// A FIFO group's gRPC clients: each gets every queue at its start,
-    /// with no broker listing it; a message of a halted holder given to a
-    /// consumer running since before the halt shows the queue blocked, and
-    /// a message begun before an earlier one was consumed is out of order.
-    #[test]
-    fn a_fifo_group_judges_its_blocks_and_its_order() {
+    /// Both consumers of a FIFO group started, through the proxy.
+    fn fifo_group() -> Observer {
         let mut o = observer();
         o.pop = true;
         o.proxied = true;
@@ -1513,6 +1509,16 @@ mod tests {
         for c in ["c1", "c2"] {
             o.apply(&life(4, c, ConsumerState::Started));
         }
+        o
+    }
+
+    /// A FIFO group's gRPC clients: each gets every queue at its start,
+    /// with no broker listing it; a message of a halted holder given to a
+    /// consumer running since before the halt shows the queue blocked, and
+    /// a message begun before an earlier one was consumed is out of order.
+    #[test]
+    fn a_fifo_group_judges_its_blocks_and_its_order() {
+        let mut o = fifo_group();
         assert!(o.settled(2) && o.member_lists_agree() && o.converged());
         assert_eq!(o.owned("c2").map(|q| q.len()), Some(2));
         o.apply(&sent(5, 0, "m0"));
@@ -1581,13 +1587,7 @@ mod tests {
     /// idle once they have ended.
     #[test]
     fn a_fifo_groups_assignment_follows_the_brokers_that_run() {
-        let mut o = observer();
-        o.pop = true;
-        o.proxied = true;
-        let mut o = registered(o);
-        for c in ["c1", "c2"] {
-            o.apply(&life(4, c, ConsumerState::Started));
-        }
+        let mut o = fifo_group();
         o.apply(&sent(5, 0, "m0"));
         o.apply(&popped(10, "c1", "broker-a:0", "m0", false));
         assert!(!o.idle());
