@@ -10,6 +10,7 @@ mod common;
 use rocketmq_rebalance_flags::ModelArgs;
 use rocketmq_rebalance_model::{
     check,
+    configuration::PopClient,
     report::{
         Report, Status, BLOCKED_BY_ABANDONED_POP, CONVERGED_WHEN_QUIESCENT, CONVERGES,
         DUPLICATE_DELIVERY, EVERY_MESSAGE_CONSUMED, IN_ORDER, NO_CONCURRENT_CONSUMPTION,
@@ -346,6 +347,24 @@ fn pop_faults_leave_every_message_consumed_under_fairness() {
                 assert_eq!(status(&r, name), Some(Status::Holds), "{name}: {flags:?}");
             }
         }
+    }
+}
+
+/// A FIFO group's consumers are gRPC clients, asked for or not; a
+/// concurrent POP group's are the remoting client's unless asked.
+#[test]
+fn a_fifo_groups_consumers_are_grpc_clients() {
+    for (flags, client) in [
+        (&["--orderly"][..], PopClient::Grpc),
+        (&["--orderly", "--pop-client", "grpc"][..], PopClient::Grpc),
+        (&[][..], PopClient::Remoting),
+        (&["--pop-client", "grpc"][..], PopClient::Grpc),
+    ] {
+        let base = ["--consumption", "pop", "--messages", "1"];
+        let flags: Vec<String> = base.iter().chain(flags).map(|f| f.to_string()).collect();
+        let config = ModelArgs::config_from(&flags).expect("a configuration");
+        assert_eq!(config.protocol.pop_client, client, "{flags:?}");
+        assert!(config.protocol.grpc_clients() == (client == PopClient::Grpc));
     }
 }
 
