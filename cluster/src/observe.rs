@@ -1485,6 +1485,7 @@ mod tests {
             !o.all_delivered(),
             "a batch that has not ended consumed nothing"
         );
+        assert!(!o.idle(), "c1 runs a batch");
         o.apply(&popped(42, "c2", "broker-a:-1", "m0", false));
         assert_eq!(o.message_by_two.len(), 1);
         assert_eq!(o.message_by_two[0].queue, "broker-a:0@0");
@@ -1495,7 +1496,7 @@ mod tests {
         o.apply(&popped(50, "c1", "broker-a:-1", "m1", false));
         o.apply(&popped(51, "c1", "broker-a:-1", "m1", true));
         o.apply(&sent(52, 1, "m1"));
-        assert!(o.all_delivered());
+        assert!(o.all_delivered() && o.idle());
         assert_eq!(o.deliveries[&("broker-a:0".to_owned(), 1)], 1);
         assert_eq!(o.message_by_two.len(), 1);
     }
