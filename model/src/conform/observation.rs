@@ -1072,12 +1072,6 @@ mod tests {
         }
     }
 
-    /// A batch's start is had by exactly the states where its consumer
-    /// runs and holds the queue with its offset read, in the table the
-    /// trace last showed: never a queue of another, never one whose offset
-    /// read is in flight, never one its round has not shown yet, never a
-    /// consumer or queue the model lacks. A POP batch, which names a whole
-    /// broker (`broker-a:-1`), is had where one of its queues would be.
     /// A FIFO delivery names its message's offset: had exactly where a
     /// batch of its queue is had and the consumer runs one holding that
     /// offset.
@@ -1106,6 +1100,12 @@ mod tests {
         assert!(running > 0);
     }
 
+    /// A batch's start is had by exactly the states where its consumer
+    /// runs and holds the queue with its offset read, in the table the
+    /// trace last showed: never a queue of another, never one whose offset
+    /// read is in flight, never one its round has not shown yet, never a
+    /// consumer or queue the model lacks. A POP batch, which names a whole
+    /// broker (`broker-a:-1`), is had where one of its queues would be.
     #[test]
     fn a_batch_is_had_where_its_consumer_holds_its_queue_with_its_offset_read() {
         let model = cold_start();
