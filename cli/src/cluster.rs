@@ -197,6 +197,8 @@ fn json_of(judged: &Judged) -> serde_json::Value {
     json!({
         "scenario": judged.script.scenario,
         "orderly": judged.script.orderly,
+        "grpc": judged.outcome.grpc,
+        "fifo": judged.outcome.fifo,
         "rocketmq_version": judged.result.rocketmq_version,
         "seconds": judged.result.seconds,
         "settled": judged.outcome.settled,

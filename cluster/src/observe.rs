@@ -161,10 +161,13 @@ pub struct Observer {
     /// Each start of a POP batch with a message another consumer's batch
     /// still runs (`no message consumed by two at once`).
     pub message_by_two: Vec<Sighting>,
-    /// A FIFO group's consumers are gRPC clients of a proxy: the proxy
-    /// gives each every queue, whatever the members, and no broker lists
-    /// them.
+    /// The group's consumers are gRPC clients of a proxy (a FIFO group's
+    /// always are): the proxy gives each every queue, whatever the members,
+    /// and no broker lists them.
     pub proxied: bool,
+    /// A FIFO group: the broker's block gives each queue to one consumer
+    /// at a time, and a queue's messages are consumed in order.
+    pub fifo: bool,
     /// Each start of a FIFO batch of a message while an earlier message of
     /// its queue was never consumed (`no message consumed before an
     /// earlier one`).
@@ -263,6 +266,7 @@ impl Observer {
             pop: false,
             message_by_two: Vec::new(),
             proxied: false,
+            fifo: false,
             out_of_order: Vec::new(),
             abandoned_blocks: Vec::new(),
             holders: BTreeMap::new(),
@@ -303,7 +307,8 @@ impl Observer {
             script.from_settled,
         );
         observer.pop = script.consumption == Consumption::Pop;
-        observer.proxied = script.fifo();
+        observer.proxied = script.grpc();
+        observer.fifo = script.fifo();
         for c in &script.consumers {
             if let (Some(topics), Some(m)) = (&c.topics, observer.members.get_mut(&c.name)) {
                 m.subscribed = topics.iter().any(|t| t == Script::TOPIC);
@@ -440,7 +445,7 @@ impl Observer {
                 ..
             } if topic(t) => {
                 self.messages_begin(&e.p, ids, e.t);
-                if self.proxied {
+                if self.fifo {
                     self.queue_opens(&e.p, queue, e.t);
                 }
                 false
@@ -460,7 +465,7 @@ impl Observer {
                 // An interrupted batch ends unconsumed.
                 let consumed = matches!(e.kind, Kind::ConsumeEnd { .. });
                 self.messages_end(&e.p, ids, consumed);
-                if self.proxied {
+                if self.fifo {
                     self.batch_ends(&e.p, queue);
                 }
                 false
@@ -681,8 +686,8 @@ impl Observer {
                 }
                 true
             }
-            // A gRPC client of a FIFO group gets every queue from the
-            // proxy, whatever the members: its assignment is its start.
+            // A gRPC client gets every queue from the proxy, whatever the
+            // members: its assignment is its start.
             ConsumerState::Started if self.proxied => {
                 let every = self.route();
                 self.allocation(name, &[], &every, t)
@@ -739,7 +744,7 @@ impl Observer {
     /// shows the queue blocked by that abandoned pop.
     fn messages_begin(&mut self, name: &str, ids: &[String], t: u64) {
         for id in ids {
-            if self.proxied {
+            if self.fifo {
                 self.fifo_begin(name, id, t);
             }
             let running = self.open_msgs.entry(id.clone()).or_default();
@@ -1501,11 +1506,13 @@ mod tests {
         assert_eq!(o.message_by_two.len(), 1);
     }
 
-    /// Both consumers of a FIFO group started, through the proxy.
-    fn fifo_group() -> Observer {
+    /// Both consumers of a group of gRPC clients started, through the
+    /// proxy: a FIFO group's, or a concurrent one's.
+    fn grpc_group(fifo: bool) -> Observer {
         let mut o = observer();
         o.pop = true;
         o.proxied = true;
+        o.fifo = fifo;
         let mut o = registered(o);
         for c in ["c1", "c2"] {
             o.apply(&life(4, c, ConsumerState::Started));
@@ -1519,7 +1526,7 @@ mod tests {
     /// a message begun before an earlier one was consumed is out of order.
     #[test]
     fn a_fifo_group_judges_its_blocks_and_its_order() {
-        let mut o = fifo_group();
+        let mut o = grpc_group(true);
         assert!(o.settled(2) && o.member_lists_agree() && o.converged());
         assert_eq!(o.owned("c2").map(|q| q.len()), Some(2));
         o.apply(&sent(5, 0, "m0"));
@@ -1559,6 +1566,7 @@ mod tests {
         let mut o = observer();
         o.pop = true;
         o.proxied = true;
+        o.fifo = true;
         let started = Kind::BrokerLife {
             broker: "broker-a".into(),
             state: ServerState::Started,
@@ -1588,7 +1596,7 @@ mod tests {
     /// idle once they have ended.
     #[test]
     fn a_fifo_groups_assignment_follows_the_brokers_that_run() {
-        let mut o = fifo_group();
+        let mut o = grpc_group(true);
         o.apply(&sent(5, 0, "m0"));
         o.apply(&popped(10, "c1", "broker-a:0", "m0", false));
         assert!(!o.idle());
@@ -1605,6 +1613,28 @@ mod tests {
         o.apply(&popped(22, "c1", "broker-a:0", "m0", true));
         assert!(o.idle());
         assert_eq!(o.consumed_by_two.len(), 1);
+    }
+
+    /// A concurrent group of gRPC clients: each gets every queue at its
+    /// start, as a FIFO group's; but two consumers run messages of one
+    /// queue at once by design, and a message begun before an earlier one
+    /// ended is no disorder. One message run by two at once still is the
+    /// hazard.
+    #[test]
+    fn a_concurrent_grpc_group_shares_its_queues_and_judges_messages_by_id() {
+        let mut o = grpc_group(false);
+        assert!(o.settled(2) && o.member_lists_agree() && o.converged());
+        assert_eq!(o.owned("c1").map(|q| q.len()), Some(2));
+        o.apply(&sent(5, 0, "m0"));
+        o.apply(&sent(5, 1, "m1"));
+        o.apply(&popped(10, "c1", "broker-a:0", "m0", false));
+        o.apply(&popped(11, "c2", "broker-a:0", "m1", false));
+        o.apply(&popped(20, "c2", "broker-a:0", "m1", true));
+        assert!(o.consumed_by_two.is_empty() && o.out_of_order.is_empty());
+        assert!(o.message_by_two.is_empty());
+        o.apply(&popped(21, "c2", "broker-a:0", "m0", false));
+        assert_eq!(o.message_by_two.len(), 1, "c1 still runs m0");
+        assert!(o.consumed_by_two.is_empty() && o.abandoned_blocks.is_empty());
     }
 
     #[test]

@@ -40,8 +40,11 @@ pub struct RealProperty {
 pub struct Outcome {
     /// Whether the group popped: its properties are a POP group's.
     pub pop: bool,
-    /// Whether it was a FIFO group of gRPC clients through a proxy: no
-    /// broker lists its members.
+    /// Whether its consumers were gRPC clients through a proxy (a FIFO
+    /// group's always are): no broker lists its members.
+    pub grpc: bool,
+    /// Whether it was a FIFO group: the broker gives each queue to one
+    /// consumer at a time, in order.
     pub fifo: bool,
     /// Every property judged, in a fixed order.
     pub properties: Vec<RealProperty>,
@@ -191,7 +194,7 @@ impl Outcome {
         });
         // A FIFO group's queue is one consumer's at a time: the broker's
         // block keeps the others out while its last pop is unsettled.
-        if owned || obs.proxied {
+        if owned || obs.fifo {
             properties.push(never(
                 NO_CONCURRENT_CONSUMPTION,
                 &obs.consumed_by_two,
@@ -216,7 +219,7 @@ impl Outcome {
                 "a message (queue@offset) consumed by two at once",
             ));
         }
-        if obs.proxied {
+        if obs.fifo {
             properties.push(never(
                 IN_ORDER,
                 &obs.out_of_order,
@@ -293,7 +296,8 @@ impl Outcome {
             .collect();
         Outcome {
             pop: obs.pop,
-            fifo: obs.proxied,
+            grpc: obs.proxied,
+            fifo: obs.fifo,
             properties,
             duplicates,
             never_delivered,
@@ -339,7 +343,7 @@ pub struct NotCompared {
 /// every property the observer does not judge; `None` for one it judges
 /// (or one added to the model since, which [`not_compared`] then reports
 /// as having no real side yet).
-pub fn why_not_compared(name: &str, pop: bool, fifo: bool) -> Option<&'static str> {
+pub fn why_not_compared(name: &str, pop: bool, grpc: bool, fifo: bool) -> Option<&'static str> {
     Some(match name {
         EVERY_CALL_ENDS => {
             "a guarantee of the model's own faithfulness: a real call always ends (its \
@@ -361,9 +365,9 @@ pub fn why_not_compared(name: &str, pop: bool, fifo: bool) -> Option<&'static st
             "a FIFO group's: a run without one (the gRPC clients through the proxy; the \
              remoting client never pops for an orderly listener) shows neither"
         }
-        AGREE_AT_REST if fifo => {
-            "no broker lists a FIFO group's gRPC clients: the proxy keeps them, and gives \
-             each every queue whatever the members"
+        AGREE_AT_REST if grpc => {
+            "no broker lists gRPC clients (a FIFO group's, or a POP group's with --pop-client \
+             grpc): the proxy keeps them, and gives each every queue whatever the members"
         }
         NO_DOUBLE_OWNERSHIP | TRANSIENT_DOUBLE | TRANSIENT_ORPHAN if pop => {
             "push's: a POP group's queues are every consumer's, so no queue has an owner"
@@ -391,7 +395,7 @@ pub fn not_compared(model: &Report, real: &Outcome) -> Vec<NotCompared> {
         .filter(|p| real.status(&p.name).is_none())
         .map(|p| NotCompared {
             property: p.name.clone(),
-            reason: why_not_compared(&p.name, real.pop, real.fifo)
+            reason: why_not_compared(&p.name, real.pop, real.grpc, real.fifo)
                 .unwrap_or("no real side yet: the observer has no rule for it"),
         })
         .collect()
@@ -473,6 +477,7 @@ mod tests {
         let mut obs = Observer::new("T", &["broker-a".to_owned()], 1, &consumers, 30_000, true);
         obs.pop = true;
         obs.proxied = true;
+        obs.fifo = true;
         let quiet = Outcome::judge(&obs, true, true);
         assert_eq!(
             quiet.status(BLOCKED_BY_ABANDONED_POP),
@@ -497,10 +502,17 @@ mod tests {
     #[test]
     fn every_model_property_is_compared_or_has_its_reason() {
         let consumers = [("c1".to_owned(), "127.0.0.1@c1".to_owned())];
-        for (pop, fifo) in [(false, false), (true, false), (true, true)] {
+        let groups = [
+            (false, false, false),
+            (true, false, false),
+            (true, true, false),
+            (true, true, true),
+        ];
+        for (pop, grpc, fifo) in groups {
             let mut obs = Observer::new("T", &["broker-a".to_owned()], 2, &consumers, 30_000, true);
             obs.pop = pop;
-            obs.proxied = fifo;
+            obs.proxied = grpc;
+            obs.fifo = fifo;
             let real = Outcome::judge(&obs, true, true);
             let names = PROPERTIES
                 .iter()
@@ -508,10 +520,11 @@ mod tests {
                 .chain(LIVENESS.iter().chain(MEASURED).map(|&(name, _)| name));
             for name in names {
                 assert!(
-                    real.status(name).is_some() != why_not_compared(name, pop, fifo).is_some(),
-                    "{name}, pop {pop}, fifo {fifo}: judged {:?}, reason {:?}",
+                    real.status(name).is_some()
+                        != why_not_compared(name, pop, grpc, fifo).is_some(),
+                    "{name}, pop {pop}, grpc {grpc}, fifo {fifo}: judged {:?}, reason {:?}",
                     real.status(name),
-                    why_not_compared(name, pop, fifo)
+                    why_not_compared(name, pop, grpc, fifo)
                 );
             }
         }

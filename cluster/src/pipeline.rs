@@ -190,10 +190,20 @@ impl Plan {
                 word(!pops),
             )));
         }
-        if script.fifo() && script.topics().len() > 1 {
+        if script.grpc() != model.protocol.grpc_clients() {
+            let clients = |grpc: bool| if grpc { "gRPC" } else { "remoting" };
             return Err(ClusterError::BadInput(format!(
-                "{origin}: a FIFO group's consumers (gRPC clients of the proxy) subscribe to the \
-                 scenario's topic only: no consumer's \"topics\" and no subscribe step"
+                "{origin}: its model flags run {} clients and the script {} ones \
+                 (\"pop_client\", --pop-client): the two must agree",
+                clients(model.protocol.grpc_clients()),
+                clients(script.grpc()),
+            )));
+        }
+        if script.grpc() && script.topics().len() > 1 {
+            return Err(ClusterError::BadInput(format!(
+                "{origin}: gRPC clients of the proxy (a FIFO group's, or \"pop_client\": \
+                 \"grpc\") subscribe to the scenario's topic only: no consumer's \"topics\" and \
+                 no subscribe step"
             )));
         }
         // Trace validation needs the model at the run's own sizes.

@@ -150,7 +150,7 @@ pub fn prepare(opts: &RunOptions) -> Result<Harness, ClusterError> {
     harness::build(&opts.rocketmq, &opts.run_dir.join("build.log"))
 }
 
-/// The main class of a FIFO group's consumer, a gRPC client.
+/// The main class of a consumer that is a gRPC client of the proxy.
 const GRPC_CONSUMER: &str = "rebalance.harness.GrpcConsumerAgent";
 
 /// Runs `script` on a real cluster of the `harness` built by [`prepare`].
@@ -172,7 +172,7 @@ pub fn run(
     let names = names
         .chain(slaves)
         .chain(name_servers.iter().cloned())
-        .chain(script.fifo().then(|| "proxy".to_owned()));
+        .chain(script.grpc().then(|| "proxy".to_owned()));
     for name in names.chain(script.consumers.iter().map(|c| c.name.clone())) {
         let dir = opts.run_dir.join(name);
         if dir.exists() {
@@ -181,7 +181,7 @@ pub fn run(
         }
     }
     // A FIFO group's proxy: its gRPC port and the remoting one its id names.
-    let proxy_ports = if script.fifo() { 2 } else { 0 };
+    let proxy_ports = if script.grpc() { 2 } else { 0 };
     let ports = free_ports(
         name_servers.len()
             + 2 * (brokers.len() + script.failovers)
@@ -234,7 +234,7 @@ pub fn run(
             spec
         })
         .collect();
-    let proxy = script.fifo().then(|| {
+    let proxy = script.grpc().then(|| {
         json!({"grpc_port": ports.next().unwrap_or_default(),
                "remoting_port": ports.next().unwrap_or_default(),
                "config": script.timers.proxy_config})
@@ -243,6 +243,7 @@ pub fn run(
     let mut cluster_spec = json!({
         "run_dir": opts.run_dir,
         "group": group, "consumption": script.consumption, "fifo": script.fifo(),
+        "grpc": script.grpc(),
         "name_servers": ns_ports.iter().map(|(n, p)| json!({"name": n, "port": p})).collect::<Vec<_>>(),
         "relays": script.relays.iter().map(|r| json!({"name": r.name, "port": relay_ports[r.name.as_str()],
                                                         "target_port": ns_ports[&r.name_server]})).collect::<Vec<_>>(),
@@ -305,7 +306,7 @@ pub fn run(
                 "broker_pick": script.broker_pick, "peers": peers,
                 "client_config": script.timers.client_config,
             });
-            // A FIFO group's consumer is a gRPC client of the proxy.
+            // A gRPC client reaches the cluster through the proxy.
             let main = match &proxy {
                 Some(proxy) => {
                     spec["endpoint"] = json!(format!("127.0.0.1:{}", proxy["grpc_port"]));
@@ -661,7 +662,7 @@ impl Orchestrator {
     ) -> Result<Option<String>, ClusterError> {
         let mut mark = self.arrived.len();
         for step in &script.steps {
-            if !matches!(step, Step::Await { .. }) {
+            if !matches!(step, Step::Await { .. } | Step::Watch { .. }) {
                 mark = self.arrived.len();
             }
             match step {
@@ -822,6 +823,18 @@ impl Orchestrator {
                     "release",
                     json!({"rule": id}),
                 )?,
+                Step::Watch { what, s } => {
+                    let until = Instant::now() + Duration::from_secs(*s);
+                    let pattern = Pattern::parse(what).map_err(ClusterError::BadInput)?;
+                    let mut unseen = mark;
+                    loop {
+                        let seen = self.arrived[unseen..].iter().any(|e| e.matches(&pattern));
+                        unseen = self.arrived.len();
+                        if seen || self.receive(until)?.is_none() {
+                            break;
+                        }
+                    }
+                }
                 Step::Await { what, timeout_s } => {
                     let until = Instant::now() + Duration::from_secs(*timeout_s);
                     let pattern = match what {

@@ -31,6 +31,12 @@ pub struct Script {
     /// `QUERY_ASSIGNMENT` assigns it).
     #[serde(default)]
     pub consumption: Consumption,
+    /// Which client a POP group's consumers run (`rebalance check
+    /// --pop-client`): `remoting` (the default for a concurrent group) or
+    /// `grpc`, the 5.x gRPC push consumer through a proxy the cluster runs,
+    /// which a FIFO group's consumers always are.
+    #[serde(default)]
+    pub pop_client: Option<PopClient>,
     /// One line: what happens.
     pub what: String,
     /// The model flags of the configuration it replays, as `rebalance
@@ -148,6 +154,16 @@ pub enum Consumption {
     Pop,
 }
 
+/// Which client a POP group's consumers run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PopClient {
+    /// RocketMQ's remoting push consumer without its own rebalance.
+    Remoting,
+    /// The gRPC push consumer (`rocketmq-client-java`) of the proxy.
+    Grpc,
+}
+
 /// One consumer process.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -220,7 +236,7 @@ pub struct Timers {
     /// `NamesrvConfig` settings.
     #[serde(default)]
     pub name_server_config: BTreeMap<String, Value>,
-    /// `ProxyConfig` settings of a FIFO group's proxy
+    /// `ProxyConfig` settings of the proxy of a group of gRPC clients
     /// (`defaultInvisibleTimeMills`, ...).
     #[serde(default)]
     pub proxy_config: BTreeMap<String, Value>,
@@ -350,6 +366,19 @@ pub enum Step {
         /// Give up after this many seconds: the run ends there, and the
         /// report says which wait timed out.
         timeout_s: u64,
+    },
+    /// Watch for an event that should not come: the script drives nothing
+    /// for `s` seconds unless an event of the pattern (as an `await`'s,
+    /// seen after the last action step began) comes first, which ends the
+    /// watch. Neither is a failure: the outcome judges what came. For what
+    /// only a stretch of time can show, a message that is not delivered
+    /// again.
+    Watch {
+        /// The event it watches for.
+        #[serde(rename = "for")]
+        what: serde_json::Map<String, Value>,
+        /// How long it watches, seconds (1..=600).
+        s: u64,
     },
 }
 
@@ -535,6 +564,12 @@ impl Script {
         self.orderly && self.consumption == Consumption::Pop
     }
 
+    /// Its consumers are gRPC clients through a proxy: a FIFO group's, or
+    /// a POP group's that asks for them (`pop_client`).
+    pub fn grpc(&self) -> bool {
+        self.fifo() || self.pop_client == Some(PopClient::Grpc)
+    }
+
     /// The consumer named `name`.
     pub fn consumer(&self, name: &str) -> Option<&ConsumerSpec> {
         self.consumers.iter().find(|c| c.name == name)
@@ -607,6 +642,17 @@ impl Script {
         }
         if self.late_brokers >= self.brokers {
             return Err("late_brokers must leave a broker that starts with the cluster".into());
+        }
+        match self.pop_client {
+            Some(PopClient::Grpc) if self.consumption == Consumption::Push => {
+                return Err("pop_client grpc needs \"consumption\": \"pop\" (a gRPC client pops)".into())
+            }
+            Some(PopClient::Remoting) if self.fifo() => {
+                return Err("pop_client remoting in a FIFO group: RocketMQ's remoting client never \
+                            pops for an orderly listener (a FIFO group's consumers are gRPC clients)"
+                    .into())
+            }
+            _ => {}
         }
         if !(1..=64).contains(&self.queues) || self.consumers.is_empty() {
             return Err("queues must be 1..=64, and a script needs a consumer".into());
@@ -734,6 +780,12 @@ impl Script {
                 } => {
                     Pattern::parse(pattern).map_err(|e| format!("an await for an event: {e}"))?;
                 }
+                Step::Watch { s, .. } if *s == 0 || *s > 600 => {
+                    return Err("a watch's s must be 1..=600".into())
+                }
+                Step::Watch { what, .. } => {
+                    Pattern::parse(what).map_err(|e| format!("a watch for an event: {e}"))?;
+                }
                 Step::Stream(rate) if *rate > 1000 => {
                     return Err("a stream's rate must be 0..=1000 messages a second".into())
                 }
@@ -803,6 +855,9 @@ mod tests {
             r#"[{"rule":{"consumer":"c1","id":"g","at":"listener","action":"explode"}}]"#,
             r#"[{"await":{"for":{"ev":"b.membr"},"timeout_s":5}}]"#,
             r#"[{"await":{"for":{"ev":"b.member","queue":"broker-a:0"},"timeout_s":5}}]"#,
+            r#"[{"watch":{"for":{"ev":"c.consume.begin"},"s":0}}]"#,
+            r#"[{"watch":{"for":{"ev":"c.consume.begn"},"s":5}}]"#,
+            r#"[{"watch":{"for":{"ev":"c.consume.begin"}}}]"#,
         ] {
             assert!(script(bad).is_err(), "{bad} was accepted");
         }
@@ -810,5 +865,35 @@ mod tests {
             r#"{"scenario":"x","what":"w","model":[],"consumers":[],"steps":[]}"#
         )
         .is_err());
+    }
+
+    /// A group's client: gRPC only for a POP group, and never the remoting
+    /// client for a FIFO group, which runs gRPC clients whether asked or not.
+    #[test]
+    fn a_pop_client_is_checked_against_the_group() {
+        let group = |fields: &str| {
+            Script::parse(&format!(
+                r#"{{"scenario":"healthy","what":"w","model":[],{fields}
+                   "consumers":[{{"name":"c1"}}],"steps":[{{"start":"c1"}}]}}"#
+            ))
+        };
+        let grpc = |fields: &str| group(fields).map(|s| s.grpc());
+        assert_eq!(
+            grpc(r#""consumption":"pop","pop_client":"grpc","#),
+            Ok(true)
+        );
+        assert_eq!(grpc(r#""consumption":"pop","orderly":true,"#), Ok(true));
+        assert_eq!(
+            grpc(r#""consumption":"pop","pop_client":"remoting","#),
+            Ok(false)
+        );
+        assert_eq!(grpc(r#""consumption":"pop","#), Ok(false));
+        for bad in [
+            r#""pop_client":"grpc","#,
+            r#""consumption":"pop","orderly":true,"pop_client":"remoting","#,
+            r#""consumption":"pop","pop_client":"http","#,
+        ] {
+            assert!(group(bad).is_err(), "{bad} was accepted");
+        }
     }
 }

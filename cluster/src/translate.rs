@@ -126,9 +126,10 @@ const NO_MODEL_FAULT: &str = "a rule that fired and makes none of the model's fa
 const ALLOCATION_AS_TABLE: &str = "a queue change without its table (a trace recorded before the \
      harness traced it) is read as its allocation: the two differ only where a lock was refused, \
      an offset read failed or a removal waits for its batch";
-/// A FIFO group's gRPC client: the proxy's assignment.
-const GRPC_EVERY_QUEUE: &str = "a FIFO group's consumer is a gRPC client of the proxy, which \
-    gives it every queue of the run's topics, whatever the members: its table, from its start";
+/// A gRPC client: the proxy's assignment.
+const GRPC_EVERY_QUEUE: &str = "a gRPC client of the proxy (a FIFO group's consumer, or a POP \
+    group's with --pop-client grpc) is given every queue of the run's topics, whatever the \
+    members: its table, from its start";
 
 /// A POP consumer's assignment of a whole broker.
 const POP_WHOLE_BROKER: &str = "a POP consumer's queue `broker:-1` (the broker's assignment of \
@@ -561,8 +562,27 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
             (real.to_string(), model)
         })
         .collect();
-    // A FIFO group's run: its consumers are gRPC clients of a proxy.
-    let proxied = spec.file.get("fifo").and_then(serde_json::Value::as_bool) == Some(true);
+    // A FIFO group's run, and one of gRPC clients of a proxy (a FIFO
+    // group's always are; a trace recorded before the file said so names
+    // only the FIFO group).
+    let flag = |key: &str| spec.file.get(key).and_then(serde_json::Value::as_bool) == Some(true);
+    let fifo = flag("fifo");
+    let proxied = fifo || flag("grpc");
+    let clients = |grpc: bool| {
+        if grpc {
+            "gRPC clients"
+        } else {
+            "remoting clients"
+        }
+    };
+    if proxied != cfg.protocol.grpc_clients() {
+        return Err(format!(
+            "the run's consumers are {} and the model's are {}: give the model the run's client \
+             (--pop-client)",
+            clients(proxied),
+            clients(cfg.protocol.grpc_clients())
+        ));
+    }
     let retry_topic = format!("%RETRY%{group}");
     if cfg.protocol.retry_topic {
         topics.insert(retry_topic.clone(), cfg.topic_names[business].clone());
@@ -851,7 +871,7 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 // A FIFO message is popped at its place: its offset is the
                 // model's (a fresh queue's, from 0), so its batch is checked
                 // by it. A gRPC client delivers one message at a time.
-                let offset = if proxied {
+                let offset = if fifo {
                     let first = offsets
                         .first()
                         .and_then(|&o| u8::try_from(o).ok())
@@ -1499,5 +1519,55 @@ mod tests {
         assert_eq!(end_of(run), End::Open);
         assert_eq!(end_of(&format!("{run}\n{}", ended(false))), End::Open);
         assert_eq!(end_of(&format!("{run}\n{}", ended(true))), End::AtRest);
+    }
+
+    /// A run of gRPC clients is validated against a model of gRPC
+    /// clients only: the model's remoting clients, listed by the brokers
+    /// and assigned by the members, are not what ran, and the reverse.
+    #[test]
+    fn a_run_and_its_model_run_the_same_client() {
+        let recorded = include_str!("../tests/traces/grpc-pop-leave.ndjson");
+        let events = crate::trace::parse(recorded).expect("a trace");
+        let flags = |client: &str| {
+            let flags = [
+                "--scenario",
+                "graceful-shutdown",
+                "--consumption",
+                "pop",
+                "--pop-client",
+                client,
+                "--brokers",
+                "1",
+                "--queues",
+                "1",
+                "--consumers",
+                "2",
+                "--joins",
+                "1",
+                "--leaves",
+                "1",
+                "--messages",
+                "1",
+            ]
+            .map(String::from);
+            rocketmq_rebalance_flags::ModelArgs::config_from(&flags).expect("valid flags")
+        };
+        let out = translate(&events, &flags("grpc")).expect("translates");
+        assert!(out.unseen.members);
+        assert!(out.rules_fired.iter().any(|r| r.rule == GRPC_EVERY_QUEUE));
+        let err = translate(&events, &flags("remoting"))
+            .map(|_| ())
+            .unwrap_err();
+        assert!(
+            err.contains("gRPC clients and the model's are remoting"),
+            "{err}"
+        );
+        let recorded = include_str!("../tests/traces/pop-leave.ndjson");
+        let events = crate::trace::parse(recorded).expect("a trace");
+        let err = translate(&events, &flags("grpc")).map(|_| ()).unwrap_err();
+        assert!(
+            err.contains("remoting clients and the model's are gRPC"),
+            "{err}"
+        );
     }
 }

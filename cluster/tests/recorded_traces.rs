@@ -92,7 +92,13 @@ fn judged(source: Source, file: &str) -> Judged {
     }
     for n in &judged.not_compared {
         assert!(
-            why_not_compared(&n.property, judged.outcome.pop, judged.outcome.fifo).is_some(),
+            why_not_compared(
+                &n.property,
+                judged.outcome.pop,
+                judged.outcome.grpc,
+                judged.outcome.fifo
+            )
+            .is_some(),
             "{file}: {}",
             n.property
         );
@@ -208,6 +214,47 @@ fn a_fifo_kill_blocks_the_queue_for_the_invisible_time() {
     );
     assert_eq!(status(&j, "duplicate delivery"), Status::NotFound);
     assert_eq!(j.outcome.sent, 2);
+}
+
+/// A concurrent POP group of gRPC clients: one that shuts down while its
+/// listener runs a message, in a leave or a rolling upgrade, waits for it
+/// and acknowledges it (the remoting client's `pop-leave` and
+/// `pop-rolling-upgrade` drop it, and it comes back), so the other
+/// consumer gets nothing in the 30 s it is watched; one killed while its
+/// listener holds a message leaves it to come back, 7.5 s after its
+/// receive (5 s invisible), well within that watch.
+#[test]
+fn a_grpc_pop_leave_acknowledges_its_message_and_a_kill_leaves_it_to_come_back() {
+    let leave = pop("grpc-pop-leave");
+    let upgrade = pop("grpc-pop-rolling-upgrade");
+    let kill = pop("grpc-pop-kill");
+    for j in [&leave, &upgrade, &kill] {
+        assert!(j.outcome.grpc && !j.outcome.fifo);
+        assert_eq!(status(j, "duplicate delivery"), Status::NotFound);
+        assert_eq!(
+            status(j, "no message consumed by two at once"),
+            Status::Holds
+        );
+    }
+    let sent = |j: &Judged| j.outcome.sent;
+    assert_eq!((sent(&leave), sent(&upgrade), sent(&kill)), (1, 2, 1));
+    assert!(leave
+        .outcome
+        .status("no message consumed before an earlier one")
+        .is_none());
+    let deliveries = |j: &Judged, who: &str| {
+        j.result
+            .events
+            .iter()
+            .filter(|e| e.p == who && e.ev() == "c.consume.begin")
+            .count()
+    };
+    assert_eq!((deliveries(&leave, "c2"), deliveries(&leave, "c1")), (1, 0));
+    assert_eq!(
+        (deliveries(&upgrade, "c1"), deliveries(&upgrade, "c2")),
+        (2, 0)
+    );
+    assert_eq!((deliveries(&kill, "c1"), deliveries(&kill, "c2")), (1, 1));
 }
 
 /// A FIFO group's join: the queue's messages are consumed in order, each

@@ -55,8 +55,9 @@ import org.apache.rocketmq.store.config.MessageStoreConfig;
  * {@code fail_over}, {@code sync_slave}, {@code evict}, {@code lose_disk}, {@code lose_order_info},
  * {@code cut},
  * {@code heal}, {@code rule}, {@code release}, {@code snapshot}. A FIFO group's run (its file's
- * {@code fifo}) has FIFO topics, the group consumes orderly, and a proxy ({@link ProxyHost})
- * serves its gRPC consumers once the routes are complete.
+ * {@code fifo}) has FIFO topics and the group consumes orderly. A run of gRPC consumers (its
+ * file's {@code proxy}: a FIFO group's, or a concurrent POP group's) has a proxy ({@link
+ * ProxyHost}) that serves them once the routes are complete.
  */
 public final class ClusterMain {
     /** The brokers' cluster name. */
@@ -73,7 +74,7 @@ public final class ClusterMain {
     private final Map<BrokerController, BrokerHook> hooks = new HashMap<>();
     private final Map<String, Relay> relays = new LinkedHashMap<>();
     private DefaultMQProducer producer;
-    /** A FIFO group's proxy, once started. */
+    /** The proxy of a run of gRPC consumers, once started. */
     private ProxyHost proxy;
     /** The steady producer of {@code stream}: one round of sends a period, while it runs. */
     private final ScheduledExecutorService streamer = Executors.newSingleThreadScheduledExecutor();

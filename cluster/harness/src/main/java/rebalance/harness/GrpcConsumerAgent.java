@@ -16,9 +16,10 @@ import org.apache.rocketmq.client.java.impl.ClientImpl;
 import org.apache.rocketmq.client.java.message.MessageViewImpl;
 
 /**
- * One consumer of a FIFO group in its own JVM: the gRPC push consumer of RocketMQ 5.x
- * ({@code rocketmq-client-java}), through the proxy the cluster runs. RocketMQ's remoting client
- * never pops for an orderly listener, so a FIFO group's consumers are these. The client has no
+ * One consumer of a FIFO group, or of a concurrent POP group that runs gRPC clients, in its own
+ * JVM: the gRPC push consumer of RocketMQ 5.x ({@code rocketmq-client-java}), through the proxy
+ * the cluster runs. RocketMQ's remoting client never pops for an orderly listener, so a FIFO
+ * group's consumers are always these. The client has no
  * request hook: it is observed at its message listener (each delivery, one message, begun and
  * ended, with its queue, offset and id) and in its life. Its client id is the one the client
  * makes up ({@code host@pid@index@nanotime}), known once it is built, before it starts: the
@@ -66,8 +67,8 @@ public final class GrpcConsumerAgent implements Agents.Agent {
         // again only once its message is acknowledged, as the model's consumer pops a queue again
         // only once its batch ended. With more, a receive the client sends while its listener
         // runs can wait at the broker and take the message again when the queue unblocks. The
-        // builder's 64 MiB; one consumption thread, since a FIFO group's messages of one queue are
-        // consumed one after the other in any case.
+        // builder's 64 MiB; one consumption thread, since with one message cached a queue the
+        // client runs one message of a queue at a time in any case.
         return (ClientImpl) constructor.newInstance(config, group, subscriptions, listener, 1,
                 64 * 1024 * 1024, 1);
     }

@@ -21,7 +21,7 @@ import org.apache.rocketmq.proxy.processor.DefaultMessagingProcessor;
 
 /**
  * RocketMQ's proxy in the cluster JVM, in cluster mode: it serves the gRPC clients of a FIFO
- * group and reaches the name servers and brokers over remoting, as a proxy deployed beside a
+ * group, or of a concurrent POP group, and reaches the name servers and brokers over remoting, as a proxy deployed beside a
  * cluster does. It is put together as {@code ProxyStartup} puts it together, from a
  * configuration file the harness writes (the proxy reads its settings only from a file), with
  * the gRPC server alone: its remoting server is for remoting clients, which talk to the brokers
