@@ -314,6 +314,24 @@ fn a_fifo_consumer_killed_mid_message_blocks_its_queue_for_the_invisible_time() 
     assert_eq!(r["never_delivered"], 0);
 }
 
+/// A FIFO group's acknowledgement failed once at the broker
+/// (`cluster/scenarios/fifo-ack-retry.json`): the gRPC client sends it
+/// again and it counts, so the queue's first message is not consumed again.
+#[test]
+fn a_fifo_acknowledgement_failed_once_is_sent_again() {
+    if !java_and_maven() {
+        return;
+    }
+    let r = real(&["--scenario", "fifo-ack-retry"]);
+    assert_eq!(status(&r, "duplicate delivery"), ("not-found", "not-found"));
+    assert_eq!(
+        status(&r, "queue blocked by an abandoned pop"),
+        ("not-found", "not-found")
+    );
+    assert_eq!((&r["grpc"], &r["fifo"]), (&true.into(), &true.into()));
+    assert_eq!(r["never_delivered"], 0);
+}
+
 /// A FIFO group's broker crash (`cluster/scenarios/fifo-broker-crash.json`):
 /// the broker starts again without the order info of the queue's last pop,
 /// so the message a consumer still runs goes to the other one long before

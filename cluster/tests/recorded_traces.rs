@@ -257,6 +257,39 @@ fn a_grpc_pop_leave_acknowledges_its_message_and_a_kill_leaves_it_to_come_back()
     assert_eq!((deliveries(&kill, "c1"), deliveries(&kill, "c2")), (1, 1));
 }
 
+/// A FIFO group's acknowledgement that the broker fails once: the gRPC
+/// client sends it again a second later and it counts, so the queue's
+/// second message follows the first long before the first's invisible
+/// time (5 s), and the first is not consumed again. A fault of no model
+/// step (the model's `--lost-acks` is an acknowledgement whose every retry
+/// fails), so the model's run is the fault-free one.
+#[test]
+fn a_fifo_acknowledgement_failed_once_is_sent_again_and_counts() {
+    let j = pop("fifo-ack-retry");
+    assert!(j.outcome.fifo);
+    assert_eq!(status(&j, "duplicate delivery"), Status::NotFound);
+    assert_eq!(
+        status(&j, "queue blocked by an abandoned pop"),
+        Status::NotFound
+    );
+    let at = |ev: &str, field: &str, value: serde_json::Value| {
+        j.result
+            .events
+            .iter()
+            .find(|e| e.ev() == ev && e.fields().get(field) == Some(&value))
+            .map(|e| e.t)
+            .unwrap_or_else(|| panic!("no {ev} with {field} {value}"))
+    };
+    let first_ends = at("c.consume.end", "offsets", serde_json::json!([0]));
+    let fault = at("b.fault", "code", serde_json::json!(200051));
+    let second_begins = at("c.consume.begin", "offsets", serde_json::json!([1]));
+    assert!(first_ends < fault && fault < second_begins);
+    assert!(
+        second_begins - first_ends < 5_000_000_000,
+        "the second message waited for the first's invisible time"
+    );
+}
+
 /// A FIFO group's join: the queue's messages are consumed in order, each
 /// once.
 #[test]

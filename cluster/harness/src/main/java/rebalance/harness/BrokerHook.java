@@ -59,9 +59,6 @@ final class BrokerHook implements RPCHook, ConsumerIdsChangeListener {
     @Override
     public void doBeforeRequest(String remoteAddr, RemotingCommand request) {
         int code = request.getCode();
-        if (!TRACED.contains(code)) {
-            return;
-        }
         if (code == RequestCode.HEART_BEAT && request.getBody() != null) {
             HeartbeatData hb = HeartbeatData.decode(request.getBody(), HeartbeatData.class);
             clients.put(remoteAddr, hb.getClientID());
@@ -70,8 +67,12 @@ final class BrokerHook implements RPCHook, ConsumerIdsChangeListener {
             return;
         }
         String client = clients.get(remoteAddr);
-        Trace.emit("b.req", "broker", broker, "code", code, "client", client, "addr", remoteAddr,
-                "opaque", request.getOpaque(), "queues", requestQueues(request));
+        // Rules meet every request, traced or not: a proxy's pops and acknowledgements for its
+        // gRPC clients (POP_MESSAGE, ACK_MESSAGE) are faulted here, not traced.
+        if (TRACED.contains(code)) {
+            Trace.emit("b.req", "broker", broker, "code", code, "client", client, "addr",
+                    remoteAddr, "opaque", request.getOpaque(), "queues", requestQueues(request));
+        }
         Rules.Action action = Rules.at("broker", code, client, broker, null);
         if (action != Rules.Action.PASS) {
             Trace.emit("b.fault", "broker", broker, "code", code, "client", client,
