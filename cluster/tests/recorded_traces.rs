@@ -515,6 +515,40 @@ fn a_query_driven_ahead_of_its_heartbeat_orphans_a_queue() {
     assert!(j.matches_model(), "{:?}", mismatches(&j));
 }
 
+/// A finding of the real cluster that the model does not have yet: a FIFO
+/// group's clean broker restart (its order info kept). The outage empties
+/// the proxy's cached config of the group, and until the proxy reloads it
+/// it receives for the group's clients as for a concurrent group's: the
+/// other consumer is given the message the first still runs. The model's
+/// proxy always knows the group is FIFO, so its clean restart keeps the
+/// queue one consumer's: the run is a mismatch that says the model is
+/// wrong, on exactly the two properties of running one message twice at
+/// once. The trace conforms all the same, since a batch's end is not an
+/// observation: the model explains the second delivery by the first
+/// batch ending unseen and its handle expiring.
+#[test]
+fn a_clean_fifo_broker_restart_gives_a_running_message_to_the_other_consumer() {
+    let j = judged(
+        script("fifo-broker-restart"),
+        "tests/findings/fifo-broker-restart.ndjson",
+    );
+    let both = [
+        "no message consumed by two at once",
+        "no queue consumed by two at once",
+    ];
+    for property in both {
+        assert_eq!(status(&j, property), Status::Violated, "{property}");
+    }
+    let mut wrong = mismatches(&j);
+    wrong.sort_unstable();
+    assert_eq!(wrong, both);
+    assert!(j
+        .mismatches
+        .iter()
+        .all(|m| m.wrong.starts_with("the model")));
+    assert_eq!(status(&j, "duplicate delivery"), Status::Found);
+}
+
 /// The orderly broker restart with the remedy `lock-grace-after-start`,
 /// made by a broker rule: from the restart until the paused holder's trust
 /// in its lock has lapsed, every `LOCK_BATCH_MQ` fails. Nobody is granted
