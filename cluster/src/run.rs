@@ -180,7 +180,8 @@ pub fn run(
                 .map_err(|e| io_error("cannot clear the run directory", &dir, e))?;
         }
     }
-    // A FIFO group's proxy: its gRPC port and the remoting one its id names.
+    // The proxy of gRPC clients: its gRPC port and the remoting one its id
+    // names.
     let proxy_ports = if script.grpc() { 2 } else { 0 };
     let ports = free_ports(
         name_servers.len()
@@ -824,64 +825,59 @@ impl Orchestrator {
                     json!({"rule": id}),
                 )?,
                 Step::Watch { what, s } => {
-                    let until = Instant::now() + Duration::from_secs(*s);
-                    let pattern = Pattern::parse(what).map_err(ClusterError::BadInput)?;
-                    let mut unseen = mark;
-                    loop {
-                        let seen = self.arrived[unseen..].iter().any(|e| e.matches(&pattern));
-                        unseen = self.arrived.len();
-                        if seen || self.receive(until)?.is_none() {
-                            break;
-                        }
-                    }
+                    let watched = Awaited::Event(what.clone());
+                    self.wait(&watched, mark, Duration::from_secs(*s))?;
                 }
                 Step::Await { what, timeout_s } => {
-                    let until = Instant::now() + Duration::from_secs(*timeout_s);
-                    let pattern = match what {
-                        Awaited::Event(p) => {
-                            Some(Pattern::parse(p).map_err(ClusterError::BadInput)?)
-                        }
-                        _ => None,
-                    };
-                    // Each event is matched against a pattern once, as it arrives.
-                    let mut unseen = mark;
-                    loop {
-                        let met = match (&pattern, what) {
-                            (Some(pattern), _) => {
-                                let found =
-                                    self.arrived[unseen..].iter().any(|e| e.matches(pattern));
-                                unseen = self.arrived.len();
-                                found
-                            }
-                            (None, Awaited::Named(Condition::Settled)) => self.observer.settled(2),
-                            (None, Awaited::Named(Condition::Delivered)) => {
-                                self.observer.all_delivered()
-                            }
-                            (None, Awaited::Named(Condition::Idle)) => self.observer.idle(),
-                            (None, Awaited::Lapsed(l)) => self.observer.trust_lapsed(&l.lapsed),
-                            (None, Awaited::Event(_)) => false,
+                    if !self.wait(what, mark, Duration::from_secs(*timeout_s))? {
+                        let what = match what {
+                            Awaited::Named(Condition::Settled) => "settled".to_owned(),
+                            Awaited::Named(Condition::Delivered) => "delivered".to_owned(),
+                            Awaited::Named(Condition::Idle) => "idle".to_owned(),
+                            Awaited::Lapsed(l) => format!("{{\"lapsed\":\"{}\"}}", l.lapsed),
+                            Awaited::Event(p) => Value::Object(p.clone()).to_string(),
                         };
-                        if met {
-                            break;
-                        }
-                        if self.receive(until)?.is_none() {
-                            let what = match what {
-                                Awaited::Named(Condition::Settled) => "settled".to_owned(),
-                                Awaited::Named(Condition::Delivered) => "delivered".to_owned(),
-                                Awaited::Named(Condition::Idle) => "idle".to_owned(),
-                                Awaited::Lapsed(l) => format!("{{\"lapsed\":\"{}\"}}", l.lapsed),
-                                Awaited::Event(p) => Value::Object(p.clone()).to_string(),
-                            };
-                            self.emit(Kind::AwaitTimeout {
-                                awaited: what.clone(),
-                            });
-                            return Ok(Some(what));
-                        }
+                        self.emit(Kind::AwaitTimeout {
+                            awaited: what.clone(),
+                        });
+                        return Ok(Some(what));
                     }
                 }
             }
         }
         Ok(None)
+    }
+
+    /// Waits up to `limit` for `what`, an event of it looked for among
+    /// those that arrived from `mark` on; whether it came.
+    fn wait(&mut self, what: &Awaited, mark: usize, limit: Duration) -> Result<bool, ClusterError> {
+        let until = Instant::now() + limit;
+        let pattern = match what {
+            Awaited::Event(p) => Some(Pattern::parse(p).map_err(ClusterError::BadInput)?),
+            _ => None,
+        };
+        // Each event is matched against a pattern once, as it arrives.
+        let mut unseen = mark;
+        loop {
+            let met = match (&pattern, what) {
+                (Some(pattern), _) => {
+                    let found = self.arrived[unseen..].iter().any(|e| e.matches(pattern));
+                    unseen = self.arrived.len();
+                    found
+                }
+                (None, Awaited::Named(Condition::Settled)) => self.observer.settled(2),
+                (None, Awaited::Named(Condition::Delivered)) => self.observer.all_delivered(),
+                (None, Awaited::Named(Condition::Idle)) => self.observer.idle(),
+                (None, Awaited::Lapsed(l)) => self.observer.trust_lapsed(&l.lapsed),
+                (None, Awaited::Event(_)) => false,
+            };
+            if met {
+                return Ok(true);
+            }
+            if self.receive(until)?.is_none() {
+                return Ok(false);
+            }
+        }
     }
 
     /// Receives every event the processes stamped before now. An event is

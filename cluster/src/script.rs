@@ -861,6 +861,10 @@ mod tests {
         ] {
             assert!(script(bad).is_err(), "{bad} was accepted");
         }
+        for s in [1, 600] {
+            let watch = format!(r#"[{{"watch":{{"for":{{"ev":"c.consume.begin"}},"s":{s}}}}}]"#);
+            assert!(script(&watch).is_ok(), "{watch} was refused");
+        }
         assert!(Script::parse(
             r#"{"scenario":"x","what":"w","model":[],"consumers":[],"steps":[]}"#
         )
