@@ -408,6 +408,16 @@ fn the_other_pop_scripts_match_the_model() {
             "duplicate delivery",
             ("not-found", "not-found"),
         ),
+        (
+            "fifo-broker-restart",
+            "no queue consumed by two at once",
+            ("violated", "violated"),
+        ),
+        (
+            "fifo-broker-restart-config-kept",
+            "no queue consumed by two at once",
+            ("holds", "holds"),
+        ),
         // Real, then model: the model's duplicate needs an acknowledgement
         // in flight on the connection the restart closes, which the script
         // does not drive.

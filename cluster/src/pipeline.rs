@@ -499,6 +499,15 @@ mod tests {
         assert!(grace
             .origin
             .ends_with("broker-restart-orderly-lock-grace.json"));
+        let kept = Plan::load_with(
+            &scenario("fifo-broker-restart", false),
+            false,
+            &[Variant::ProxyKeepsGroupConfig],
+        )
+        .expect("the FIFO broker restart names its script");
+        assert!(kept
+            .origin
+            .ends_with("fifo-broker-restart-config-kept.json"));
         let unique = Plan::load_with(
             &scenario("duplicate-client-id", false),
             false,

@@ -124,6 +124,11 @@ fn free_ports(n: usize) -> Result<Vec<u16>, ClusterError> {
     Ok(ports)
 }
 
+/// The consumer group of a script's run: `rebalance-` and its scenario.
+fn group_of(script: &Script) -> String {
+    format!("rebalance-{}", script.scenario)
+}
+
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> ClusterError {
     ClusterError::NotStarted {
         reason: format!("{what}: {e}"),
@@ -240,7 +245,7 @@ pub fn run(
                "remoting_port": ports.next().unwrap_or_default(),
                "config": script.timers.proxy_config})
     });
-    let group = format!("rebalance-{}", script.scenario);
+    let group = group_of(script);
     let mut cluster_spec = json!({
         "run_dir": opts.run_dir,
         "group": group, "consumption": script.consumption, "fifo": script.fifo(),
@@ -734,6 +739,16 @@ impl Orchestrator {
                     let cmd = env.word();
                     self.emit_env(env);
                     self.command("cluster", cmd, json!({ "broker": b }))?
+                }
+                Step::ProxyForgetsGroup { timeout_s } => {
+                    self.emit_env(Env::ProxyForgetsGroup {
+                        group: group_of(script),
+                    });
+                    self.command(
+                        "cluster",
+                        "proxy_forgets_group",
+                        json!({ "timeout_ms": timeout_s * 1000 }),
+                    )?
                 }
                 Step::Evict(b) => {
                     self.emit_env(Env::Evict { broker: b.clone() });

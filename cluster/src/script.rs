@@ -298,6 +298,18 @@ pub enum Step {
     /// pop, as after a crash within the 10 s between two writes of the
     /// table (the model's `--broker-crashes`).
     LoseOrderInfo(String),
+    /// The proxy of a run of gRPC clients reads the group's config, as
+    /// their receives do, until it holds none: each read past the proxy's
+    /// cache refresh (`subscriptionGroupConfigCacheRefreshSeconds`) starts
+    /// a reload, which finds no config only while the proxy's route of the
+    /// cluster lists no broker. Decides, while every broker is stopped,
+    /// the race of a reload with the outage (the model's restart of a FIFO
+    /// group's only broker). A proxy that still has the config at the
+    /// timeout fails the run (exit 3).
+    ProxyForgetsGroup {
+        /// Give up after this many seconds (1..=120).
+        timeout_s: u64,
+    },
     /// Cut a relay: the broker's link to that name server closes.
     Cut(String),
     /// Heal a relay.
@@ -786,6 +798,14 @@ impl Script {
                 Step::Watch { what, .. } => {
                     Pattern::parse(what).map_err(|e| format!("a watch for an event: {e}"))?;
                 }
+                Step::ProxyForgetsGroup { .. } if !self.grpc() => {
+                    return Err("proxy_forgets_group is for gRPC clients (a FIFO group, or \
+                                \"pop_client\": \"grpc\"), which have a proxy"
+                        .into())
+                }
+                Step::ProxyForgetsGroup { timeout_s } if *timeout_s == 0 || *timeout_s > 120 => {
+                    return Err("a proxy_forgets_group's timeout_s must be 1..=120".into())
+                }
                 Step::Stream(rate) if *rate > 1000 => {
                     return Err("a stream's rate must be 0..=1000 messages a second".into())
                 }
@@ -898,6 +918,35 @@ mod tests {
             r#""consumption":"pop","pop_client":"http","#,
         ] {
             assert!(group(bad).is_err(), "{bad} was accepted");
+        }
+    }
+
+    /// The proxy's loss of a group's config is driven only where there is
+    /// a proxy (gRPC clients), and within 1 to 120 s.
+    #[test]
+    fn a_proxy_forgets_a_group_only_of_grpc_clients_within_its_timeout() {
+        let run = |fields: &str, timeout: u64| {
+            Script::parse(&format!(
+                r#"{{"scenario":"healthy","what":"w","model":[],{fields}
+                   "consumers":[{{"name":"c1"}}],
+                   "steps":[{{"proxy_forgets_group":{{"timeout_s":{timeout}}}}}]}}"#
+            ))
+        };
+        let fifo = r#""consumption":"pop","orderly":true,"#;
+        let concurrent_grpc = r#""consumption":"pop","pop_client":"grpc","#;
+        for (fields, timeout) in [(fifo, 1), (fifo, 120), (concurrent_grpc, 30)] {
+            assert!(run(fields, timeout).is_ok(), "{fields} {timeout}");
+        }
+        for (fields, timeout) in [
+            (fifo, 0),
+            (fifo, 121),
+            (r#""consumption":"pop","#, 30),
+            ("", 30),
+        ] {
+            assert!(
+                run(fields, timeout).is_err(),
+                "{fields} {timeout} was accepted"
+            );
         }
     }
 }

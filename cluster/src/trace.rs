@@ -743,6 +743,9 @@ tagged! {
         LoseDisk = "lose_disk" { /** The broker. */ broker: String, }
         /// A stopped broker's FIFO order info deleted.
         LoseOrderInfo = "lose_order_info" { /** The broker. */ broker: String, }
+        /// The proxy of the gRPC clients made to reload the group's config
+        /// until it holds none.
+        ProxyForgetsGroup = "proxy_forgets_group" { /** The group. */ group: String, }
         /// A relay cut.
         Cut = "cut" { /** The relay. */ relay: String, }
         /// A relay healed.
@@ -761,7 +764,8 @@ tagged! {
 }
 
 impl Env {
-    /// What it was done to: the consumer, the broker or the relay.
+    /// What it was done to: the consumer, the broker, the relay or the
+    /// proxy's group.
     pub fn subject(&self) -> &str {
         match self {
             Env::Start { consumer }
@@ -781,6 +785,7 @@ impl Env {
             | Env::LoseDisk { broker }
             | Env::LoseOrderInfo { broker } => broker,
             Env::Cut { relay } | Env::Heal { relay } => relay,
+            Env::ProxyForgetsGroup { group } => group,
         }
     }
 
@@ -808,6 +813,7 @@ impl Field for Env {
         "topic",
         "downtime_ms",
         "queues",
+        "group",
     ];
 
     fn decode(fields: &Map<String, Value>, name: &str) -> Result<Env, Problem> {

@@ -128,10 +128,16 @@ pub fn describe_name_servers(cfg: &Config, name_servers: &NameServerState) -> Ve
     lines
 }
 
-/// A broker: its member table, by client id.
+/// A broker: its member table, by client id, and whether the proxy has
+/// lost the FIFO group's config through it.
 pub fn describe_broker(cfg: &Config, b: usize, broker: &BrokerState) -> String {
+    let proxy = if broker.proxy_lost_group {
+        " (the proxy has no config of the group: not FIFO to it)"
+    } else {
+        ""
+    };
     format!(
-        "{}: members {}",
+        "{}: members {}{proxy}",
         cfg.broker_names[b],
         cfg.member_labels(broker.memory.members, broker.memory.twice)
     )
@@ -635,6 +641,9 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
         ),
         Timer::Persist => "persists its offsets (every 5 s)".into(),
         Timer::SyncOffsets => "its slave copies its offsets (every 10 s)".into(),
+        Timer::ReloadGroupConfig => {
+            "the proxy loads the FIFO group's config through it again (every 20 s)".into()
+        }
     }
 }
 
@@ -642,6 +651,17 @@ fn describe_timer(cfg: &Config, topic: &str, timer: &Timer) -> String {
 /// ([`FaultSpec::words`](crate::config::FaultSpec)), with what only the
 /// configuration knows.
 pub fn describe_fault(cfg: &Config, fault: Fault) -> String {
+    let words = describe_fault_alone(cfg, fault);
+    let stops = matches!(fault, Fault::Restart | Fault::DiskLoss | Fault::BrokerCrash);
+    if stops && crate::protocol::proxy_may_lose_group(cfg) {
+        format!("{words}; the proxy's reload of the FIFO group's config finds no broker")
+    } else {
+        words
+    }
+}
+
+/// A fault's words, but for what the proxy makes of it.
+fn describe_fault_alone(cfg: &Config, fault: Fault) -> String {
     match fault {
         Fault::Restart | Fault::DiskLoss | Fault::BrokerCrash if cfg.protocol.restart_stops => {
             let disk = match fault {

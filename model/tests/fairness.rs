@@ -35,6 +35,7 @@ const TIMERS: &[(&str, Fairness)] = &[
     ("Persist", Fairness::Weak),
     ("LockAll", Fairness::Weak),
     ("SyncOffsets", Fairness::Weak),
+    ("ReloadGroupConfig", Fairness::Weak),
 ];
 
 fn variant_name<T: std::fmt::Debug>(value: &T) -> String {

@@ -101,7 +101,8 @@ pub fn timer_fairness(timer: &Timer) -> Fairness {
         | Timer::Done { .. }
         | Timer::Persist
         | Timer::LockAll
-        | Timer::SyncOffsets => Fairness::Weak,
+        | Timer::SyncOffsets
+        | Timer::ReloadGroupConfig => Fairness::Weak,
     }
 }
 

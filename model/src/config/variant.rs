@@ -96,6 +96,10 @@ dense_enum! {
         /// retried after a timeout is a new attempt, which the lost pop's
         /// block refuses.
         FifoPopWithoutAttemptId,
+        /// The proxy keeps the config of a group it loaded last when no
+        /// broker can be asked, so a FIFO group stays FIFO across its
+        /// cluster's outage.
+        ProxyKeepsGroupConfig,
     }
 }
 
@@ -884,6 +888,55 @@ impl Variant {
                     harms: &[],
                     liveness: false,
                     test_bound: None,
+                },
+            },
+            Self::ProxyKeepsGroupConfig => Entry {
+                name: "proxy-keeps-group-config",
+                kind: VariantKind::Remedy,
+                reference: "proposed here (ClusterMetadataService's loader of a group's config \
+                            returns nothing when its route of the cluster lists no broker, and \
+                            the cache keeps that nothing until the next reload)",
+                versions: "none yet (5.3.3's proxy caches nothing)",
+                releases: None,
+                changes: "the proxy keeps the last config it loaded of a group when no broker \
+                          can be asked, so a FIFO group's pops keep the queue's block across a \
+                          restart of the cluster's only broker",
+                answers: Some("broker-restart --consumption pop --orderly"),
+                switch_of: None,
+                needs: Needs::Fifo,
+                demonstration: Demonstration {
+                    flags: &[
+                        "--brokers",
+                        "1",
+                        "--queues",
+                        "1",
+                        "--consumers",
+                        "2",
+                        "--joins",
+                        "0",
+                        "--messages",
+                        "1",
+                        "--consumption",
+                        "pop",
+                        "--orderly",
+                        "--broker-restarts",
+                        "1",
+                    ],
+                    verdicts: &[
+                        Verdicts {
+                            property: "no message consumed by two at once",
+                            without: "violated",
+                            with: "holds",
+                        },
+                        Verdicts {
+                            property: "no queue consumed by two at once",
+                            without: "violated",
+                            with: "holds",
+                        },
+                    ],
+                    harms: &[],
+                    liveness: false,
+                    test_bound: Some(1_000_000),
                 },
             },
             Self::RustOrderlyOffsetFrozen => Entry {

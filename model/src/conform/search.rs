@@ -681,7 +681,8 @@ fn rest_rank(action: &Action) -> Option<u8> {
             | Timer::Heartbeat
             | Timer::Persist
             | Timer::LockAll
-            | Timer::SyncOffsets => 2,
+            | Timer::SyncOffsets
+            | Timer::ReloadGroupConfig => 2,
         }),
         Action::Elapse { .. } => Some(3),
         Action::Fault(..) => None,

@@ -447,6 +447,13 @@ dense_enum! {
         /// ([`Fault::Failover`]): its slave copies the offset table
         /// (`SlaveSynchronize.syncConsumerOffset`, every 10 s).
         SyncOffsets,
+        /// A FIFO group of gRPC clients whose proxy has no config of the
+        /// group cached ([`BrokerState::proxy_lost_group`](crate::protocol::BrokerState)):
+        /// the proxy's periodic reload of it (`ClusterMetadataService`,
+        /// every 20 s), through this broker, the only one its route of the
+        /// cluster lists. It waits for the broker to listen. The proxy
+        /// reloads for ever, so this is a protocol timer under fairness.
+        ReloadGroupConfig,
     }
 }
 

@@ -21,7 +21,7 @@ pub mod name_server;
 pub mod process_queue;
 pub mod subscription;
 
-pub use broker::{BrokerState, PopStatus};
+pub use broker::{proxy_may_lose_group, BrokerState, PopStatus};
 pub use consumer::{ConsumerState, Phase};
 pub use machine::{Input, Machine};
 pub use message::{Fault, Message, Output, Peer, Timer};

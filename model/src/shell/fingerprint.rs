@@ -380,6 +380,7 @@ impl Hash for BrokerState {
                 | u128::from(twice) << 58
                 | u128::from(synced) << 59
                 | u128::from(pops) << 60
+                | u128::from(self.proxy_lost_group) << 61
                 | u128::from(disk.offsets) << 64
                 | self.down.map_or(0, |ticks| 1 << 8 | u128::from(ticks)) << 96
                 | u128::from(memory.grace) << 112,

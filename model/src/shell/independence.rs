@@ -129,7 +129,8 @@ pub fn may_send_periodic(action: &Action) -> bool {
             | Timer::Pull { .. }
             | Timer::Done { .. }
             | Timer::LockAll
-            | Timer::SyncOffsets => false,
+            | Timer::SyncOffsets
+            | Timer::ReloadGroupConfig => false,
         },
         // From the fault's one definition.
         Action::Fault(_, fault) => fault.spec().periodic,

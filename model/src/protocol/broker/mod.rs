@@ -38,6 +38,16 @@ pub struct BrokerState {
     /// the restart downtime; always 0 without orderly consumption). `None`
     /// while it runs.
     pub down: Option<u8>,
+    /// A FIFO group of gRPC clients, this the cluster's only broker: the
+    /// proxy has no config of the group cached. The proxy does not keep
+    /// that a group is FIFO: it reloads the group's config through a
+    /// broker its route of the cluster lists, and a reload while this
+    /// broker was down found none and cached nothing. Until its next
+    /// reload ([`Timer::ReloadGroupConfig`]) it takes the group's clients
+    /// for a concurrent group's, and their pops here are served without
+    /// the queue's block (`POP_MESSAGE`). Neither memory nor disk:
+    /// the proxy's, kept here for want of another place.
+    pub proxy_lost_group: bool,
 }
 
 /// What a broker's process holds (`ConsumerManager`,
@@ -177,6 +187,19 @@ impl BrokerDisk {
     }
 }
 
+/// Whether a stop of a broker may leave the proxy without a FIFO group's
+/// config: the group's consumers are the proxy's (a FIFO group's are gRPC
+/// clients), the broker is the only one its route of the cluster can list
+/// (with several, the reload asks another; every broker down at once is
+/// not modelled), and the proxy does not keep the config it loaded last
+/// (the `proxy-keeps-group-config` remedy).
+pub fn proxy_may_lose_group(cfg: &Config) -> bool {
+    cfg.pops()
+        && cfg.protocol.fifo
+        && cfg.broker_names.len() == 1
+        && !cfg.has(Variant::ProxyKeepsGroupConfig)
+}
+
 /// The ticks a stopped broker stays stopped: none without the clock,
 /// where its start may come at any moment after its stop.
 fn downtime(cfg: &Config) -> u8 {
@@ -257,6 +280,7 @@ impl Machine for BrokerState {
                 pop: PopTable::default(),
             },
             down: None,
+            proxy_lost_group: false,
         };
         let mut outputs: Vec<Output> = Fault::all()
             .filter(|&f| f.target() == Target::Broker && cfg.may(f, broker))
@@ -277,11 +301,13 @@ impl Machine for BrokerState {
     }
 
     /// Handles a timer: a stopped broker starts again; a running one's
-    /// slave copies its offsets when they changed.
+    /// slave copies its offsets when they changed, and the proxy reloads
+    /// a FIFO group's config through it.
     fn on_timer(&self, cfg: &Config, _: usize, timer: &Timer) -> Step<Self> {
         match timer {
             Timer::Start => self.start_again(cfg),
             Timer::SyncOffsets => self.sync_offsets(),
+            Timer::ReloadGroupConfig => self.reload_group_config(),
             _ => None,
         }
     }
@@ -496,11 +522,20 @@ impl BrokerState {
     /// routes at once, and it starts again after its downtime
     /// (`Timer::Start`); without it, it starts in the same step, before
     /// anyone could see it gone.
+    ///
+    /// The cluster's only broker down, the proxy's reload of a FIFO
+    /// group's config may fall in its downtime and find no broker to ask
+    /// (a one-step restart stands for a stop and a start some seconds
+    /// apart): the proxy may lose the group's config, until a reload once
+    /// the broker is back. Whether the reload fell there is whether it
+    /// comes before the group's next pop.
     fn stop(&self, cfg: &Config, disk: BrokerDisk, stops: bool) -> (Self, Vec<Output>) {
+        let loses_group = proxy_may_lose_group(cfg);
         let next = Self {
             memory: self.memory.restarted(cfg),
             disk,
             down: stops.then_some(0),
+            proxy_lost_group: loses_group,
         };
         let mut outputs: Vec<Output> = members_of(u64::from(self.memory.members))
             .map(|c| {
@@ -515,7 +550,25 @@ impl BrokerState {
                 Output::Arm(Timer::Start),
             ]);
         }
+        if loses_group {
+            outputs.push(Output::Arm(Timer::ReloadGroupConfig));
+        }
         (next, outputs)
+    }
+
+    /// The proxy's reload of a FIFO group's config through this broker,
+    /// once it listens: the proxy knows the group is FIFO again. No step
+    /// while the broker is down (the reload finds no broker to ask, and
+    /// is due again), nor when the proxy has the config.
+    fn reload_group_config(&self) -> Step<Self> {
+        if self.down.is_some() || !self.proxy_lost_group {
+            return None;
+        }
+        let next = Self {
+            proxy_lost_group: false,
+            ..*self
+        };
+        Some((next, Vec::new()))
     }
 
     /// `BrokerController.start` on the same address, once the downtime has
@@ -611,6 +664,7 @@ mod tests {
                 pop: PopTable::default(),
             },
             down: None,
+            proxy_lost_group: false,
         }
     }
 

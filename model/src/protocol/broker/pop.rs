@@ -117,8 +117,9 @@ impl PopTable {
 
 impl BrokerState {
     /// `POP_MESSAGE` of `queue`: a batch ([`batch`], or for a FIFO group
-    /// [`fifo_batch`], which a retry of a lost pop `reenters`), each of its
-    /// messages made invisible under a new handle. (RocketMQ reads the
+    /// [`fifo_batch`], which a retry of a lost pop `reenters`, and which a
+    /// proxy that lost the group's config asks for without the block),
+    /// each of its messages made invisible under a new handle. (RocketMQ reads the
     /// retry topic first one pop in five: which comes first changes what
     /// is delivered when, not what is delivered twice.)
     pub(super) fn pop(
@@ -134,7 +135,15 @@ impl BrokerState {
         let table = self.disk.pop;
         let end = usize::from(self.log_end(cfg, q));
         let (first, last) = if cfg.protocol.fifo {
-            fifo_batch(cfg, table, q, end, reenters)
+            // A proxy that lost the group's config asks for a concurrent
+            // pop: no block, from the committed offset (a FIFO pop leaves
+            // no checkpoint offset ahead of it).
+            let gate = if self.proxy_lost_group {
+                Gate::Open
+            } else {
+                Gate::Block { reenters }
+            };
+            fifo_batch(cfg, table, q, end, gate)
         } else {
             batch(cfg, table, q, end)
         };
@@ -232,25 +241,35 @@ fn batch(cfg: &Config, table: PopTable, q: usize, end: usize) -> (usize, usize) 
     }
 }
 
-/// A FIFO group's pop of queue `q` (`ConsumerOrderInfoManager.checkBlock`):
-/// nothing while a message of the queue is invisible (its last pop's,
-/// neither acknowledged nor expired), unless this pop carries that pop's
-/// attempt id (it `reenters` the handle that pop was answered with); else
+/// Whether a FIFO queue's pop is held back by the queue's last pop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Gate {
+    /// The broker's block (`ConsumerOrderInfoManager.checkBlock`), which a
+    /// retry of the pop it holds `reenters`.
+    Block {
+        /// The attempt of the handle this pop's attempt id names.
+        reenters: Option<u8>,
+    },
+    /// No block: the pop is asked for as a concurrent group's.
+    Open,
+}
+
+/// A FIFO group's pop of queue `q`: behind the [`Gate`]'s block, nothing
+/// while a message of the queue is invisible (its last pop's, neither
+/// acknowledged nor expired), unless this pop carries that pop's attempt
+/// id (it `reenters` the handle that pop was answered with); else
 /// the messages from the first one not acknowledged on, in order (at most
 /// `pullBatchSize`), whether never popped, expired or re-entered: an
 /// expired message waits at its place, and a re-entering pop starts again
 /// at the committed offset, the lost pop's first message.
-fn fifo_batch(
-    cfg: &Config,
-    table: PopTable,
-    q: usize,
-    end: usize,
-    reenters: Option<u8>,
-) -> (usize, usize) {
+fn fifo_batch(cfg: &Config, table: PopTable, q: usize, end: usize, gate: Gate) -> (usize, usize) {
     let status = |o| table.status(cfg, q, o).0;
     let blocks = |o| {
         let (status, handle) = table.status(cfg, q, o);
-        status == PopStatus::Invisible && Some(handle) != reenters
+        match gate {
+            Gate::Block { reenters } => status == PopStatus::Invisible && Some(handle) != reenters,
+            Gate::Open => false,
+        }
     };
     if (0..end).any(blocks) {
         return (0, 0);
@@ -268,8 +287,8 @@ fn fifo_batch(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::config::{Allocator, Consumption, NetworkKind, ProtocolOptions, Scenario};
-    use crate::protocol::Machine;
+    use crate::config::{Allocator, Consumption, NetworkKind, ProtocolOptions, Scenario, Variant};
+    use crate::protocol::{Machine, Timer};
     use rocketmq_rebalance::strategy_from_name;
 
     fn config() -> Config {
@@ -279,8 +298,14 @@ pub(crate) mod tests {
     /// A POP group at the model's smallest with two messages a queue and
     /// pops of two, FIFO or not: the brokers' tests' and the consumers'.
     pub(crate) fn config_of(fifo: bool) -> Config {
+        config_with_brokers(fifo, None)
+    }
+
+    /// As [`config_of`], with `brokers` brokers if given.
+    fn config_with_brokers(fifo: bool, brokers: Option<usize>) -> Config {
         let mut sizes = Scenario::Healthy.layered_sizes(2, false);
         sizes.pull_batch = 2;
+        sizes.brokers = brokers.unwrap_or(sizes.brokers);
         let protocol = ProtocolOptions {
             consumption: Consumption::Pop,
             assignment: Allocator::Server,
@@ -351,7 +376,10 @@ pub(crate) mod tests {
     /// A FIFO group's broker, pops of one message, after consumer 0's
     /// pop of queue 0 took its first message under handle 1.
     fn fifo_popped_once() -> (Config, BrokerState) {
-        let mut cfg = config_of(true);
+        fifo_popped_once_of(config_of(true))
+    }
+
+    fn fifo_popped_once_of(mut cfg: Config) -> (Config, BrokerState) {
         cfg.sizes.pull_batch = 1;
         let broker = BrokerState::start(&cfg, 0).0;
         let (first, out) = broker.pop(&cfg, Peer::Consumer(0), 0, false, None, 0);
@@ -408,6 +436,46 @@ pub(crate) mod tests {
         let (popped_once, _) = broker.pop(&cfg, c1, 0, false, None, 0);
         let (_, out) = popped_once.pop(&cfg, c1, 0, false, Some(1), 0);
         assert_eq!(popped(&out), (0, 0, 0));
+    }
+
+    #[test]
+    fn a_proxy_without_the_group_s_config_pops_a_blocked_fifo_queue_until_it_reloads() {
+        let (mut cfg, first) = fifo_popped_once_of(config_with_brokers(true, Some(1)));
+        assert_eq!(cfg.broker_names.len(), 1, "the cluster's only broker");
+        let c2 = Peer::Consumer(1);
+        let (restarted, out) = first.stop(&cfg, first.disk, false);
+        assert!(restarted.proxy_lost_group);
+        assert!(out.contains(&Output::Arm(Timer::ReloadGroupConfig)));
+        // Popped as a concurrent group's: the running message again, under
+        // a new handle, so the first handle's acknowledgement no longer
+        // counts.
+        let (again, out) = restarted.pop(&cfg, c2, 0, false, None, 0);
+        assert_eq!(popped(&out), (0, 1, 2));
+        assert!(again.ack(&cfg, 0, 0, 1, 1).is_none());
+        // Reloaded, the proxy blocks the queue again.
+        let (reloaded, _) = restarted
+            .on_timer(&cfg, 0, &Timer::ReloadGroupConfig)
+            .expect("the config is loaded again");
+        assert!(!reloaded.proxy_lost_group);
+        let (blocked, _) = reloaded.pop(&cfg, c2, 0, false, None, 0);
+        assert_eq!(blocked, reloaded);
+        assert!(reloaded
+            .on_timer(&cfg, 0, &Timer::ReloadGroupConfig)
+            .is_none());
+        // Stopped, the broker cannot be asked: no reload yet.
+        let (stopped, _) = first.stop(&cfg, first.disk, true);
+        assert!(stopped
+            .on_timer(&cfg, 0, &Timer::ReloadGroupConfig)
+            .is_none());
+        // The remedy: a proxy that keeps the config it loaded last.
+        cfg.protocol.variants = cfg.protocol.variants.with(Variant::ProxyKeepsGroupConfig);
+        let (kept, out) = first.stop(&cfg, first.disk, false);
+        assert!(!kept.proxy_lost_group);
+        assert!(!out.contains(&Output::Arm(Timer::ReloadGroupConfig)));
+        // With another broker, the proxy's reload asks that one.
+        let (cfg, first) = fifo_popped_once();
+        assert!(cfg.broker_names.len() > 1);
+        assert!(!first.stop(&cfg, first.disk, false).0.proxy_lost_group);
     }
 
     #[test]

@@ -158,7 +158,7 @@ impl Machine for ConsumerState {
             Timer::Done { queue } => self.done(cfg, me, usize::from(queue)),
             Timer::Persist => Some(self.persist(cfg, me)),
             Timer::LockAll => self.lock_all(cfg, me),
-            Timer::Heal | Timer::Start | Timer::SyncOffsets => None,
+            Timer::Heal | Timer::Start | Timer::SyncOffsets | Timer::ReloadGroupConfig => None,
         }
     }
 

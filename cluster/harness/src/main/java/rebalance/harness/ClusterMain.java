@@ -53,7 +53,7 @@ import org.apache.rocketmq.store.config.MessageStoreConfig;
  * broker's queues are in every name server's route, then serves commands (see {@link Commands}):
  * {@code produce}, {@code stream}, {@code restart_broker}, {@code stop_broker}, {@code start_broker},
  * {@code fail_over}, {@code sync_slave}, {@code evict}, {@code lose_disk}, {@code lose_order_info},
- * {@code cut},
+ * {@code proxy_forgets_group}, {@code cut},
  * {@code heal}, {@code rule}, {@code release}, {@code snapshot}. A FIFO group's run (its file's
  * {@code fifo}) has FIFO topics and the group consumes orderly. A run of gRPC consumers (its
  * file's {@code proxy}: a FIFO group's, or a concurrent POP group's) has a proxy ({@link
@@ -495,12 +495,34 @@ public final class ClusterMain {
             case "evict" -> evict(args.getString("broker"), args.getString("topic"));
             case "lose_disk" -> lose(args.getString("broker"), "consumerOffset.json");
             case "lose_order_info" -> lose(args.getString("broker"), "consumerOrderInfo.json");
+            case "proxy_forgets_group" -> proxyForgetsGroup(args.getLongValue("timeout_ms"));
             case "cut" -> relay(args).cut();
             case "heal" -> relay(args).heal();
             case "rule" -> Rules.install(args.getJSONObject("rule"));
             case "release" -> Rules.release(args.getString("rule"));
             case "snapshot" -> snapshot();
             default -> throw new IllegalArgumentException("unknown command " + cmd);
+        }
+    }
+
+    /**
+     * Reads the proxy's config of the group, as its clients' receives do, until the proxy holds
+     * none: each read past the cache's refresh interval starts a reload, and a reload finds no
+     * config only while the proxy's route of the cluster lists no broker to ask. So the race
+     * between a client's receive and the outage is decided here, by the harness, rather than by
+     * when the clients happen to receive.
+     */
+    private void proxyForgetsGroup(long timeoutMs) throws Exception {
+        if (proxy == null) {
+            throw new IllegalStateException("no proxy: proxy_forgets_group is for gRPC clients");
+        }
+        long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        while (proxy.knowsGroup(group)) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the proxy still has the config of group " + group
+                        + " after " + timeoutMs + " ms: is every broker of the cluster stopped?");
+            }
+            Thread.sleep(100);
         }
     }
 

@@ -11,6 +11,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.apache.rocketmq.common.utils.AbstractStartAndShutdown;
 import org.apache.rocketmq.proxy.ProxyStartup;
+import org.apache.rocketmq.proxy.common.ProxyContext;
 import org.apache.rocketmq.proxy.config.Configuration;
 import org.apache.rocketmq.proxy.config.ConfigurationManager;
 import org.apache.rocketmq.proxy.config.ProxyConfig;
@@ -29,7 +30,20 @@ import org.apache.rocketmq.proxy.processor.DefaultMessagingProcessor;
  * itself, and pops and acknowledges for them on its own connections.
  */
 final class ProxyHost extends AbstractStartAndShutdown {
+    private DefaultMessagingProcessor processor;
+
     private ProxyHost() {}
+
+    /**
+     * Whether the proxy holds a config of {@code group}: what a gRPC client's receive reads
+     * ({@code MetadataService.getSubscriptionGroupConfig}, the cache of {@code
+     * ClusterMetadataService}), and as a receive does, a read once the cache's refresh interval
+     * has passed starts the cache's reload of it.
+     */
+    boolean knowsGroup(String group) {
+        return processor.getMetadataService()
+                .getSubscriptionGroupConfig(ProxyContext.createForInner(ProxyHost.class), group) != null;
+    }
 
     /**
      * Starts the proxy of {@code spec} ({@code grpc_port}, {@code remoting_port}, and
@@ -66,6 +80,7 @@ final class ProxyHost extends AbstractStartAndShutdown {
         ThreadPoolExecutor executor = ProxyStartup.createServerExecutor();
         proxy.appendShutdown(executor::shutdown);
         DefaultMessagingProcessor processor = DefaultMessagingProcessor.createForClusterMode();
+        proxy.processor = processor;
         proxy.appendStartAndShutdown(ProxyMetricsManager.initClusterMode(proxyConfig));
         proxy.appendStartAndShutdown(processor);
         GrpcMessagingApplication application = GrpcMessagingApplication.create(processor);
