@@ -119,9 +119,9 @@ impl BrokerState {
     /// `POP_MESSAGE` of `queue`: a batch ([`batch`], or for a FIFO group
     /// [`fifo_batch`], which a retry of a lost pop `reenters`, and which a
     /// proxy that lost the group's config asks for without the block),
-    /// each of its messages made invisible under a new handle. (RocketMQ reads the
-    /// retry topic first one pop in five: which comes first changes what
-    /// is delivered when, not what is delivered twice.)
+    /// each of its messages made invisible under a new handle. (RocketMQ
+    /// reads the retry topic first one pop in five: which comes first
+    /// changes what is delivered when, not what is delivered twice.)
     pub(super) fn pop(
         &self,
         cfg: &Config,
