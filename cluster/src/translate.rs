@@ -743,6 +743,14 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                 if let (GroupEvent::ClientRegister, Some(c)) = (kind, &named) {
                     if addr.is_some() && expired.contains(&channel) {
                         reopened.insert(broker.clone(), (addr.clone(), c.clone()));
+                    } else if reopened
+                        .get(broker)
+                        .is_some_and(|(open, again)| again == c && open != addr)
+                    {
+                        // A new channel of the client: the expired one's
+                        // entry is gone (its heartbeat found it still there,
+                        // and the scan removed it without an event).
+                        reopened.remove(broker);
                     }
                 }
                 if let Some((open, again)) = reopened.get(broker).cloned() {
@@ -894,6 +902,21 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
                     queue: queue.clone(),
                     offset,
                 });
+            }
+            // A heartbeat read from a channel the scan has reported
+            // registers it again when the scan's removal came first; a
+            // listing may show that entry before its registration's event.
+            Kind::BrokerRequest {
+                broker,
+                code: RequestCode::HEART_BEAT,
+                client: Some(client),
+                addr,
+                ..
+            } => {
+                let channel = (broker.clone(), Some(format!("/{addr}")));
+                if expired.contains(&channel) {
+                    reopened.insert(broker.clone(), (channel.1, client_name(client)));
+                }
             }
             Kind::BrokerRequest {
                 broker,
@@ -1454,6 +1477,71 @@ mod tests {
             lines_of(EXPIRED_CHANNEL_REGISTERS),
             [first + 5, first + 6, first + 7, first + 8]
         );
+    }
+
+    /// A heartbeat read from a channel the scan has reported registers it
+    /// again when the scan's removal came first, and a listing may show
+    /// that entry before the registration's own event: it is left out
+    /// until the channel's close. When the heartbeat came before the
+    /// removal, nothing registers it again and no close reports it: the
+    /// client's new channel ends the rule. (Seen on the real cluster:
+    /// seed 7's randomised run.)
+    #[test]
+    fn a_heartbeat_read_from_an_expired_channel_is_its_registration() {
+        let member = |t: u64, kind: &str, client: &str, addr: u16, members: &[&str]| {
+            let members: Vec<String> = members
+                .iter()
+                .map(|m| format!(r#""127.0.0.1@{m}""#))
+                .collect();
+            format!(
+                r#"{{"t":{t},"p":"cluster","seq":{t},"thr":"x","ev":"b.member","broker":"broker-a","kind":"{kind}","client":"127.0.0.1@{client}","addr":"/127.0.0.1:{addr}","members":[{}]}}"#,
+                members.join(",")
+            )
+        };
+        let heartbeat = |t: u64, addr: u16| {
+            format!(
+                r#"{{"t":{t},"p":"cluster","seq":{t},"thr":"x","ev":"b.req","broker":"broker-a","code":34,"client":"127.0.0.1@c1","addr":"127.0.0.1:{addr}","opaque":{t}}}"#
+            )
+        };
+        let lines = [
+            member(10, "CLIENT_REGISTER", "c1", 1, &["c1"]),
+            member(11, "CLIENT_REGISTER", "c2", 2, &["c1", "c2"]),
+            // The scan reports channel 1; a heartbeat is read from it, and
+            // `c2`'s next heartbeat lists the entry it made again.
+            member(12, "CLIENT_UNREGISTER", "c1", 1, &["c1", "c2"]),
+            heartbeat(13, 1),
+            member(14, "REGISTER", "c2", 2, &["c1", "c2"]),
+            member(15, "CLIENT_UNREGISTER", "c1", 1, &["c2"]),
+            member(16, "CLIENT_REGISTER", "c1", 1, &["c2"]),
+            member(17, "CLIENT_REGISTER", "c1", 3, &["c1", "c2"]),
+            // The scan reports channel 3 and removes it before the
+            // heartbeat read from it: no close reports it.
+            member(18, "CLIENT_UNREGISTER", "c1", 3, &["c1", "c2"]),
+            heartbeat(19, 3),
+            member(20, "CLIENT_REGISTER", "c1", 4, &["c1", "c2"]),
+        ];
+        let (out, seen) = translated(&lines);
+        assert_eq!(
+            seen,
+            [
+                "broker-a lists [c1]",
+                "broker-a lists [c1 c2]",
+                "broker-a lists [c2]",
+                "broker-a lists [c1 c2]",
+                "broker-a lists [c2]",
+                "broker-a lists [c1 c2]",
+            ]
+        );
+        let lines_of = |rule: &str| -> Vec<usize> {
+            out.rules_fired
+                .iter()
+                .filter(|r| r.rule == rule)
+                .flat_map(|r| r.lines.clone())
+                .collect()
+        };
+        let first = lines_of(LISTED_BEFORE_REMOVAL)[0];
+        assert_eq!(lines_of(LISTED_BEFORE_REMOVAL), [first, first + 6]);
+        assert_eq!(lines_of(EXPIRED_CHANNEL_REGISTERS), [first + 2, first + 3]);
     }
 
     /// A channel the expiry scan removed is gone once its close is seen:
