@@ -394,6 +394,11 @@ fn the_other_pop_scripts_match_the_model() {
             ("not-found", "not-found"),
         ),
         (
+            "grpc-pop-crash",
+            "no message consumed by two at once",
+            ("holds", "holds"),
+        ),
+        (
             "pop-slow-batch",
             "no message consumed by two at once",
             ("violated", "violated"),
@@ -423,6 +428,13 @@ fn the_other_pop_scripts_match_the_model() {
         // does not drive.
         (
             "pop-broker-restart",
+            "duplicate delivery",
+            ("not-found", "found"),
+        ),
+        // The same, and the gRPC client's acknowledgement goes to the
+        // proxy, which reaches the restarted broker: none is lost.
+        (
+            "grpc-pop-broker-restart",
             "duplicate delivery",
             ("not-found", "found"),
         ),

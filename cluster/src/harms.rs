@@ -296,7 +296,9 @@ pub fn measure(events: &[Event], observer: &Observer, topic: &str) -> Harms {
 
 /// A batch: from its begin to its end (its consumer's death if it died
 /// first, the end of the trace if neither came), by its consumer. A paused
-/// consumer's batch stays open: it resumes and finishes it.
+/// consumer's batch stays open: it resumes and finishes it. A stop that
+/// nothing continues or kills is a death there (a dead host), as the
+/// translator reads it: the frozen process runs nothing after it.
 struct Batch<'a> {
     consumer: &'a str,
     begin: u64,
@@ -307,12 +309,23 @@ struct Batch<'a> {
 /// the first and last moment they did.
 fn overlaps(events: &[Event], topic: &str) -> BTreeMap<(String, [String; 2]), (u64, u64)> {
     let last = events.last().map_or(0, |e| e.t);
+    let later = |i: usize, who: &str| {
+        events[i..].iter().any(|e| {
+            matches!(&e.kind, Kind::Env {
+                action: Env::Cont { consumer } | Env::Kill { consumer },
+            } if consumer == who)
+        })
+    };
     let deaths: Vec<(&str, u64)> = events
         .iter()
-        .filter_map(|e| match &e.kind {
+        .enumerate()
+        .filter_map(|(i, e)| match &e.kind {
             Kind::Env {
                 action: Env::Kill { consumer },
             } => Some((consumer.as_str(), e.t)),
+            Kind::Env {
+                action: Env::Stop { consumer },
+            } if !later(i, consumer) => Some((consumer.as_str(), e.t)),
             Kind::ConsumerLife {
                 state: ConsumerState::Stopped,
                 ..
@@ -635,6 +648,41 @@ mod tests {
             ("broker-a:0", &["c1".to_owned(), "c2".to_owned()])
         );
         assert_eq!((w.from_s, w.until_s, w.seconds), (2.0, 6.0, 4.0));
+    }
+
+    /// A stop that nothing continues is a dead host: its open batch ends
+    /// there (`grpc-pop-crash`), where a paused consumer's, continued
+    /// later, runs on.
+    #[test]
+    fn a_batch_frozen_for_good_ends_at_the_stop() {
+        let env = |t: u64, action: &str, c: &str| {
+            event(
+                t,
+                "orchestrator",
+                "env",
+                json!({"action": action, "consumer": c}),
+            )
+        };
+        let frozen = [
+            batch(1, "c1", "broker-a:0", &[0]),
+            env(2, "stop", "c1"),
+            batch(3, "c2", "broker-a:0", &[0]),
+        ];
+        assert!(measured(&frozen).consumed_by_two.is_empty());
+        let paused = [
+            batch(1, "c1", "broker-a:0", &[0]),
+            env(2, "stop", "c1"),
+            batch(3, "c2", "broker-a:0", &[0]),
+            env(4, "cont", "c1"),
+        ];
+        let harms = measured(&paused);
+        assert_eq!(
+            harms.consumed_by_two.len(),
+            1,
+            "{:?}",
+            harms.consumed_by_two
+        );
+        assert_eq!(harms.consumed_by_two[0].from_s, 3.0);
     }
 
     #[test]

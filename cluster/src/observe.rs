@@ -810,6 +810,25 @@ impl Observer {
         }
     }
 
+    /// The sightings of `by_two` where two of the consumers ran at `t`:
+    /// one stopped at or before `t` and never continued is a dead host,
+    /// whose frozen batch runs no further (the translator reads such a
+    /// stop as a death). A paused consumer that continues resumes its
+    /// batch, so it counts while paused, as the model's paused consumer
+    /// keeps its batch.
+    pub fn by_two_live(&self, by_two: &[Sighting]) -> Vec<Sighting> {
+        let frozen_for_good = |name: &String, t: u64| {
+            self.members
+                .get(name)
+                .is_some_and(|m| m.life == Life::Paused && m.halted_at.is_some_and(|h| h <= t))
+        };
+        by_two
+            .iter()
+            .filter(|s| s.who.iter().filter(|c| !frozen_for_good(c, s.t)).count() >= 2)
+            .cloned()
+            .collect()
+    }
+
     /// Whether no consumer runs a batch: every batch a live consumer
     /// began has ended (a dead one's are gone with it).
     pub fn idle(&self) -> bool {
@@ -1635,6 +1654,28 @@ mod tests {
         o.apply(&popped(21, "c2", "broker-a:0", "m0", false));
         assert_eq!(o.message_by_two.len(), 1, "c1 still runs m0");
         assert!(o.consumed_by_two.is_empty() && o.abandoned_blocks.is_empty());
+    }
+
+    /// A consumer stopped for good holding a message (`grpc-pop-crash`)
+    /// is a dead host: the message begun again elsewhere is not run by
+    /// two at once, unless the stopped one continues.
+    #[test]
+    fn a_message_frozen_for_good_is_not_run_by_two_at_once() {
+        let mut o = grpc_group(false);
+        o.apply(&sent(5, 0, "m0"));
+        o.apply(&popped(10, "c1", "broker-a:0", "m0", false));
+        let stop = |c: &str| Env::Stop { consumer: c.into() };
+        o.apply(&env(11, stop("c1")));
+        o.apply(&popped(20, "c2", "broker-a:0", "m0", false));
+        assert_eq!(o.message_by_two.len(), 1);
+        assert!(o.by_two_live(&o.message_by_two).is_empty());
+        o.apply(&env(
+            21,
+            Env::Cont {
+                consumer: "c1".into(),
+            },
+        ));
+        assert_eq!(o.by_two_live(&o.message_by_two).len(), 1);
     }
 
     #[test]

@@ -197,7 +197,7 @@ impl Outcome {
         if owned || obs.fifo {
             properties.push(never(
                 NO_CONCURRENT_CONSUMPTION,
-                &obs.consumed_by_two,
+                &obs.by_two_live(&obs.consumed_by_two),
                 t0,
                 "consumed by two at once",
             ));
@@ -214,7 +214,7 @@ impl Outcome {
         } else {
             properties.push(never(
                 NO_MESSAGE_RUN_TWICE,
-                &obs.message_by_two,
+                &obs.by_two_live(&obs.message_by_two),
                 t0,
                 "a message (queue@offset) consumed by two at once",
             ));
