@@ -667,6 +667,7 @@ mod tests {
             batch(1, "c1", "broker-a:0", &[0]),
             env(2, "stop", "c1"),
             batch(3, "c2", "broker-a:0", &[0]),
+            batch(5, "c2", "broker-a:1", &[0]),
         ];
         assert!(measured(&frozen).consumed_by_two.is_empty());
         let paused = [
@@ -674,6 +675,7 @@ mod tests {
             env(2, "stop", "c1"),
             batch(3, "c2", "broker-a:0", &[0]),
             env(4, "cont", "c1"),
+            batch(5, "c2", "broker-a:1", &[0]),
         ];
         let harms = measured(&paused);
         assert_eq!(

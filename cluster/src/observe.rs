@@ -1676,6 +1676,12 @@ mod tests {
             },
         ));
         assert_eq!(o.by_two_live(&o.message_by_two).len(), 1);
+        // Run by both, then one of them stops for good: it ran until then.
+        o.apply(&sent(25, 1, "m1"));
+        o.apply(&popped(30, "c1", "broker-a:0", "m1", false));
+        o.apply(&popped(31, "c2", "broker-a:0", "m1", false));
+        o.apply(&env(40, stop("c2")));
+        assert_eq!(o.by_two_live(&o.message_by_two).len(), 2);
     }
 
     #[test]
