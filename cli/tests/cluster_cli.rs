@@ -394,6 +394,11 @@ fn the_other_pop_scripts_match_the_model() {
             ("not-found", "not-found"),
         ),
         (
+            "grpc-pop-join",
+            "duplicate delivery",
+            ("not-found", "not-found"),
+        ),
+        (
             "grpc-pop-crash",
             "no message consumed by two at once",
             ("holds", "holds"),

@@ -109,6 +109,10 @@ const CLOSED_AS_SCANNED: &str = "a CLIENT_UNREGISTER of a channel the expiry sca
 const EXPIRED_CHANNEL_REGISTERS: &str = "a heartbeat already read from a channel the expiry scan \
     closed registers that channel again until its close removes it: the model's expired channel \
     takes no call, so that entry is left out of the tables observed meanwhile";
+/// A queue change a frozen round records once the consumer continues.
+const FROZEN_ROUND: &str = "a queue change a consumer's thread records first after a continue, \
+    its previous event before the stop, is the round the stop froze, which had set its table \
+    before: observed at the stop";
 /// A stopping broker's unregistrations.
 const STOPPING_BROKER: &str = "a stopping broker lists nobody until it has started again";
 /// A broker that stops for good.
@@ -1162,7 +1166,24 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
             }
             _ => {}
         }
+        // A round frozen by a stop recorded its table after the continue
+        // (the harness records it after the round's heartbeats).
+        let frozen = match e.kind {
+            Kind::QueuesChanged { .. } => frozen_round(events, i),
+            _ => None,
+        };
         for what in seen {
+            if let (Some(stop), Observed::Owns { .. }) = (frozen, &what) {
+                fired(&mut out.rules_fired, FROZEN_ROUND, line);
+                let at = out
+                    .observations
+                    .iter()
+                    .position(|o| o.line > stop + 1)
+                    .unwrap_or(out.observations.len());
+                let t = events[stop].t;
+                out.observations.insert(at, Observation { what, t, line });
+                continue;
+            }
             // The model's leave is one step: what the consumer meets on its way
             // out follows its shutdown at once.
             let shutdown = match &what {
@@ -1192,6 +1213,27 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
         }
     }
     Ok(out)
+}
+
+/// The index of the stop that froze the round whose queue change is
+/// `events[i]`: the first event its thread records after the consumer was
+/// continued, the thread's previous event coming before that stop.
+fn frozen_round(events: &[Event], i: usize) -> Option<usize> {
+    let e = &events[i];
+    let of = |x: &Event, stop: bool| match &x.kind {
+        Kind::Env {
+            action: Env::Stop { consumer },
+        } if stop => *consumer == e.p,
+        Kind::Env {
+            action: Env::Cont { consumer },
+        } if !stop => *consumer == e.p,
+        _ => false,
+    };
+    let before = events[..i]
+        .iter()
+        .rposition(|x| x.p == e.p && x.thr == e.thr)?;
+    let cont = before + events[before..i].iter().position(|x| of(x, false))?;
+    Some(before + events[before..cont].iter().rposition(|x| of(x, true))?)
 }
 
 /// A consumer's lock and unlock requests, by its process and the
@@ -1407,6 +1449,28 @@ mod tests {
         assert!(!out.unseen.lock_calls);
     }
 
+    /// `broker-a`'s `b.member` event of `kind` for `client`'s channel
+    /// from port `addr`, listing `members`.
+    fn member(t: u64, kind: &str, client: &str, addr: u16, members: &[&str]) -> String {
+        let members: Vec<String> = members
+            .iter()
+            .map(|m| format!(r#""127.0.0.1@{m}""#))
+            .collect();
+        format!(
+            r#"{{"t":{t},"p":"cluster","seq":{t},"thr":"x","ev":"b.member","broker":"broker-a","kind":"{kind}","client":"127.0.0.1@{client}","addr":"/127.0.0.1:{addr}","members":[{}]}}"#,
+            members.join(",")
+        )
+    }
+
+    /// The trace lines at which `rule` fired.
+    fn rule_lines(out: &Translation, rule: &str) -> Vec<usize> {
+        out.rules_fired
+            .iter()
+            .filter(|r| r.rule == rule)
+            .flat_map(|r| r.lines.clone())
+            .collect()
+    }
+
     /// A broker's expiry scan reports the channel it removes before it
     /// removes it, so its `CLIENT_UNREGISTER` still lists the client: the
     /// table observed is the one the removal leaves, even when no later
@@ -1418,16 +1482,6 @@ mod tests {
     /// changes are observed.
     #[test]
     fn an_expiry_is_observed_as_the_table_it_leaves() {
-        let member = |t: u64, kind: &str, client: &str, addr: u16, members: &[&str]| {
-            let members: Vec<String> = members
-                .iter()
-                .map(|m| format!(r#""127.0.0.1@{m}""#))
-                .collect();
-            format!(
-                r#"{{"t":{t},"p":"cluster","seq":{t},"thr":"x","ev":"b.member","broker":"broker-a","kind":"{kind}","client":"127.0.0.1@{client}","addr":"/127.0.0.1:{addr}","members":[{}]}}"#,
-                members.join(",")
-            )
-        };
         let lines = [
             member(10, "CLIENT_REGISTER", "c2", 2, &["c1", "c2"]),
             member(11, "CLIENT_UNREGISTER", "c1", 1, &["c1", "c2"]),
@@ -1464,13 +1518,7 @@ mod tests {
                 "broker-a lists [c1 c2]",
             ]
         );
-        let lines_of = |rule: &str| -> Vec<usize> {
-            out.rules_fired
-                .iter()
-                .filter(|r| r.rule == rule)
-                .flat_map(|r| r.lines.clone())
-                .collect()
-        };
+        let lines_of = |rule: &str| rule_lines(&out, rule);
         let first = lines_of(LISTED_BEFORE_REMOVAL)[0];
         assert_eq!(lines_of(LISTED_BEFORE_REMOVAL), [first, first + 4]);
         assert_eq!(
@@ -1488,16 +1536,6 @@ mod tests {
     /// seed 7's randomised run.)
     #[test]
     fn a_heartbeat_read_from_an_expired_channel_is_its_registration() {
-        let member = |t: u64, kind: &str, client: &str, addr: u16, members: &[&str]| {
-            let members: Vec<String> = members
-                .iter()
-                .map(|m| format!(r#""127.0.0.1@{m}""#))
-                .collect();
-            format!(
-                r#"{{"t":{t},"p":"cluster","seq":{t},"thr":"x","ev":"b.member","broker":"broker-a","kind":"{kind}","client":"127.0.0.1@{client}","addr":"/127.0.0.1:{addr}","members":[{}]}}"#,
-                members.join(",")
-            )
-        };
         let heartbeat = |t: u64, addr: u16| {
             format!(
                 r#"{{"t":{t},"p":"cluster","seq":{t},"thr":"x","ev":"b.req","broker":"broker-a","code":34,"client":"127.0.0.1@c1","addr":"127.0.0.1:{addr}","opaque":{t}}}"#
@@ -1532,13 +1570,7 @@ mod tests {
                 "broker-a lists [c1 c2]",
             ]
         );
-        let lines_of = |rule: &str| -> Vec<usize> {
-            out.rules_fired
-                .iter()
-                .filter(|r| r.rule == rule)
-                .flat_map(|r| r.lines.clone())
-                .collect()
-        };
+        let lines_of = |rule: &str| rule_lines(&out, rule);
         let first = lines_of(LISTED_BEFORE_REMOVAL)[0];
         assert_eq!(lines_of(LISTED_BEFORE_REMOVAL), [first, first + 6]);
         assert_eq!(lines_of(EXPIRED_CHANNEL_REGISTERS), [first + 2, first + 3]);
@@ -1549,16 +1581,7 @@ mod tests {
     /// again) registers and closes as any other.
     #[test]
     fn a_port_reused_after_an_expired_channel_s_close_is_a_new_channel() {
-        let member = |t: u64, kind: &str, members: &[&str]| {
-            let members: Vec<String> = members
-                .iter()
-                .map(|m| format!(r#""127.0.0.1@{m}""#))
-                .collect();
-            format!(
-                r#"{{"t":{t},"p":"cluster","seq":{t},"thr":"x","ev":"b.member","broker":"broker-a","kind":"{kind}","client":"127.0.0.1@c1","addr":"/127.0.0.1:1","members":[{}]}}"#,
-                members.join(",")
-            )
-        };
+        let member = |t: u64, kind: &str, members: &[&str]| member(t, kind, "c1", 1, members);
         let lines = [
             member(10, "CLIENT_REGISTER", &["c1"]),
             // The scan reports the channel it removes, then it closes.
@@ -1578,6 +1601,54 @@ mod tests {
                 "broker-a lists []",
             ]
         );
+    }
+
+    /// A round frozen by a stop records its table once the consumer
+    /// continues (the harness records it after the round's heartbeats):
+    /// observed at the stop, before what others did meanwhile. A round
+    /// its thread begins after the continue is observed where it is.
+    #[test]
+    fn a_round_frozen_by_a_stop_is_observed_at_the_stop() {
+        let env = |t: u64, action: &str| {
+            format!(
+                r#"{{"t":{t},"p":"orchestrator","seq":{t},"ev":"env","action":"{action}","consumer":"c1"}}"#
+            )
+        };
+        let rebalance = |t: u64, ev: &str| {
+            let fields = match ev {
+                "c.req" => r#""code":38,"opaque":1,"peer":"broker-a""#,
+                _ => r#""divided":["broker-a:0"],"table":["broker-a:0"],"topic":"TopicTest""#,
+            };
+            format!(
+                r#"{{"t":{t},"p":"c1","seq":{t},"thr":"RebalanceService","ev":"{ev}",{fields}}}"#
+            )
+        };
+        let frozen = [
+            rebalance(10, "c.req"),
+            env(11, "stop"),
+            member(12, "CLIENT_REGISTER", "c2", 2, &["c2"]),
+            env(13, "cont"),
+            rebalance(14, "c.mqchanged"),
+        ];
+        let (out, seen) = translated(&frozen);
+        assert_eq!(
+            seen,
+            ["c1 consumes [broker-a:0] of TopicA", "broker-a lists [c2]"]
+        );
+        assert_eq!(rule_lines(&out, FROZEN_ROUND).len(), 1);
+        let later = [
+            env(11, "stop"),
+            member(12, "CLIENT_REGISTER", "c2", 2, &["c2"]),
+            env(13, "cont"),
+            rebalance(14, "c.req"),
+            rebalance(15, "c.mqchanged"),
+        ];
+        let (out, seen) = translated(&later);
+        assert_eq!(
+            seen,
+            ["broker-a lists [c2]", "c1 consumes [broker-a:0] of TopicA"]
+        );
+        assert!(rule_lines(&out, FROZEN_ROUND).is_empty());
     }
 
     /// A trace that names locked queues without their topics (recorded
