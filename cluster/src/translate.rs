@@ -1624,16 +1624,21 @@ mod tests {
             )
         };
         let frozen = [
-            rebalance(10, "c.req"),
+            rebalance(9, "c.req"),
+            member(10, "CLIENT_REGISTER", "c1", 1, &["c1"]),
             env(11, "stop"),
-            member(12, "CLIENT_REGISTER", "c2", 2, &["c2"]),
+            member(12, "CLIENT_REGISTER", "c2", 2, &["c1", "c2"]),
             env(13, "cont"),
             rebalance(14, "c.mqchanged"),
         ];
         let (out, seen) = translated(&frozen);
         assert_eq!(
             seen,
-            ["c1 consumes [broker-a:0] of TopicA", "broker-a lists [c2]"]
+            [
+                "broker-a lists [c1]",
+                "c1 consumes [broker-a:0] of TopicA",
+                "broker-a lists [c1 c2]"
+            ]
         );
         assert_eq!(rule_lines(&out, FROZEN_ROUND).len(), 1);
         let later = [
