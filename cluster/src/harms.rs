@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::observe::{Observer, Span};
-use crate::trace::{ConsumerState, Env, Event, Kind};
+use crate::trace::{stop_ends, ConsumerState, Env, Event, Kind};
 
 /// One queue changing owner.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -309,13 +309,6 @@ struct Batch<'a> {
 /// the first and last moment they did.
 fn overlaps(events: &[Event], topic: &str) -> BTreeMap<(String, [String; 2]), (u64, u64)> {
     let last = events.last().map_or(0, |e| e.t);
-    let later = |i: usize, who: &str| {
-        events[i..].iter().any(|e| {
-            matches!(&e.kind, Kind::Env {
-                action: Env::Cont { consumer } | Env::Kill { consumer },
-            } if consumer == who)
-        })
-    };
     let deaths: Vec<(&str, u64)> = events
         .iter()
         .enumerate()
@@ -325,7 +318,7 @@ fn overlaps(events: &[Event], topic: &str) -> BTreeMap<(String, [String; 2]), (u
             } => Some((consumer.as_str(), e.t)),
             Kind::Env {
                 action: Env::Stop { consumer },
-            } if !later(i, consumer) => Some((consumer.as_str(), e.t)),
+            } if stop_ends(events, i, consumer).is_none() => Some((consumer.as_str(), e.t)),
             Kind::ConsumerLife {
                 state: ConsumerState::Stopped,
                 ..

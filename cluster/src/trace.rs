@@ -1448,6 +1448,21 @@ pub fn expired_entry(listed: &[String], gone: &str, last: Option<&[String]>) -> 
     (last.map(count) == Some(count(listed))).then_some(at)
 }
 
+/// How the orchestrator's stop of `consumer` at `events[i]` ends: a kill
+/// (`Some(true)`: the death is there), a continue (`Some(false)`: a
+/// pause), or nothing (`None`: a death at the stop, a dead host).
+pub fn stop_ends(events: &[Event], i: usize, consumer: &str) -> Option<bool> {
+    events.get(i + 1..)?.iter().find_map(|e| match &e.kind {
+        Kind::Env {
+            action: Env::Kill { consumer: c },
+        } if c == consumer => Some(true),
+        Kind::Env {
+            action: Env::Cont { consumer: c },
+        } if c == consumer => Some(false),
+        _ => None,
+    })
+}
+
 /// The model's short name of a queue: `broker-a:0` is `a0`.
 pub fn short_queue(queue: &str) -> String {
     match queue.split_once(':') {

@@ -37,8 +37,8 @@ use std::collections::BTreeMap;
 pub mod causality;
 
 use crate::trace::{
-    expired_entry, ClusterSpec, ConsumerState, Detail, Env, Event, GroupEvent, Kind, RequestCode,
-    RuleAction, ServerState,
+    expired_entry, stop_ends, ClusterSpec, ConsumerState, Detail, Env, Event, GroupEvent, Kind,
+    RequestCode, RuleAction, ServerState,
 };
 use causality::Contradiction;
 use rocketmq_rebalance::conformance::{CallResult, Case};
@@ -604,20 +604,6 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
         .filter_map(|model| cfg.topic_names.iter().position(|m| m == model))
         .map(|t| t as u8)
         .collect();
-    // A `stop` is a death only if nothing follows it for that consumer: a
-    // `cont` makes it a pause, a `kill` the death. Whether a kill ends it
-    // (`Some(true)`), a continue (`Some(false)`), or nothing.
-    let stop_ends = |i: usize, consumer: &str| {
-        events[i + 1..].iter().find_map(|e| match &e.kind {
-            Kind::Env {
-                action: Env::Kill { consumer: c },
-            } if c == consumer => Some(true),
-            Kind::Env {
-                action: Env::Cont { consumer: c },
-            } if c == consumer => Some(false),
-            _ => None,
-        })
-    };
     // A broker that stops and never starts again leaves for good (scale-in):
     // its table is no longer anyone's, so it is no longer observed.
     let starts_again = |i: usize, broker: &str| {
@@ -1091,7 +1077,7 @@ pub fn translate(events: &[Event], cfg: &Config) -> Result<Translation, String> 
             Kind::Env { action } => {
                 let died = match action {
                     Env::Kill { consumer } => Some(consumer),
-                    Env::Stop { consumer } => match stop_ends(i, consumer) {
+                    Env::Stop { consumer } => match stop_ends(events, i, consumer) {
                         None => {
                             fired(&mut out.rules_fired, STOP_FOR_GOOD, line);
                             Some(consumer)
